@@ -1,0 +1,1 @@
+"""Credentials, permissions and the authorizer's decision."""

@@ -1,0 +1,212 @@
+"""Tenants and credentials in the auth table: the admin side (create, issue, list, revoke).
+
+The request path never comes here: the authorizer reads one lookup item by token hash.
+"""
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from psap.auth.credentials import (
+    EXPIRED_RETENTION_SECONDS,
+    Credential,
+    CredentialKind,
+    credential_attributes,
+    credential_from_attributes,
+    listing_key,
+    lookup_key,
+)
+from psap.auth.permissions import Permission
+from psap.auth.tokens import new_token, token_hash
+from psap.clock import format_timestamp, utc_now
+from psap.errors import Conflict, InvalidInput, NotFound, StoreUnavailable
+from psap.storage.attributes import from_item, to_item
+from psap.storage.dynamodb import dynamodb, transact_write
+
+_TENANT_DIRECTORY = "TENANTS"
+
+
+@dataclass(frozen=True)
+class Tenant:
+    tenant_id: int
+    name: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class IssuedCredential:
+    token: str  # shown once; only its hash is stored
+    credential: Credential
+
+
+def _next_id(table: str, sequence: str) -> int:
+    try:
+        answer = dynamodb().update_item(
+            TableName=table,
+            Key={"pk": {"S": f"SEQ#{sequence}"}, "sk": {"S": "SEQ"}},
+            UpdateExpression="ADD #v :one",
+            ExpressionAttributeNames={"#v": "value"},
+            ExpressionAttributeValues={":one": {"N": "1"}},
+            ReturnValues="UPDATED_NEW",
+        )
+    except (ClientError, BotoCoreError) as error:
+        raise StoreUnavailable(f"sequence {sequence}: {error}") from error
+    return int(answer["Attributes"]["value"]["N"])
+
+
+def create_tenant(table: str, name: str) -> Tenant:
+    name = name.strip()
+    if not name:
+        raise InvalidInput("A tenant needs a non-empty name")
+    tenant_id = _next_id(table, "TENANT")
+    created = format_timestamp(utc_now())
+    profile = {"tenantId": tenant_id, "name": name, "createdAt": created}
+    transact_write(
+        [
+            {
+                "Put": {
+                    "TableName": table,
+                    "Item": to_item({"pk": f"TENANT#{tenant_id}", "sk": "PROFILE", **profile}),
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+            {
+                "Put": {
+                    "TableName": table,
+                    "Item": to_item(
+                        {"pk": _TENANT_DIRECTORY, "sk": f"{tenant_id:012d}", **profile}
+                    ),
+                }
+            },
+        ],
+        on_cancel=lambda codes: Conflict(f"Tenant {tenant_id} already exists"),
+    )
+    return Tenant(tenant_id, name, created)
+
+
+def list_tenants(table: str) -> list[Tenant]:
+    tenants: list[Tenant] = []
+    paginator = dynamodb().get_paginator("query")
+    pages = paginator.paginate(
+        TableName=table,
+        KeyConditionExpression="pk = :d",
+        ExpressionAttributeValues={":d": {"S": _TENANT_DIRECTORY}},
+    )
+    for page in pages:
+        for raw in page.get("Items", []):
+            item = from_item(raw)
+            tenants.append(Tenant(int(item["tenantId"]), str(item["name"]), str(item["createdAt"])))
+    return tenants
+
+
+def get_tenant(table: str, tenant_id: int) -> Tenant:
+    answer = dynamodb().get_item(
+        TableName=table, Key={"pk": {"S": f"TENANT#{tenant_id}"}, "sk": {"S": "PROFILE"}}
+    )
+    if "Item" not in answer:
+        raise NotFound(f"Tenant {tenant_id} does not exist")
+    item = from_item(answer["Item"])
+    return Tenant(int(item["tenantId"]), str(item["name"]), str(item["createdAt"]))
+
+
+def issue_credential(
+    table: str,
+    tenant_id: int,
+    kind: CredentialKind,
+    permissions: frozenset[Permission],
+    label: str,
+    expires_at: datetime | None = None,
+) -> IssuedCredential:
+    now = utc_now()
+    if expires_at is not None and expires_at <= now:
+        raise InvalidInput("The expiry must be in the future")
+    if kind is CredentialKind.CAD and permissions:
+        raise InvalidInput("A cad credential carries no data-interface permissions")
+    token = new_token(kind.value)
+    hashed = token_hash(token)
+    credential = Credential(
+        credential_id=f"cred-{secrets.token_hex(8)}",
+        tenant_id=tenant_id,
+        kind=kind,
+        permissions=permissions,
+        label=label,
+        created_at=now,
+        expires_at=expires_at,
+        revoked=False,
+    )
+    attributes = credential_attributes(credential)
+    lookup = {**attributes}
+    if expires_at is not None:
+        lookup["expiresAtEpoch"] = int(expires_at.timestamp()) + EXPIRED_RETENTION_SECONDS
+    transact_write(
+        [
+            {
+                "ConditionCheck": {
+                    "TableName": table,
+                    "Key": {"pk": {"S": f"TENANT#{tenant_id}"}, "sk": {"S": "PROFILE"}},
+                    "ConditionExpression": "attribute_exists(pk)",
+                }
+            },
+            {
+                "Put": {
+                    "TableName": table,
+                    "Item": {**lookup_key(hashed), **to_item(lookup)},
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+            {
+                "Put": {
+                    "TableName": table,
+                    "Item": {
+                        **listing_key(tenant_id, credential.credential_id),
+                        **to_item({**attributes, "tokenHash": hashed}),
+                    },
+                }
+            },
+        ],
+        on_cancel=lambda codes: NotFound(f"Tenant {tenant_id} does not exist"),
+    )
+    return IssuedCredential(token=token, credential=credential)
+
+
+def list_credentials(table: str, tenant_id: int) -> list[Credential]:
+    credentials: list[Credential] = []
+    paginator = dynamodb().get_paginator("query")
+    pages = paginator.paginate(
+        TableName=table,
+        KeyConditionExpression="pk = :t AND begins_with(sk, :c)",
+        ExpressionAttributeValues={":t": {"S": f"TENANT#{tenant_id}"}, ":c": {"S": "CRED#"}},
+    )
+    for page in pages:
+        credentials.extend(credential_from_attributes(from_item(raw)) for raw in page["Items"])
+    return credentials
+
+
+def revoke_credential(table: str, tenant_id: int, credential_id: str) -> Credential:
+    answer = dynamodb().get_item(
+        TableName=table, Key=listing_key(tenant_id, credential_id), ConsistentRead=True
+    )
+    if "Item" not in answer:
+        raise NotFound(f"Credential {credential_id} does not exist in tenant {tenant_id}")
+    listing = from_item(answer["Item"])
+    revoke = {
+        "UpdateExpression": "SET revoked = :yes",
+        "ConditionExpression": "attribute_exists(pk)",
+        "ExpressionAttributeValues": {":yes": {"BOOL": True}},
+    }
+    transact_write(
+        [
+            {
+                "Update": {
+                    "TableName": table,
+                    "Key": listing_key(tenant_id, credential_id),
+                    **revoke,
+                }
+            },
+            {"Update": {"TableName": table, "Key": lookup_key(listing["tokenHash"]), **revoke}},
+        ],
+        on_cancel=lambda codes: NotFound(f"Credential {credential_id} does not exist"),
+    )
+    return credential_from_attributes({**listing, "revoked": True})

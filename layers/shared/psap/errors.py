@@ -1,0 +1,51 @@
+"""Domain exceptions. They say what went wrong in the domain's words; psap.http.errors maps
+them to HTTP statuses and ErrorInfo bodies in one place."""
+
+
+class DomainError(Exception):
+    """Base of every error a caller can cause. `info` is safe to show to the caller."""
+
+    reason = "ERROR"
+
+    def __init__(self, info: str) -> None:
+        super().__init__(info)
+        self.info = info
+
+
+class InvalidInput(DomainError):
+    reason = "INVALID_INPUT"
+
+
+class InvalidParameter(InvalidInput):
+    """A query or path parameter is wrong; `info` names the parameter."""
+
+    reason = "INVALID_PARAMETER"
+
+    def __init__(self, parameter: str, problem: str) -> None:
+        super().__init__(f"Invalid parameter '{parameter}': {problem}")
+        self.parameter = parameter
+
+
+class NotFound(DomainError):
+    """The resource does not exist for this tenant (another tenant's ids look the same)."""
+
+    reason = "NOT_FOUND"
+
+
+class Conflict(DomainError):
+    reason = "CONFLICT"
+
+
+class PermissionDenied(DomainError):
+    reason = "FORBIDDEN"
+
+
+class NotAuthenticated(DomainError):
+    reason = "UNAUTHENTICATED"
+
+    def __init__(self, info: str = "Authentication required") -> None:
+        super().__init__(info)
+
+
+class StoreUnavailable(Exception):
+    """The data store failed or timed out: our problem (5xx), never the caller's."""

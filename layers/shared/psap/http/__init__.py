@@ -1,0 +1,1 @@
+"""HTTP plumbing shared by every API function: resolver, errors, permissions, paging."""

@@ -1,0 +1,1 @@
+"""Knowledge entries: guide cards, instruction cards and the other knowledge types."""

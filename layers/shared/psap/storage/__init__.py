@@ -1,0 +1,1 @@
+"""Storage helpers: DynamoDB clients and attribute (de)serialization."""

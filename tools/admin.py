@@ -1,0 +1,227 @@
+"""Admin CLI: tenants, credentials and (until the create operation exists) knowledge entries.
+
+Works against the running local stack (`--local`, the default when .local/stack.json
+exists), a deployed stack (`--stack-name NAME`, table names from its outputs) or explicit
+tables (`--auth-table`, `--knowledge-table`).
+
+    python -m tools.admin tenant create --name "Riverside County 911"
+    python -m tools.admin credential issue --tenant 1 --kind partner \\
+        --permissions VIEW_KNOWLEDGE,MANAGE_KNOWLEDGE --label "CAD vendor sync"
+    python -m tools.admin credential list --tenant 1
+    python -m tools.admin credential revoke --tenant 1 --credential cred-0123456789abcdef
+"""
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from pathlib import Path
+
+import boto3
+from botocore.exceptions import BotoCoreError, ClientError
+from psap.auth import store
+from psap.auth.credentials import CredentialKind
+from psap.auth.permissions import Permission
+from psap.clock import format_timestamp, utc_now
+from psap.config import auth_table, knowledge_table
+from psap.errors import DomainError, StoreUnavailable
+from psap.knowledge.models import KnowledgeSource, KnowledgeType
+from psap.knowledge.store import NewEntry, create_entry
+
+ROOT = Path(__file__).resolve().parent.parent
+STATE_FILE = ROOT / ".local" / "stack.json"
+
+
+class UsageError(Exception):
+    """A wrong or missing argument the user can fix; printed without a traceback."""
+
+
+def _permissions(text: str) -> frozenset[Permission]:
+    names = [name.strip().upper() for name in text.split(",") if name.strip()]
+    known = {permission.value for permission in Permission}
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise UsageError(
+            f"unknown permission(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+        )
+    return frozenset(Permission(name) for name in names)
+
+
+def configure_target(arguments: argparse.Namespace) -> None:
+    """Points the data-access layer (via environment) at the chosen stack's tables."""
+    if arguments.stack_name:
+        try:
+            stacks = boto3.client("cloudformation").describe_stacks(StackName=arguments.stack_name)
+        except (ClientError, BotoCoreError) as error:
+            raise UsageError(f"cannot read stack {arguments.stack_name}: {error}") from error
+        outputs = {
+            output["OutputKey"]: output["OutputValue"]
+            for output in stacks["Stacks"][0].get("Outputs", [])
+        }
+        os.environ["AUTH_TABLE"] = outputs["AuthTableName"]
+        os.environ["KNOWLEDGE_TABLE"] = outputs["KnowledgeTableName"]
+    elif arguments.auth_table or arguments.knowledge_table:
+        os.environ["AUTH_TABLE"] = arguments.auth_table or ""
+        os.environ["KNOWLEDGE_TABLE"] = arguments.knowledge_table or ""
+    else:
+        state_file = Path(arguments.state_file)
+        if not state_file.exists():
+            raise UsageError(
+                f"no target: start the local stack (`make run`, which writes {state_file}), "
+                "or pass --stack-name or --auth-table/--knowledge-table"
+            )
+        state = json.loads(state_file.read_text(encoding="utf-8"))
+        os.environ["AWS_ENDPOINT_URL"] = state["awsEndpointUrl"]
+        os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+        os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+        os.environ["AWS_DEFAULT_REGION"] = state.get("region", "us-east-1")
+        os.environ["AUTH_TABLE"] = state["resources"]["AuthTable"]
+        os.environ["KNOWLEDGE_TABLE"] = state["resources"]["KnowledgeTable"]
+
+
+def tenant_create(arguments: argparse.Namespace) -> None:
+    tenant = store.create_tenant(auth_table(), arguments.name)
+    print(f"created tenant {tenant.tenant_id} ({tenant.name})")
+
+
+def tenant_list(arguments: argparse.Namespace) -> None:
+    for tenant in store.list_tenants(auth_table()):
+        print(f"{tenant.tenant_id}\t{tenant.name}\tcreated {tenant.created_at}")
+
+
+def credential_issue(arguments: argparse.Namespace) -> None:
+    expires = None
+    if arguments.expires_in_days is not None:
+        if arguments.expires_in_days <= 0:
+            raise UsageError("--expires-in-days must be a positive number of days")
+        expires = utc_now() + timedelta(days=arguments.expires_in_days)
+    issued = store.issue_credential(
+        auth_table(),
+        arguments.tenant,
+        CredentialKind(arguments.kind),
+        _permissions(arguments.permissions or ""),
+        arguments.label,
+        expires,
+    )
+    credential = issued.credential
+    print(
+        f"issued {credential.credential_id} ({credential.kind}) for tenant {credential.tenant_id}"
+    )
+    print("token (shown once, store it now):")
+    print(issued.token)
+
+
+def credential_list(arguments: argparse.Namespace) -> None:
+    store.get_tenant(auth_table(), arguments.tenant)
+    for credential in store.list_credentials(auth_table(), arguments.tenant):
+        state = "revoked" if credential.revoked else "active"
+        expiry = format_timestamp(credential.expires_at) if credential.expires_at else "never"
+        permissions = ",".join(sorted(credential.permissions)) or "-"
+        print(
+            f"{credential.credential_id}\t{credential.kind}\t{state}\texpires {expiry}\t"
+            f"{permissions}\t{credential.label}"
+        )
+
+
+def credential_revoke(arguments: argparse.Namespace) -> None:
+    credential = store.revoke_credential(auth_table(), arguments.tenant, arguments.credential)
+    print(
+        f"revoked {credential.credential_id}; API Gateway may keep accepting it for up to "
+        "300 s (its authorizer cache)"
+    )
+
+
+def knowledge_add(arguments: argparse.Namespace) -> None:
+    try:
+        knowledge_type = KnowledgeType(arguments.type)
+        source = KnowledgeSource(arguments.source)
+    except ValueError as error:
+        raise UsageError(str(error)) from error
+    entry = create_entry(
+        knowledge_table(),
+        arguments.tenant,
+        NewEntry(
+            name=arguments.name,
+            provider=arguments.provider,
+            knowledge_type=knowledge_type,
+            description=arguments.description,
+            external_id=arguments.external_id,
+            source=source,
+        ),
+        utc_now(),
+    )
+    print(f"created knowledge entry {entry.id} ({entry.name}) in tenant {arguments.tenant}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m tools.admin", description="Manage tenants and credentials."
+    )
+    target = parser.add_argument_group("target (default: the running local stack)")
+    target.add_argument("--state-file", default=str(STATE_FILE), help="local stack state file")
+    target.add_argument("--stack-name", help="a deployed CloudFormation stack")
+    target.add_argument("--auth-table", help="auth table name")
+    target.add_argument("--knowledge-table", help="knowledge table name")
+    areas = parser.add_subparsers(dest="area", required=True)
+
+    tenant = areas.add_parser("tenant", help="tenants").add_subparsers(dest="action", required=True)
+    create = tenant.add_parser("create", help="create a tenant")
+    create.add_argument("--name", required=True)
+    create.set_defaults(run=tenant_create)
+    tenant.add_parser("list", help="list tenants").set_defaults(run=tenant_list)
+
+    credential = areas.add_parser("credential", help="credentials").add_subparsers(
+        dest="action", required=True
+    )
+    issue = credential.add_parser("issue", help="issue a credential (prints the token once)")
+    issue.add_argument("--tenant", type=int, required=True)
+    issue.add_argument("--kind", choices=["partner", "cad"], required=True)
+    issue.add_argument("--permissions", default="", help="comma-separated, e.g. VIEW_KNOWLEDGE")
+    issue.add_argument("--label", required=True, help="who or what uses it")
+    issue.add_argument("--expires-in-days", type=int)
+    issue.set_defaults(run=credential_issue)
+    listing = credential.add_parser("list", help="list a tenant's credentials (never tokens)")
+    listing.add_argument("--tenant", type=int, required=True)
+    listing.set_defaults(run=credential_list)
+    revoke = credential.add_parser("revoke", help="revoke a credential")
+    revoke.add_argument("--tenant", type=int, required=True)
+    revoke.add_argument("--credential", required=True, help="credential id (cred-...)")
+    revoke.set_defaults(run=credential_revoke)
+
+    knowledge = areas.add_parser("knowledge", help="knowledge entries").add_subparsers(
+        dest="action", required=True
+    )
+    add = knowledge.add_parser("add", help="add an entry's metadata (no content yet)")
+    add.add_argument("--tenant", type=int, required=True)
+    add.add_argument("--name", required=True)
+    add.add_argument("--provider", required=True)
+    add.add_argument("--type", required=True, help="e.g. GUIDE_CARD")
+    add.add_argument("--external-id")
+    add.add_argument("--description")
+    add.add_argument("--source", default="API_IMPORT", help="API_IMPORT (listed) or SERVICE")
+    add.set_defaults(run=knowledge_add)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = build_parser().parse_args(argv)
+    run: Callable[[argparse.Namespace], None] = arguments.run
+    try:
+        configure_target(arguments)
+        run(arguments)
+    except UsageError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except DomainError as error:
+        print(f"error: {error.info}", file=sys.stderr)
+        return 2
+    except (StoreUnavailable, ClientError, BotoCoreError) as error:
+        print(f"error: the tables could not be reached: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
