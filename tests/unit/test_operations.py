@@ -1,0 +1,31 @@
+"""The permission table and the template's routes must agree, both ways."""
+
+from local.template import load_template
+from psap.auth.permissions import Permission
+from psap.http.operations import OPERATIONS
+
+
+def template_routes() -> set[tuple[str, str]]:
+    template = load_template()
+    return {(event.method.upper(), event.path) for _, event in template.api_events()}
+
+
+def test_every_route_of_the_template_declares_its_permissions() -> None:
+    missing = template_routes() - set(OPERATIONS)
+    assert not missing, f"routes without an entry in psap.http.operations: {missing}"
+
+
+def test_every_declared_operation_is_a_route_of_the_template() -> None:
+    stale = set(OPERATIONS) - template_routes()
+    assert not stale, f"operations no route serves: {stale}"
+
+
+def test_knowledge_list_needs_view_or_manage_knowledge() -> None:
+    operation = OPERATIONS[("GET", "/api/v1/external/knowledge")]
+    assert operation.any_of == (Permission.VIEW_KNOWLEDGE, Permission.MANAGE_KNOWLEDGE)
+    assert not operation.public
+
+
+def test_operation_ids_are_unique() -> None:
+    ids = [operation.operation_id for operation in OPERATIONS.values()]
+    assert len(ids) == len(set(ids))

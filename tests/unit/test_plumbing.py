@@ -1,0 +1,40 @@
+"""Pagination arithmetic, timestamps and DynamoDB attribute conversion."""
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+
+from psap.clock import format_timestamp, parse_timestamp
+from psap.http.pagination import PageRequest, total_pages
+from psap.storage.attributes import from_item, marshal, to_item, unmarshal
+
+
+@pytest.mark.parametrize(
+    ("total", "size", "pages"), [(0, 50, 0), (1, 50, 1), (50, 50, 1), (51, 50, 2), (200, 200, 1)]
+)
+def test_total_pages(total: int, size: int, pages: int) -> None:
+    assert total_pages(total, size) == pages
+
+
+def test_page_request_caps_size_silently_and_computes_offset() -> None:
+    request = PageRequest.capped(page=3, size=5000, cap=200)
+    assert (request.size, request.offset) == (200, 600)
+    assert PageRequest.capped(page=0, size=7, cap=200).size == 7
+
+
+def test_timestamps_are_iso_8601_utc_with_milliseconds_and_z() -> None:
+    moment = datetime(2026, 11, 23, 4, 32, 15, 123456, tzinfo=timezone(timedelta(hours=2)))
+    assert format_timestamp(moment) == "2026-11-23T02:32:15.123Z"
+    assert parse_timestamp("2026-11-23T02:32:15.123Z") == datetime(
+        2026, 11, 23, 2, 32, 15, 123000, tzinfo=UTC
+    )
+
+
+def test_attribute_values_round_trip() -> None:
+    value = {"s": "x", "n": 7, "f": 1.5, "b": True, "l": [1, "a", None], "m": {"k": False}}
+    assert from_item(to_item(value)) == {**value, "l": [1, "a", None]}
+    assert marshal(None) == {"NULL": True}
+    assert unmarshal({"N": "12"}) == 12
+    assert to_item({"gone": None, "kept": 0}) == {"kept": {"N": "0"}}
+    with pytest.raises(TypeError):
+        marshal(object())
