@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 from moto import mock_aws
 from moto.server import ThreadedMotoServer
-from psap.storage.dynamodb import dynamodb
 
 from local.aws import table_definition
 from local.template import StackTemplate, load_template
+from psap.storage.dynamodb import dynamodb
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE: StackTemplate = load_template()

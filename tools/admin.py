@@ -21,6 +21,7 @@ from pathlib import Path
 
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
+
 from psap.auth import store
 from psap.auth.credentials import CredentialKind
 from psap.auth.permissions import Permission

@@ -21,6 +21,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.event_handler.openapi.merge import OpenAPIMerge
 from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer, Server
+
 from psap.http.operations import operation_for
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.swagger_ui.html import generate_swagger_html
+
 from psap.http.resolver import create_resolver, lambda_handler
 
 _SWAGGER_ASSETS = Path(generate_swagger_html.__code__.co_filename).parent

@@ -3,6 +3,7 @@
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
+
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.knowledge.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, list_knowledge
 from psap.knowledge.models import ExternalKnowledgePageDto, KnowledgeType

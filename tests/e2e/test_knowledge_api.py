@@ -45,11 +45,15 @@ def test_missing_token_is_401_with_the_exact_error_info(stack: dict[str, Any]) -
     assert answer.json() == {"info": "Authentication required", "reason": "UNAUTHENTICATED"}
 
 
-@pytest.mark.parametrize("token", ["not-a-real-token", ""])
-def test_invalid_token_is_401(stack: dict[str, Any], token: str) -> None:
-    answer = get(stack, LIST, token)
+@pytest.mark.parametrize(
+    "authorization", ["Bearer not-a-real-token", "Bearer", "Basic dXNlcjpwYXNz", "not-a-token"]
+)
+def test_invalid_authorization_header_is_401(stack: dict[str, Any], authorization: str) -> None:
+    answer = httpx.get(
+        stack["baseUrl"] + LIST, headers={"Authorization": authorization}, timeout=30
+    )
     assert answer.status_code == 401
-    assert answer.json()["info"] == "Authentication required"
+    assert answer.json() == {"info": "Authentication required", "reason": "UNAUTHENTICATED"}
 
 
 def test_cad_credential_is_401_on_the_data_interface(stack: dict[str, Any]) -> None:

@@ -74,7 +74,7 @@ def test_valid_partner_token_is_allowed_with_tenant_and_permissions_in_context(
 def test_missing_or_invalid_token_is_unauthorized(
     tenant: int, authorizer: Any, load_event: Any, lambda_context: Any, authorization: str | None
 ) -> None:
-    with pytest.raises(Exception, match="^Unauthorized$"):
+    with pytest.raises(Exception, match=r"^Unauthorized$"):
         authorizer("partner").handler(request(load_event, authorization), lambda_context)
 
 

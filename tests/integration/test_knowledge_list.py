@@ -7,6 +7,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+
 from psap.clock import utc_now
 from psap.config import knowledge_table
 from psap.knowledge.models import KnowledgeSource, KnowledgeType

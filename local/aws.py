@@ -1,0 +1,305 @@
+"""The embedded AWS: moto's server on a loopback port, with the template's resources in it.
+
+Nothing here lists a table or queue by name: every AWS::DynamoDB::Table, AWS::SQS::Queue,
+AWS::S3::Bucket and AWS::SecretsManager::Secret of the template is created from its
+CloudFormation properties, so the template stays the single source of truth.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import logging
+import os
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+import boto3
+from moto.server import ThreadedMotoServer
+
+from local.template import REGION, StackTemplate, Table
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.client import DynamoDBClient
+    from mypy_boto3_s3.client import S3Client
+    from mypy_boto3_secretsmanager.client import SecretsManagerClient
+    from mypy_boto3_sqs.client import SQSClient
+    from mypy_boto3_sqs.literals import QueueAttributeNameType
+
+DUMMY_CREDENTIALS: Final = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+}
+
+
+def local_aws_environment(endpoint_url: str) -> dict[str, str]:
+    """Environment that points boto3 at the embedded AWS with dummy credentials."""
+    return {
+        "AWS_ENDPOINT_URL": endpoint_url,
+        **DUMMY_CREDENTIALS,
+        "AWS_DEFAULT_REGION": REGION,
+        "AWS_REGION": REGION,
+        # A developer's ~/.aws profile must never leak into the local stack.
+        "AWS_CONFIG_FILE": os.devnull,
+        "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+        "AWS_EC2_METADATA_DISABLED": "true",
+    }
+
+
+class PortInUseError(Exception):
+    def __init__(self, host: str, port: int, cause: OSError) -> None:
+        super().__init__(f"{host}:{port} is already in use ({cause.strerror})")
+        self.host = host
+        self.port = port
+
+
+class _MotoServer(ThreadedMotoServer):
+    """ThreadedMotoServer that reports a failed bind instead of waiting forever for it.
+
+    The parent class binds inside its thread, where werkzeug answers a taken port with
+    sys.exit(1); the thread dies and start() would wait for a ready signal that never comes.
+    """
+
+    def __init__(self, host: str, port: int) -> None:
+        super().__init__(ip_address=host, port=port, verbose=False)
+        self.bind_error: OSError | None = None
+
+    def _server_entry(self) -> None:
+        try:
+            super()._server_entry()
+        except (OSError, SystemExit) as error:
+            self.bind_error = (
+                error if isinstance(error, OSError) else OSError(errno.EADDRINUSE, "bind failed")
+            )
+            self._server_ready_event.set()
+
+
+def _ensure_free(host: str, port: int) -> None:
+    """Fail with PortInUseError before werkzeug can print its own advice and exit."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        # The same option the server sets, so a port in TIME_WAIT counts as free here too.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as error:
+            raise PortInUseError(host, port, error) from error
+
+
+class EmbeddedAws:
+    """moto's server on 127.0.0.1; port 0 picks a free port."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        self._host = host
+        self._requested_port = port
+        self._server: _MotoServer | None = None
+        self.endpoint_url = ""
+
+    def start(self) -> str:
+        # werkzeug logs every request at INFO; the stack prints its own request lines.
+        logging.getLogger("werkzeug").setLevel(logging.WARNING)
+        if self._requested_port:
+            _ensure_free(self._host, self._requested_port)
+        server = _MotoServer(self._host, self._requested_port)
+        server.start()
+        if server.bind_error is not None:
+            raise PortInUseError(self._host, self._requested_port, server.bind_error)
+        self._server = server
+        host, port = server.get_host_and_port()
+        self.endpoint_url = f"http://{host}:{port}"
+        return self.endpoint_url
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
+
+    def __enter__(self) -> EmbeddedAws:
+        self.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.stop()
+
+
+@dataclass(frozen=True)
+class CreatedResources:
+    tables: int
+    queues: int
+    buckets: int
+    secrets: int
+
+    def summary(self, template_name: str) -> str:
+        parts = [f"{self.tables} tables", f"{self.queues} queues", f"{self.buckets} buckets"]
+        if self.secrets:
+            parts.append(f"{self.secrets} secrets")
+        return f"created {', '.join(parts)} from {template_name}"
+
+
+def _client_options(endpoint_url: str) -> dict[str, Any]:
+    return {
+        "endpoint_url": endpoint_url,
+        "region_name": REGION,
+        "aws_access_key_id": DUMMY_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        "aws_secret_access_key": DUMMY_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+    }
+
+
+def dynamodb_client(endpoint_url: str) -> DynamoDBClient:
+    return boto3.client("dynamodb", **_client_options(endpoint_url))
+
+
+def sqs_client(endpoint_url: str) -> SQSClient:
+    return boto3.client("sqs", **_client_options(endpoint_url))
+
+
+def s3_client(endpoint_url: str) -> S3Client:
+    return boto3.client("s3", **_client_options(endpoint_url))
+
+
+def secrets_client(endpoint_url: str) -> SecretsManagerClient:
+    return boto3.client("secretsmanager", **_client_options(endpoint_url))
+
+
+def create_resources(template: StackTemplate, endpoint_url: str) -> CreatedResources:
+    """Create every table, queue, bucket and secret of the template in the embedded AWS."""
+    dynamodb = dynamodb_client(endpoint_url)
+    for table in template.tables.values():
+        _create_table(dynamodb, table)
+    _create_queues(sqs_client(endpoint_url), template)
+    s3 = s3_client(endpoint_url)
+    for bucket in template.buckets.values():
+        # us-east-1 is the one region where CreateBucket takes no LocationConstraint.
+        s3.create_bucket(Bucket=bucket.name)
+        versioning = bucket.properties.get("VersioningConfiguration")
+        if versioning:
+            s3.put_bucket_versioning(
+                Bucket=bucket.name, VersioningConfiguration={"Status": versioning["Status"]}
+            )
+    secrets = secrets_client(endpoint_url)
+    for secret in template.secrets.values():
+        # A generated secret only needs to exist locally; its value is set by whoever uses it.
+        value = secret.properties.get("SecretString", "{}")
+        secrets.create_secret(Name=secret.name, SecretString=str(value))
+    return CreatedResources(
+        tables=len(template.tables),
+        queues=len(template.queues),
+        buckets=len(template.buckets),
+        secrets=len(template.secrets),
+    )
+
+
+def table_definition(table: Table) -> dict[str, Any]:
+    """CreateTable arguments from AWS::DynamoDB::Table properties.
+
+    CloudFormation and the DynamoDB API spell a few things differently (SSE, streams);
+    properties CreateTable has no use for (PITR, TTL, tags) are applied separately or dropped.
+    """
+    properties = table.properties
+    billing_mode = str(properties.get("BillingMode", "PROVISIONED"))
+    definition: dict[str, Any] = {
+        "TableName": table.name,
+        "AttributeDefinitions": properties["AttributeDefinitions"],
+        "KeySchema": properties["KeySchema"],
+        "BillingMode": billing_mode,
+    }
+    throughput = properties.get("ProvisionedThroughput")
+    if billing_mode == "PROVISIONED":
+        definition["ProvisionedThroughput"] = _throughput(throughput)
+    global_indexes = properties.get("GlobalSecondaryIndexes")
+    if global_indexes:
+        definition["GlobalSecondaryIndexes"] = [
+            _index(index, provisioned=billing_mode == "PROVISIONED") for index in global_indexes
+        ]
+    local_indexes = properties.get("LocalSecondaryIndexes")
+    if local_indexes:
+        definition["LocalSecondaryIndexes"] = [
+            _index(index, provisioned=False) for index in local_indexes
+        ]
+    stream = properties.get("StreamSpecification")
+    if stream:
+        definition["StreamSpecification"] = {
+            "StreamEnabled": True,
+            "StreamViewType": stream["StreamViewType"],
+        }
+    sse = properties.get("SSESpecification")
+    if sse and _true(sse.get("SSEEnabled")) and sse.get("SSEType") == "KMS":
+        definition["SSESpecification"] = {"Enabled": True, "SSEType": "KMS"}
+    return definition
+
+
+def _true(value: Any) -> bool:
+    return str(value).lower() == "true"
+
+
+def _throughput(throughput: Mapping[str, Any] | None) -> dict[str, int]:
+    # A PROVISIONED table without figures is a template error in AWS; locally 5/5 is harmless.
+    throughput = throughput or {}
+    return {
+        "ReadCapacityUnits": int(throughput.get("ReadCapacityUnits", 5)),
+        "WriteCapacityUnits": int(throughput.get("WriteCapacityUnits", 5)),
+    }
+
+
+def _index(index: Mapping[str, Any], *, provisioned: bool) -> dict[str, Any]:
+    definition: dict[str, Any] = {
+        "IndexName": index["IndexName"],
+        "KeySchema": index["KeySchema"],
+        "Projection": index["Projection"],
+    }
+    if provisioned:
+        definition["ProvisionedThroughput"] = _throughput(index.get("ProvisionedThroughput"))
+    return definition
+
+
+def _create_table(dynamodb: DynamoDBClient, table: Table) -> None:
+    dynamodb.create_table(**table_definition(table))
+    ttl = table.properties.get("TimeToLiveSpecification")
+    if ttl and _true(ttl.get("Enabled")):
+        dynamodb.update_time_to_live(
+            TableName=table.name,
+            TimeToLiveSpecification={"AttributeName": ttl["AttributeName"], "Enabled": True},
+        )
+
+
+_QUEUE_ATTRIBUTES: Final[tuple[QueueAttributeNameType, ...]] = (
+    "DelaySeconds",
+    "MaximumMessageSize",
+    "MessageRetentionPeriod",
+    "ReceiveMessageWaitTimeSeconds",
+    "VisibilityTimeout",
+    "FifoQueue",
+    "ContentBasedDeduplication",
+    "DeduplicationScope",
+    "FifoThroughputLimit",
+    "KmsMasterKeyId",
+    "SqsManagedSseEnabled",
+)
+
+
+def _attribute_string(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _create_queues(sqs: SQSClient, template: StackTemplate) -> None:
+    # All queues first, redrive policies second: a policy may only name an existing DLQ.
+    for queue in template.queues.values():
+        attributes: dict[QueueAttributeNameType, str] = {
+            name: _attribute_string(queue.properties[name])
+            for name in _QUEUE_ATTRIBUTES
+            if name in queue.properties
+        }
+        sqs.create_queue(QueueName=queue.name, Attributes=attributes)
+    for queue in template.queues.values():
+        if queue.redrive is not None:
+            policy = {
+                "deadLetterTargetArn": queue.redrive.dead_letter_target_arn,
+                "maxReceiveCount": queue.redrive.max_receive_count,
+            }
+            sqs.set_queue_attributes(
+                QueueUrl=queue.url, Attributes={"RedrivePolicy": json.dumps(policy)}
+            )

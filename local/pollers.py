@@ -1,0 +1,243 @@
+"""SQS event source mappings: one poller thread per SQS event of the template.
+
+Each poller does what Lambda's event source mapping does: long-polls the queue for up to
+BatchSize messages (gathering for MaximumBatchingWindowInSeconds), invokes the function with
+the standard SQS event, and deletes what succeeded. With ReportBatchItemFailures only the
+records not named in batchItemFailures are deleted; an invalid response fails the whole
+batch. Records that are not deleted reappear after the visibility timeout, and the queue's
+RedrivePolicy (applied by moto on receive) moves them to the DLQ after maxReceiveCount.
+"""
+
+from __future__ import annotations
+
+import base64
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from local.aws import sqs_client
+from local.runtime import InvokeResult, LogSink, print_line
+from local.template import REGION, Function, Queue, SqsEvent, StackTemplate
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs.client import SQSClient
+    from mypy_boto3_sqs.type_defs import MessageTypeDef
+
+Invoke = Callable[[str, Any], InvokeResult]
+# ReceiveMessage returns at most 10 messages per call, whatever the batch size.
+MAX_MESSAGES_PER_RECEIVE: Final = 10
+WAIT_TIME_SECONDS: Final = 1
+ERROR_BACKOFF_SECONDS: Final = 1.0
+
+
+def sqs_record(message: MessageTypeDef, queue: Queue) -> dict[str, Any]:
+    """One record of the SQS event Lambda builds from a received message."""
+    attributes = dict(message.get("Attributes") or {})
+    message_attributes: dict[str, Any] = {}
+    for name, value in (message.get("MessageAttributes") or {}).items():
+        binary = value.get("BinaryValue")
+        message_attributes[name] = {
+            "stringValue": value.get("StringValue"),
+            "binaryValue": base64.b64encode(binary).decode() if binary is not None else None,
+            "stringListValues": list(value.get("StringListValues") or []),
+            "binaryListValues": [
+                base64.b64encode(item).decode() for item in value.get("BinaryListValues") or []
+            ],
+            "dataType": value["DataType"],
+        }
+        # Lambda leaves out the value fields a message attribute does not have.
+        message_attributes[name] = {
+            key: item for key, item in message_attributes[name].items() if item is not None
+        }
+    record: dict[str, Any] = {
+        "messageId": message["MessageId"],
+        "receiptHandle": message["ReceiptHandle"],
+        "body": message.get("Body", ""),
+        "attributes": attributes,
+        "messageAttributes": message_attributes,
+        "md5OfBody": message.get("MD5OfBody"),
+        "eventSource": "aws:sqs",
+        "eventSourceARN": queue.arn,
+        "awsRegion": REGION,
+    }
+    if "MD5OfMessageAttributes" in message:
+        record["md5OfMessageAttributes"] = message["MD5OfMessageAttributes"]
+    return record
+
+
+def sqs_event(messages: Iterable[MessageTypeDef], queue: Queue) -> dict[str, Any]:
+    return {"Records": [sqs_record(message, queue) for message in messages]}
+
+
+def failed_message_ids(
+    result: InvokeResult, message_ids: list[str], *, reports_batch_item_failures: bool
+) -> set[str]:
+    """The messages of a batch that must stay in the queue after this invoke."""
+    everything = set(message_ids)
+    if not result.ok:
+        return everything
+    if not reports_batch_item_failures:
+        return set()
+    failed = _reported_failures(result.payload)
+    # An invalid response, or one naming a message not in the batch, fails the whole batch.
+    if failed is None or not failed <= everything:
+        return everything
+    return failed
+
+
+def _reported_failures(response: Any) -> set[str] | None:
+    """The itemIdentifiers of a batch response; None when the response is invalid."""
+    # A null or empty response, or one without batchItemFailures, is complete success.
+    if response is None or response in ("", {}):
+        return set()
+    if not isinstance(response, dict):
+        return None
+    failures = response.get("batchItemFailures") or []
+    if not isinstance(failures, list):
+        return None
+    identifiers = [
+        failure.get("itemIdentifier") if isinstance(failure, dict) else None for failure in failures
+    ]
+    if not all(isinstance(identifier, str) and identifier for identifier in identifiers):
+        return None
+    return {str(identifier) for identifier in identifiers}
+
+
+@dataclass(frozen=True)
+class BatchOutcome:
+    received: int
+    deleted: int
+    failed: int
+
+
+class SqsPoller:
+    """The event source mapping of one SQS event: receive, invoke, delete."""
+
+    def __init__(
+        self,
+        function: Function,
+        event: SqsEvent,
+        queue: Queue,
+        endpoint_url: str,
+        invoke: Invoke,
+        *,
+        log: LogSink = print_line,
+    ) -> None:
+        self.function = function
+        self.event = event
+        self.queue = queue
+        self._invoke = invoke
+        self._log = log
+        self._sqs: SQSClient = sqs_client(endpoint_url)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name=f"sqs-{function.logical_id}-{event.name}", daemon=True
+        )
+
+    def start(self) -> None:
+        self._thread.start()
+
+    @property
+    def running(self) -> bool:
+        return self._thread.is_alive()
+
+    def request_stop(self) -> None:
+        """Stop after the current receive (a long poll of at most a second or two)."""
+        self._stop.set()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self.request_stop()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.poll_once()
+            except (BotoCoreError, ClientError) as error:
+                if self._stop.is_set():
+                    return
+                self._log(f"[sqs {self.queue.logical_id}] receive failed: {error}")
+                self._stop.wait(ERROR_BACKOFF_SECONDS)
+
+    def _receive(self, count: int) -> list[MessageTypeDef]:
+        response = self._sqs.receive_message(
+            QueueUrl=self.queue.url,
+            MaxNumberOfMessages=min(count, MAX_MESSAGES_PER_RECEIVE),
+            WaitTimeSeconds=WAIT_TIME_SECONDS,
+            # AttributeNames under its current name: all system attributes, receive count included.
+            MessageSystemAttributeNames=["All"],
+            MessageAttributeNames=["All"],
+        )
+        return list(response.get("Messages") or [])
+
+    def _gather(self) -> list[MessageTypeDef]:
+        """Up to BatchSize messages, waiting at most the batching window for a full batch."""
+        messages = self._receive(self.event.batch_size)
+        window_ends = time.monotonic() + self.event.maximum_batching_window
+        while (
+            messages
+            and len(messages) < self.event.batch_size
+            and time.monotonic() < window_ends
+            and not self._stop.is_set()
+        ):
+            messages.extend(self._receive(self.event.batch_size - len(messages)))
+        return messages
+
+    def poll_once(self) -> BatchOutcome:
+        """One receive-invoke-delete cycle; public so tests can drive it step by step."""
+        messages = self._gather()
+        if not messages:
+            return BatchOutcome(received=0, deleted=0, failed=0)
+        result = self._invoke(self.function.logical_id, sqs_event(messages, self.queue))
+        ids = [message["MessageId"] for message in messages]
+        failed = failed_message_ids(
+            result, ids, reports_batch_item_failures=self.event.reports_batch_item_failures
+        )
+        done = [message for message in messages if message["MessageId"] not in failed]
+        self._delete(done)
+        status = "ok" if result.ok else f"{result.error_type}: {result.error_message}"
+        self._log(
+            f"SQS {self.queue.logical_id} -> {self.function.logical_id}: {len(messages)} records,"
+            f" {len(done)} deleted, {len(failed)} left for retry ({status})"
+        )
+        return BatchOutcome(received=len(messages), deleted=len(done), failed=len(failed))
+
+    def _delete(self, messages: list[MessageTypeDef]) -> None:
+        for start in range(0, len(messages), MAX_MESSAGES_PER_RECEIVE):
+            chunk = messages[start : start + MAX_MESSAGES_PER_RECEIVE]
+            self._sqs.delete_message_batch(
+                QueueUrl=self.queue.url,
+                Entries=[
+                    {"Id": str(index), "ReceiptHandle": message["ReceiptHandle"]}
+                    for index, message in enumerate(chunk)
+                ],
+            )
+
+
+def stop_pollers(pollers: Iterable[SqsPoller]) -> None:
+    """Stop every poller; all are told first so their last long polls end together."""
+    pollers = list(pollers)
+    for poller in pollers:
+        poller.request_stop()
+    for poller in pollers:
+        poller.stop()
+
+
+def create_pollers(
+    template: StackTemplate,
+    endpoint_url: str,
+    invoke: Invoke,
+    *,
+    log: LogSink = print_line,
+) -> list[SqsPoller]:
+    """A poller for every enabled SQS event of the template (not started)."""
+    return [
+        SqsPoller(function, event, template.queues[event.queue_id], endpoint_url, invoke, log=log)
+        for function, event in template.sqs_events()
+        if event.enabled
+    ]
