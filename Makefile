@@ -10,7 +10,7 @@ export PYTHONPATH := layers/shared:.
 
 .PHONY: run test lint unit integration e2e bench openapi build check clean
 
-$(STAMP): requirements-dev.txt layers/shared/requirements.txt
+$(STAMP): requirements-dev.txt layers/shared/requirements.txt layers/search/requirements.txt
 	@bash tools/bootstrap.sh "$(PYTHON_VERSION)" "$(VENV)"
 	@touch $(STAMP)
 

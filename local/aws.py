@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import socket
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 import boto3
 from moto.server import ThreadedMotoServer
 
+from local.moto_transactions import back_up_only_touched_items
 from local.template import REGION, StackTemplate, Table
 
 if TYPE_CHECKING:
@@ -88,6 +90,33 @@ def _ensure_free(host: str, port: int) -> None:
             raise PortInUseError(host, port, error) from error
 
 
+_DYNAMODB_REQUESTS = threading.Lock()
+
+
+def serialize_dynamodb_requests() -> None:
+    """Makes moto's server answer DynamoDB requests one at a time.
+
+    moto applies a transaction item by item and rolls a failed one back by restoring a copy
+    of the whole table, so concurrent requests can see half a transaction or lose another
+    request's committed write. DynamoDB's transactions are serializable; handling one request
+    at a time gives answers of some serial order, which is what DynamoDB guarantees.
+    """
+    from moto.dynamodb.responses import DynamoHandler  # noqa: PLC0415 - moto loads lazily
+
+    if getattr(DynamoHandler, "_psap_serialized", False):
+        return
+    handle = DynamoHandler.call_action
+
+    def call_action(self: DynamoHandler) -> Any:
+        with _DYNAMODB_REQUESTS:
+            return handle(self)
+
+    DynamoHandler.call_action = call_action  # type: ignore[method-assign]
+    DynamoHandler._psap_serialized = True  # type: ignore[attr-defined]
+    # One request at a time also lets transactions back up only what they touch.
+    back_up_only_touched_items()
+
+
 class EmbeddedAws:
     """moto's server on 127.0.0.1; port 0 picks a free port."""
 
@@ -100,6 +129,7 @@ class EmbeddedAws:
     def start(self) -> str:
         # werkzeug logs every request at INFO; the stack prints its own request lines.
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
+        serialize_dynamodb_requests()
         if self._requested_port:
             _ensure_free(self._host, self._requested_port)
         server = _MotoServer(self._host, self._requested_port)

@@ -6,6 +6,10 @@ environment (AUTH_TABLE, KNOWLEDGE_TABLE) that the local stack sets from templat
 
 from typing import Any
 
+from local.demo_cad import seed_cad_connector
+from local.demo_knowledge import seed_knowledge_cards
+from local.demo_resource_center import seed_resource_center
+from local.demo_tenant_data import seed_tenant_data
 from psap.auth import store as credentials
 from psap.auth.credentials import CredentialKind
 from psap.auth.permissions import Permission
@@ -78,6 +82,7 @@ def seed() -> dict[str, Any]:
                 utc_now(),
             )
             ids.append(entry.id)
+        ids.extend(seed_knowledge_cards(tenant.tenant_id, name))
         # Adopted inside the service, not through the API: the list must not show it.
         create_entry(
             knowledge_table(),
@@ -93,4 +98,7 @@ def seed() -> dict[str, Any]:
         tenants.append(
             {"id": tenant.tenant_id, "name": name, "credentials": tokens, "knowledgeIds": ids}
         )
-    return {"tenants": tenants}
+        tenants[-1]["tenantData"] = seed_tenant_data(tenant.tenant_id, len(tenants) - 1)
+        tenants[-1]["cadConnector"] = seed_cad_connector(tenant.tenant_id, name)
+    resource_center = seed_resource_center([tenant["id"] for tenant in tenants])
+    return {"tenants": tenants, "resourceCenter": resource_center}

@@ -23,9 +23,12 @@ from types import FrameType
 from typing import Any, Final
 
 from local.aws import EmbeddedAws, PortInUseError, create_resources, local_aws_environment
+from local.cad_receiver import CadReceiver, Endpoint
+from local.demo_cad import RECEIVER_URL_VARIABLE
 from local.gateway import ApiGateway, GatewayServer
 from local.pollers import SqsPoller, create_pollers, stop_pollers
 from local.runtime import LambdaRuntime, print_line
+from local.schedules import ScheduleDriver, schedule_events
 from local.template import (
     DEFAULT_STACK_NAME,
     DEFAULT_TEMPLATE,
@@ -65,6 +68,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--template", type=Path, default=DEFAULT_TEMPLATE)
     parser.add_argument("--stack-name", default=DEFAULT_STACK_NAME)
     parser.add_argument("--no-demo", action="store_true", help="do not seed the demo tenants")
+    parser.add_argument(
+        "--cad-receiver-port",
+        type=int,
+        default=0,
+        help="port of the sample CAD webhook receiver (default 0: a free port)",
+    )
     return parser
 
 
@@ -93,6 +102,17 @@ def _seed_demo(environment: Mapping[str, str]) -> list[dict[str, Any]]:
         return []
     tenants: list[dict[str, Any]] = list(facts.get("tenants", []))
     return tenants
+
+
+def _register_demo_connectors(receiver: CadReceiver, tenants: Sequence[Mapping[str, Any]]) -> None:
+    """The sample receiver checks each demo connector's deliveries with its secrets."""
+    for tenant in tenants:
+        connector = tenant.get("cadConnector")
+        if connector:
+            receiver.register(
+                connector["path"],
+                Endpoint(connector["signingSecret"], connector["bearerCredential"]),
+            )
 
 
 def _print_tenants(tenants: Sequence[Mapping[str, Any]], base_url: str) -> None:
@@ -130,6 +150,9 @@ class LocalStack:
         self.server = GatewayServer(arguments.host, arguments.port)
         self.runtime: LambdaRuntime | None = None
         self.pollers: list[SqsPoller] = []
+        # The sample CAD endpoint the demo connectors deliver to (its own loopback port).
+        self.cad_receiver = CadReceiver(arguments.host, arguments.cad_receiver_port, log=say)
+        self.schedules: ScheduleDriver | None = None
 
     def start(self) -> dict[str, Any]:
         arguments = self.arguments
@@ -138,16 +161,23 @@ class LocalStack:
         endpoint_url = self.aws.start()
         say(f"embedded AWS listening on {endpoint_url}")
         template = load_template(
-            arguments.template, stack_name=arguments.stack_name, sqs_endpoint=endpoint_url
+            arguments.template,
+            stack_name=arguments.stack_name,
+            sqs_endpoint=endpoint_url,
+            # Lets the demo connectors deliver over http to the loopback sample receiver.
+            parameter_overrides={"WebhookLocalDev": "true"},
         )
         routes = sum(len(function.api_events) for function in template.functions.values())
         say(
             f"loaded {arguments.template.name}: {len(template.functions)} functions,"
             f" {routes} API routes, {sum(1 for _ in template.sqs_events())} SQS event sources"
         )
+        schedules = schedule_events(arguments.template, template)
+        driven = {(event.function_id, event.name) for event in schedules}
         for function in template.functions.values():
             for name, kind in function.ignored_events.items():
-                say(f"  note: {function.logical_id}.{name} ({kind}) is not emulated locally")
+                if (function.logical_id, name) not in driven:
+                    say(f"  note: {function.logical_id}.{name} ({kind}) is not emulated locally")
         say(create_resources(template, endpoint_url).summary(arguments.template.name))
         self.runtime = LambdaRuntime(template, endpoint_url)
         gateway = ApiGateway(template, self.runtime.invoke)
@@ -157,12 +187,22 @@ class LocalStack:
         for poller in self.pollers:
             poller.start()
         say(f"started {len(self.pollers)} queue pollers")
+        self.schedules = ScheduleDriver(schedules, self.runtime.invoke)
+        self.schedules.start()
+        say(f"started {len(schedules)} schedules")
+        self.cad_receiver.start()
+        say(f"sample CAD receiver listening on {self.cad_receiver.base_url}")
         tenants: list[dict[str, Any]] = []
         if not arguments.no_demo:
             say("seeding demo data")
             tenants = _seed_demo(
-                {**template.globals_environment, **local_aws_environment(endpoint_url)}
+                {
+                    **template.globals_environment,
+                    **local_aws_environment(endpoint_url),
+                    RECEIVER_URL_VARIABLE: self.cad_receiver.base_url,
+                }
             )
+            _register_demo_connectors(self.cad_receiver, tenants)
         return {
             "baseUrl": self.server.url,
             "awsEndpointUrl": endpoint_url,
@@ -170,10 +210,14 @@ class LocalStack:
             "stackName": template.stack_name,
             "resources": template.physical_resources(),
             "tenants": tenants,
+            "cadReceiverUrl": self.cad_receiver.base_url,
         }
 
     def stop(self) -> None:
+        if self.schedules is not None:
+            self.schedules.stop()
         stop_pollers(self.pollers)
+        self.cad_receiver.stop()
         self.server.stop()
         if self.runtime is not None:
             self.runtime.shutdown()

@@ -2,7 +2,7 @@
 
 - `lambda_environment`: the environment a deployed function sees, from template.yaml's
   Globals (so names cannot drift), plus dummy AWS credentials.
-- `aws`: moto in-process (`mock_aws`) with the template's tables.
+- `aws`: moto in-process (`mock_aws`) with the template's tables, queues and buckets.
 - `aws_server`: a real moto server on loopback with the template's tables, for code that
   speaks HTTP itself (the authorizer's signed client).
 - `load_event` and `import_function`: sample events from events/ and a function's app.py
@@ -12,6 +12,7 @@
 import copy
 import importlib.util
 import json
+import os
 import sys
 import urllib.request
 from collections.abc import Callable, Iterator
@@ -23,12 +24,21 @@ import pytest
 from moto import mock_aws
 from moto.server import ThreadedMotoServer
 
-from local.aws import table_definition
+from local.aws import serialize_dynamodb_requests, table_definition
 from local.template import StackTemplate, load_template
 from psap.storage.dynamodb import dynamodb
+from psap.storage.s3 import s3
+from psap.storage.sqs import sqs
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE: StackTemplate = load_template()
+# Powertools Metrics reads its namespace when psap.observability is first imported, which can
+# be while test modules are collected, before any fixture sets the environment. Without one,
+# the 100th value of a metric (never flushed while metrics are disabled) raises.
+os.environ.setdefault(
+    "POWERTOOLS_METRICS_NAMESPACE",
+    TEMPLATE.globals_environment.get("POWERTOOLS_METRICS_NAMESPACE", "Psap"),
+)
 
 
 class LambdaContext:
@@ -75,17 +85,44 @@ def _create_tables(client: Any) -> None:
         client.create_table(**table_definition(table))
 
 
+def _clear_clients() -> None:
+    # Cached per warm container; a test's moto (or server endpoint) needs fresh ones.
+    for cached in (dynamodb, s3, sqs):
+        cached.cache_clear()
+
+
+def _create_resources() -> None:
+    """The template's tables, queues (with their redrive policies) and buckets."""
+    _create_tables(dynamodb())
+    for queue in TEMPLATE.queues.values():
+        sqs().create_queue(
+            QueueName=queue.name, Attributes={"VisibilityTimeout": str(queue.visibility_timeout)}
+        )
+    for queue in TEMPLATE.queues.values():
+        if queue.redrive is not None:
+            policy = {
+                "deadLetterTargetArn": queue.redrive.dead_letter_target_arn,
+                "maxReceiveCount": queue.redrive.max_receive_count,
+            }
+            sqs().set_queue_attributes(
+                QueueUrl=queue.url, Attributes={"RedrivePolicy": json.dumps(policy)}
+            )
+    for bucket in TEMPLATE.buckets.values():
+        s3().create_bucket(Bucket=bucket.name)
+
+
 @pytest.fixture
 def aws(lambda_environment: dict[str, str]) -> Iterator[None]:
     with mock_aws():
-        dynamodb.cache_clear()
-        _create_tables(dynamodb())
+        _clear_clients()
+        _create_resources()
         yield
-    dynamodb.cache_clear()
+    _clear_clients()
 
 
 @pytest.fixture(scope="session")
 def moto_server() -> Iterator[str]:
+    serialize_dynamodb_requests()  # DynamoDB's transactions are serializable; moto's are not
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
     server.start()
     host, port = server.get_host_and_port()
@@ -100,10 +137,10 @@ def aws_server(
     request = urllib.request.Request(f"{moto_server}/moto-api/reset", method="POST")
     urllib.request.urlopen(request, timeout=5).close()
     monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server)
-    dynamodb.cache_clear()
-    _create_tables(dynamodb())
+    _clear_clients()
+    _create_resources()
     yield moto_server
-    dynamodb.cache_clear()
+    _clear_clients()
 
 
 @pytest.fixture

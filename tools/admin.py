@@ -9,6 +9,11 @@ tables (`--auth-table`, `--knowledge-table`).
         --permissions VIEW_KNOWLEDGE,MANAGE_KNOWLEDGE --label "CAD vendor sync"
     python -m tools.admin credential list --tenant 1
     python -m tools.admin credential revoke --tenant 1 --credential cred-0123456789abcdef
+    python -m tools.admin import --tenant 1 users.jsonl enrollments.jsonl evaluations.jsonl
+    python -m tools.admin knowledge edit --tenant 1 --id 12 --section spokenInstructions \\
+        --file instructions.json --note "local wording"   # a service-owned section only
+    python -m tools.admin knowledge edits --tenant 1 --id 12
+    python -m tools.admin knowledge redigest --tenant 1 --id 12
 """
 
 import argparse
@@ -18,6 +23,7 @@ import sys
 from collections.abc import Callable, Sequence
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
@@ -28,8 +34,13 @@ from psap.auth.permissions import Permission
 from psap.clock import format_timestamp, utc_now
 from psap.config import auth_table, knowledge_table
 from psap.errors import DomainError, StoreUnavailable
+from psap.knowledge.authoring import edit_service_section
+from psap.knowledge.card import redigest
+from psap.knowledge.content import Section
 from psap.knowledge.models import KnowledgeSource, KnowledgeType
+from psap.knowledge.reading import service_edits
 from psap.knowledge.store import NewEntry, create_entry
+from tools import admin_cad, admin_resource_center, tenant_import
 
 ROOT = Path(__file__).resolve().parent.parent
 STATE_FILE = ROOT / ".local" / "stack.json"
@@ -63,6 +74,12 @@ def configure_target(arguments: argparse.Namespace) -> None:
         }
         os.environ["AUTH_TABLE"] = outputs["AuthTableName"]
         os.environ["KNOWLEDGE_TABLE"] = outputs["KnowledgeTableName"]
+        os.environ["KNOWLEDGE_CONTENT_BUCKET"] = outputs.get("KnowledgeContentBucketName", "")
+        os.environ["KNOWLEDGE_DIGEST_QUEUE_URL"] = outputs.get("KnowledgeDigestQueueUrl", "")
+        os.environ["RESOURCE_CENTER_TABLE"] = outputs.get("ResourceCenterTableName", "")
+        os.environ["SEARCH_INDEX_QUEUE_URL"] = outputs.get("SearchIndexQueueUrl", "")
+        admin_cad.configure_from_outputs(outputs)
+        tenant_import.configure_from_outputs(outputs)
     elif arguments.auth_table or arguments.knowledge_table:
         os.environ["AUTH_TABLE"] = arguments.auth_table or ""
         os.environ["KNOWLEDGE_TABLE"] = arguments.knowledge_table or ""
@@ -80,6 +97,16 @@ def configure_target(arguments: argparse.Namespace) -> None:
         os.environ["AWS_DEFAULT_REGION"] = state.get("region", "us-east-1")
         os.environ["AUTH_TABLE"] = state["resources"]["AuthTable"]
         os.environ["KNOWLEDGE_TABLE"] = state["resources"]["KnowledgeTable"]
+        os.environ["KNOWLEDGE_CONTENT_BUCKET"] = state["resources"].get(
+            "KnowledgeContentBucket", ""
+        )
+        os.environ["KNOWLEDGE_DIGEST_QUEUE_URL"] = state["resources"].get(
+            "KnowledgeDigestQueue", ""
+        )
+        os.environ["RESOURCE_CENTER_TABLE"] = state["resources"].get("ResourceCenterTable", "")
+        os.environ["SEARCH_INDEX_QUEUE_URL"] = state["resources"].get("SearchIndexQueue", "")
+        admin_cad.configure_from_state(state)
+        tenant_import.configure_from_state(state)
 
 
 def tenant_create(arguments: argparse.Namespace) -> None:
@@ -156,6 +183,63 @@ def knowledge_add(arguments: argparse.Namespace) -> None:
     print(f"created knowledge entry {entry.id} ({entry.name}) in tenant {arguments.tenant}")
 
 
+def knowledge_edit(arguments: argparse.Namespace) -> None:
+    try:
+        section = Section(arguments.section)
+    except ValueError as error:
+        known = ", ".join(section.value for section in Section)
+        raise UsageError(f"unknown section {arguments.section!r}; known: {known}") from error
+    try:
+        document = json.loads(Path(arguments.file).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise UsageError(f"cannot read {arguments.file}: {error}") from error
+    items = document.get("items") if isinstance(document, dict) else document
+    if not isinstance(items, list):
+        raise UsageError('the file must hold a JSON list of items, or {"items": [...]}')
+    result = edit_service_section(
+        arguments.tenant, arguments.id, section, items, arguments.editor, arguments.note
+    )
+    print(
+        f"edited {section.value} of knowledge {result.knowledge_id} (on version "
+        f"{result.based_on_version}): {result.item_count} items {', '.join(result.reference_ids)}"
+    )
+
+
+def knowledge_edits(arguments: argparse.Namespace) -> None:
+    for found in service_edits(arguments.tenant, arguments.id):
+        print(
+            f"{found.section.value}\t{len(found.items)} items\tedited "
+            f"{format_timestamp(found.edited_at)} by {found.edited_by}\t{found.note or ''}"
+        )
+
+
+def knowledge_redigest(arguments: argparse.Namespace) -> None:
+    redigest(arguments.tenant, arguments.id)
+    print(f"asked for a new card digest of knowledge {arguments.id}")
+
+
+def add_service_edit_commands(knowledge: Any) -> None:
+    """Service-side edits of service-owned sections, and the card digest (issue 3)."""
+    edit = knowledge.add_parser(
+        "edit", help="service-side edit of a service-owned section (the card prefers it)"
+    )
+    edit.add_argument("--tenant", type=int, required=True)
+    edit.add_argument("--id", type=int, required=True, help="knowledge id")
+    edit.add_argument("--section", required=True, help="e.g. spokenInstructions, links, media")
+    edit.add_argument("--file", required=True, help="JSON: the section's items (or {items})")
+    edit.add_argument("--editor", default=os.environ.get("USER", "operator"), help="who edits")
+    edit.add_argument("--note")
+    edit.set_defaults(run=knowledge_edit)
+    edits = knowledge.add_parser("edits", help="list an entry's service-side edits")
+    edits.add_argument("--tenant", type=int, required=True)
+    edits.add_argument("--id", type=int, required=True, help="knowledge id")
+    edits.set_defaults(run=knowledge_edits)
+    again = knowledge.add_parser("redigest", help="ask the digest worker for the card again")
+    again.add_argument("--tenant", type=int, required=True)
+    again.add_argument("--id", type=int, required=True, help="knowledge id")
+    again.set_defaults(run=knowledge_redigest)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m tools.admin", description="Manage tenants and credentials."
@@ -203,6 +287,10 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("--description")
     add.add_argument("--source", default="API_IMPORT", help="API_IMPORT (listed) or SERVICE")
     add.set_defaults(run=knowledge_add)
+    add_service_edit_commands(knowledge)
+    admin_resource_center.add_subcommands(areas)
+    admin_cad.add_subcommands(areas)
+    tenant_import.add_commands(areas)
     return parser
 
 

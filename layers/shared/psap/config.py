@@ -20,3 +20,49 @@ def auth_table() -> str:
 
 def knowledge_table() -> str:
     return required_env("KNOWLEDGE_TABLE")
+
+
+def tenant_data_table() -> str:
+    return required_env("TENANT_DATA_TABLE")
+
+
+def cad_table() -> str:
+    return required_env("CAD_TABLE")
+
+
+def cad_intake_queue_url() -> str:
+    return required_env("CAD_INTAKE_QUEUE_URL")
+
+
+def webhook_queue_url() -> str:
+    return required_env("WEBHOOK_QUEUE_URL")
+
+
+def webhook_local_dev_allowed() -> bool:
+    """Whether this deployment lets local-dev connectors use http and loopback (never in AWS)."""
+    return os.environ.get("WEBHOOK_LOCAL_DEV", "").strip().lower() == "true"
+
+
+def knowledge_content_bucket() -> str:
+    """Where knowledge versions too large for one DynamoDB item are kept."""
+    return required_env("KNOWLEDGE_CONTENT_BUCKET")
+
+
+def knowledge_digest_queue_url() -> str:
+    """The queue of the knowledge-card digest worker."""
+    return required_env("KNOWLEDGE_DIGEST_QUEUE_URL")
+
+
+def resource_center_table() -> str:
+    """The resource-center catalog, index pointer and tenant licenses/imports."""
+    return required_env("RESOURCE_CENTER_TABLE")
+
+
+def search_index_bucket() -> str:
+    """Where the indexer writes the resource-center search index artifacts."""
+    return required_env("SEARCH_INDEX_BUCKET")
+
+
+def search_index_queue_url() -> str:
+    """The indexer's queue: catalog changes ask for a rebuild here (admin CLI)."""
+    return required_env("SEARCH_INDEX_QUEUE_URL")

@@ -40,6 +40,26 @@ class PermissionDenied(DomainError):
     reason = "FORBIDDEN"
 
 
+class PayloadTooLarge(DomainError):
+    reason = "PAYLOAD_TOO_LARGE"
+
+
+class UnsupportedMediaType(DomainError):
+    reason = "UNSUPPORTED_MEDIA_TYPE"
+
+
+class IdempotencyKeyReused(DomainError):
+    """The same idempotency key arrived with a different body (422)."""
+
+    reason = "IDEMPOTENCY_KEY_REUSED"
+
+
+class RequestInFlight(Conflict):
+    """The same idempotency key is being processed by a concurrent request (409)."""
+
+    reason = "REQUEST_IN_FLIGHT"
+
+
 class NotAuthenticated(DomainError):
     reason = "UNAUTHENTICATED"
 

@@ -14,11 +14,14 @@ from pydantic import BaseModel
 from psap.errors import (
     Conflict,
     DomainError,
+    IdempotencyKeyReused,
     InvalidInput,
     NotAuthenticated,
     NotFound,
+    PayloadTooLarge,
     PermissionDenied,
     StoreUnavailable,
+    UnsupportedMediaType,
 )
 from psap.observability import logger
 
@@ -28,6 +31,9 @@ _STATUS_BY_ERROR: tuple[tuple[type[DomainError], int], ...] = (
     (PermissionDenied, 403),
     (NotFound, 404),
     (Conflict, 409),
+    (PayloadTooLarge, 413),
+    (UnsupportedMediaType, 415),
+    (IdempotencyKeyReused, 422),
 )
 
 
@@ -57,6 +63,10 @@ def describe_validation_error(error: RequestValidationError) -> str:
     """Names the parameter (or body field) that failed, e.g. `Invalid parameter 'size': ...`."""
     problems = []
     for detail in error.errors():
+        if detail.get("type") == "json_invalid":
+            problem = (detail.get("ctx") or {}).get("error", "malformed")
+            problems.append(f"The request body is not valid JSON: {problem}")
+            continue
         location = [str(part) for part in detail.get("loc", ())]
         where, path = (location[0], location[1:]) if location else ("request", [])
         field = ".".join(path) or where

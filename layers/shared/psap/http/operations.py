@@ -7,16 +7,22 @@ access. A test fails when a route of the template is missing here.
 
 from dataclasses import dataclass
 
+from psap.auth.credentials import CredentialKind
 from psap.auth.permissions import Permission, denial_message
 
 P = Permission
+KNOWLEDGE_BODY_LIMIT = 1_048_576  # bytes of a knowledge create or append body
 
 
 @dataclass(frozen=True)
 class Operation:
     operation_id: str
-    any_of: tuple[Permission, ...] = ()
+    any_of: tuple[Permission, ...] = ()  # empty: any valid credential of `credential_kind`
     public: bool = False  # no credential at all (API documentation)
+    # The kind of credential the route's authorizer admits; any other kind is refused (401).
+    credential_kind: CredentialKind = CredentialKind.PARTNER
+    # Bodies above this many bytes are refused with 413 before they are parsed.
+    max_body_bytes: int | None = None
 
     @property
     def denial(self) -> str:
@@ -27,7 +33,7 @@ class Operation:
         if self.public:
             return "No authentication."
         if not self.any_of:
-            return "Any valid partner credential."
+            return f"Any valid {self.credential_kind.value} credential."
         names = " or ".join(permission.display_name for permission in self.any_of)
         return f"Permission: {names}."
 
@@ -36,8 +42,54 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/api/v1/external/knowledge"): Operation(
         "listKnowledge", (P.VIEW_KNOWLEDGE, P.MANAGE_KNOWLEDGE)
     ),
+    # Knowledge writes, reads and card (issue 3). Bodies over 1 MB are 413 before parsing.
+    ("POST", "/api/v1/external/knowledge"): Operation(
+        "createKnowledge", (P.MANAGE_KNOWLEDGE,), max_body_bytes=KNOWLEDGE_BODY_LIMIT
+    ),
+    ("POST", "/api/v1/external/knowledge/{knowledgeId}/versions"): Operation(
+        "appendKnowledgeVersion", (P.MANAGE_KNOWLEDGE,), max_body_bytes=KNOWLEDGE_BODY_LIMIT
+    ),
+    ("GET", "/api/v1/external/knowledge/{knowledgeId}"): Operation(
+        "getKnowledge", (P.VIEW_KNOWLEDGE, P.MANAGE_KNOWLEDGE)
+    ),
+    ("POST", "/api/v1/external/knowledge/{knowledgeId}/versions/{version}/publish"): Operation(
+        "publishKnowledgeVersion", (P.MANAGE_KNOWLEDGE,)
+    ),
+    ("POST", "/api/v1/external/knowledge/{knowledgeId}/unpublish"): Operation(
+        "unpublishKnowledge", (P.MANAGE_KNOWLEDGE,)
+    ),
+    ("DELETE", "/api/v1/external/knowledge/{knowledgeId}"): Operation(
+        "deleteKnowledge", (P.MANAGE_KNOWLEDGE,)
+    ),
+    ("GET", "/api/v1/external/mcp/resources/knowledge/{knowledgeId}/card"): Operation(
+        "getKnowledgeCard", (P.VIEW_KNOWLEDGE, P.MANAGE_KNOWLEDGE, P.ADMIN)
+    ),
     ("GET", "/api/v1/external/openapi.json"): Operation("getOpenApiDocument", public=True),
     ("GET", "/api/v1/external/docs"): Operation("getApiDocs", public=True),
+    # Tenant data reads (issue 4). Evaluations: View QA is ours (the spec does not say).
+    ("GET", "/api/v1/external/user"): Operation("listUsers", (P.MANAGE_USERS,)),
+    ("GET", "/api/v1/external/train/user/{userId}/enrollments"): Operation(
+        "listEnrollments", (P.MANAGE_PHASES,)
+    ),
+    ("GET", "/api/v1/external/qa/user/{userId}/evaluations"): Operation(
+        "listEvaluations", (P.VIEW_QA,)
+    ),
+    ("GET", "/api/v1/external/mcp/resources/incidents/{incidentId}"): Operation(
+        "getIncident", (P.BROWSE_EVENTS, P.MANAGE_EVENTS)
+    ),
+    ("GET", "/api/v1/external/mcp/resources/events/{eventId}"): Operation(
+        "getEvent", (P.BROWSE_EVENTS, P.MANAGE_EVENTS)
+    ),
+    # Resource center (issue 7): any partner credential; without ADMIN or Resource Center
+    # publish the results are help articles only (psap.resource_center.search).
+    ("GET", "/api/v1/external/mcp/resources/resource-center/search"): Operation(
+        "searchResourceCenter"
+    ),
+    # CAD intake: a `cad` credential, no data permissions; the envelope's tenantId
+    # cross-check (403) is made by psap.cad.intake.
+    ("POST", "/cad/v1/incidents"): Operation(
+        "submitCadIncident", credential_kind=CredentialKind.CAD
+    ),
 }
 
 

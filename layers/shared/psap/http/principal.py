@@ -4,6 +4,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from psap.auth.credentials import CredentialKind
 from psap.auth.permissions import Permission, parse_permissions
 from psap.errors import NotAuthenticated
 
@@ -13,6 +14,8 @@ class Principal:
     tenant_id: int
     credential_id: str
     permissions: frozenset[Permission]
+    # Which authorizer vouched for it; hand-written events without a kind are partner calls.
+    kind: CredentialKind = CredentialKind.PARTNER
 
     def has_any(self, wanted: tuple[Permission, ...]) -> bool:
         return not wanted or any(permission in self.permissions for permission in wanted)
@@ -27,6 +30,7 @@ def principal_from_event(event: Mapping[str, Any]) -> Principal:
             tenant_id=int(context["tenantId"]),
             credential_id=str(context["credentialId"]),
             permissions=parse_permissions(str(context.get("permissions", ""))),
+            kind=CredentialKind(str(context.get("kind", CredentialKind.PARTNER.value))),
         )
     except (KeyError, TypeError, ValueError) as error:
         raise NotAuthenticated() from error

@@ -15,11 +15,11 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from psap.errors import NotAuthenticated
-from psap.http.errors import install_error_handlers
+from psap.errors import NotAuthenticated, PayloadTooLarge
+from psap.http.errors import install_error_handlers, status_for
 from psap.http.operations import operation_for
 from psap.http.principal import Principal, principal_from_event
-from psap.observability import bind_request, logger, metrics, tracer
+from psap.observability import bind_request, detailed_tracing, logger, metrics, tracer
 
 type LambdaHandler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 
@@ -45,6 +45,10 @@ def serve(
     if operation is None:
         return _direct(404, "No such operation", "NOT_FOUND")
     app.context.clear()
+    # Every request counts, refused ones included, per operation.
+    logger.append_keys(operation=operation.operation_id)
+    metrics.add_dimension(name="operation", value=operation.operation_id)
+    metrics.add_metric(name="Requests", unit=MetricUnit.Count, value=1)
     if not operation.public:
         try:
             principal = principal_from_event(event)
@@ -52,14 +56,29 @@ def serve(
             logger.warning("request without authorizer context refused")
             return _direct(401, "Authentication required", "UNAUTHENTICATED")
         bind_request(principal.tenant_id, request_context.get("requestId"), principal.credential_id)
+        if principal.kind != operation.credential_kind:
+            # The authorizers already refuse this; a second check keeps a wrong policy harmless.
+            logger.warning("credential of the wrong kind refused", extra={"kind": principal.kind})
+            return _direct(401, "Authentication required", "UNAUTHENTICATED")
         if not principal.has_any(operation.any_of):
             logger.info("permission denied", extra={"operation": operation.operation_id})
             return _direct(403, operation.denial, "FORBIDDEN")
         app.append_context(principal=principal)
-    logger.append_keys(operation=operation.operation_id)
-    metrics.add_dimension(name="operation", value=operation.operation_id)
-    metrics.add_metric(name="Requests", unit=MetricUnit.Count, value=1)
+    limit = operation.max_body_bytes
+    if limit is not None and body_size(event) > limit:
+        # Refused before Powertools parses and validates a body of any size.
+        too_large = PayloadTooLarge(
+            f"The request body is larger than this operation's {limit} bytes"
+        )
+        return _direct(status_for(too_large), too_large.info, too_large.reason)
     return app.resolve(event, context)
+
+
+def body_size(event: dict[str, Any]) -> int:
+    """Bytes of the request body as the client sent it (base64 bodies decoded: 3/4)."""
+    body = event.get("body") or ""
+    size = len(body.encode("utf-8")) if isinstance(body, str) else 0
+    return size * 3 // 4 if event.get("isBase64Encoded") else size
 
 
 def _direct(status: int, info: str, reason: str) -> dict[str, Any]:
@@ -75,12 +94,16 @@ def _direct(status: int, info: str, reason: str) -> dict[str, Any]:
 def lambda_handler(app: APIGatewayRestResolver) -> LambdaHandler:
     """Wraps `serve` with the request logger, metrics flushing and tracing."""
 
+    def serve_request(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+        return serve(app, event, context)
+
+    traced = tracer().capture_lambda_handler(serve_request) if detailed_tracing() else serve_request
+
     @logger.inject_lambda_context(
         correlation_id_path=correlation_paths.API_GATEWAY_REST, clear_state=True
     )
     @metrics.log_metrics
-    @tracer().capture_lambda_handler
     def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-        return serve(app, event, context)
+        return traced(event, context)
 
     return handler

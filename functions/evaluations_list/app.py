@@ -1,0 +1,54 @@
+"""GET /api/v1/external/qa/user/{userId}/evaluations: a user's QA evaluations, paged."""
+
+from datetime import date
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+
+from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.qa.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, list_evaluations
+from psap.qa.models import EvaluationPage, EvaluationStatus
+
+app = create_resolver()
+
+
+@app.get(
+    "/api/v1/external/qa/user/<userId>/evaluations",
+    summary="List a user's QA evaluations",
+    description=(
+        "The user's evaluations, deleted ones excluded, as a Spring-style page of full "
+        "evaluations (results, protocol results, transcript segments). Newest first by "
+        f"default. A size above {MAX_PAGE_SIZE} is silently reduced to {MAX_PAGE_SIZE}. "
+        "`from` and `to` are inclusive UTC days of createdAt. An unknown user, or one of "
+        "another tenant, is 404."
+    ),
+    operation_id="listEvaluations",
+    tags=["Quality assurance"],
+)
+def evaluations(
+    user_id: Annotated[int, Path(alias="userId", description="The user's id")],
+    page: Annotated[int, Query(ge=0, description="0-based page number")] = 0,
+    size: Annotated[
+        int, Query(ge=1, description=f"Page size, capped at {MAX_PAGE_SIZE}")
+    ] = DEFAULT_PAGE_SIZE,
+    sort: Annotated[
+        str | None, Query(description="`createdAt,desc` (default) or `createdAt,asc`")
+    ] = None,
+    status: Annotated[EvaluationStatus | None, Query(description="Exact status")] = None,
+    first_day: Annotated[
+        date | None, Query(alias="from", description="Created on or after (YYYY-MM-DD)")
+    ] = None,
+    last_day: Annotated[
+        date | None, Query(alias="to", description="Created on or before (YYYY-MM-DD)")
+    ] = None,
+    is_training: Annotated[
+        bool | None, Query(alias="isTraining", description="Training evaluations or not")
+    ] = None,
+) -> EvaluationPage:
+    principal = current_principal(app)
+    return list_evaluations(
+        principal.tenant_id, user_id, page, size, sort, status, first_day, last_day, is_training
+    )
+
+
+handler = lambda_handler(app)

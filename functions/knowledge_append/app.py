@@ -1,0 +1,33 @@
+"""POST /api/v1/external/knowledge/{knowledgeId}/versions: a new immutable version."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+
+from psap.http.operations import KNOWLEDGE_BODY_LIMIT
+from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.knowledge.authoring import append_version
+from psap.knowledge.content import KnowledgeAppendRequest, KnowledgeEntryDto
+from psap.knowledge.openapi_text import APPEND_DESCRIPTION, APPEND_RESPONSES
+
+app = create_resolver()
+
+
+@app.post(
+    "/api/v1/external/knowledge/<knowledgeId>/versions",
+    summary="Append a version to a knowledge entry",
+    description=APPEND_DESCRIPTION.format(limit=KNOWLEDGE_BODY_LIMIT),
+    operation_id="appendKnowledgeVersion",
+    tags=["Knowledge"],
+    status_code=201,
+    responses=APPEND_RESPONSES,
+)
+def append_knowledge_version(
+    knowledge_id: Annotated[int, Path(alias="knowledgeId", description="Knowledge id")],
+    request: Annotated[KnowledgeAppendRequest, Body()],
+) -> KnowledgeEntryDto:
+    principal = current_principal(app)
+    return append_version(principal.tenant_id, knowledge_id, request, principal.credential_id)
+
+
+handler = lambda_handler(app)

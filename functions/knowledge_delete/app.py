@@ -1,0 +1,31 @@
+"""DELETE /api/v1/external/knowledge/{knowledgeId}: soft delete."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Path
+
+from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.knowledge.authoring import delete_knowledge
+from psap.knowledge.openapi_text import DELETE_DESCRIPTION
+
+app = create_resolver()
+
+
+@app.delete(
+    "/api/v1/external/knowledge/<knowledgeId>",
+    summary="Delete a knowledge entry",
+    description=DELETE_DESCRIPTION,
+    operation_id="deleteKnowledge",
+    tags=["Knowledge"],
+    responses={204: {"description": "Deleted; no body", "content": {}}},
+)
+def delete_knowledge_entry(
+    knowledge_id: Annotated[int, Path(alias="knowledgeId", description="Knowledge id")],
+) -> Response[None]:
+    principal = current_principal(app)
+    delete_knowledge(principal.tenant_id, knowledge_id)
+    return Response(status_code=204)
+
+
+handler = lambda_handler(app)

@@ -1,0 +1,193 @@
+"""Raw submissions and their idempotency records in the CAD table.
+
+  T#{t}#SUB#{source}  / ID#{id}     one submission per (tenant, CloudEvents source, id):
+                                    the raw body (zlib), its canonical hash, the receipt,
+                                    the state and, once processed, the outcome
+
+(`source` and `id` are percent-quoted, so neither can reach into another key.) The first
+request writes the record IN_FLIGHT with a condition that it does not exist; a concurrent
+duplicate therefore fails that condition and finds it IN_FLIGHT (409), a later replay finds
+it ACCEPTED (the same 202). An IN_FLIGHT record whose writer died is taken over after
+IN_FLIGHT_SECONDS. Records expire (DynamoDB TTL) after RETENTION_DAYS: the idempotency
+window, and how long the raw submission can be read back.
+"""
+
+import contextlib
+import zlib
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+from urllib.parse import quote
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from psap.clock import format_timestamp
+from psap.errors import StoreUnavailable
+from psap.storage.attributes import from_item, to_item
+from psap.storage.dynamodb import dynamodb
+
+IN_FLIGHT_SECONDS = 30
+RETENTION_DAYS = 30
+
+
+class SubmissionState(StrEnum):
+    IN_FLIGHT = "IN_FLIGHT"  # being stored and enqueued by a request
+    ACCEPTED = "ACCEPTED"  # answered 202, waiting for the worker
+    PROCESSED = "PROCESSED"  # mapped into the incident (or recognised as stale)
+    REJECTED = "REJECTED"  # could not be applied; the CAD was told why
+
+
+@dataclass(frozen=True)
+class SubmissionKey:
+    tenant_id: int
+    source: str
+    event_id: str
+
+    def key(self) -> dict[str, dict[str, str]]:
+        return {
+            "pk": {"S": f"T#{self.tenant_id}#SUB#{quote(self.source, safe='')}"},
+            "sk": {"S": f"ID#{quote(self.event_id, safe='')}"},
+        }
+
+
+@dataclass(frozen=True)
+class SubmissionRecord:
+    key: SubmissionKey
+    receipt_id: str
+    payload_hash: str
+    state: SubmissionState
+    in_flight_until: int
+    received_at: str
+    raw: bytes
+    outcome: dict[str, Any] | None
+
+
+def begin(
+    table: str,
+    key: SubmissionKey,
+    receipt_id: str,
+    payload_hash: str,
+    raw: bytes,
+    now: datetime,
+) -> SubmissionRecord | None:
+    """Writes a new IN_FLIGHT record; None when one exists already (read it to decide)."""
+    epoch = int(now.timestamp())
+    item = {
+        **key.key(),
+        **to_item(
+            {
+                "receiptId": receipt_id,
+                "payloadHash": payload_hash,
+                "state": SubmissionState.IN_FLIGHT.value,
+                "inFlightUntil": epoch + IN_FLIGHT_SECONDS,
+                "receivedAt": format_timestamp(now),
+                "raw": zlib.compress(raw),
+                "tenantId": key.tenant_id,
+                "source": key.source,
+                "eventId": key.event_id,
+                "expiresAtEpoch": int((now + timedelta(days=RETENTION_DAYS)).timestamp()),
+            }
+        ),
+    }
+    try:
+        dynamodb().put_item(
+            TableName=table,
+            Item=item,
+            # A record abandoned IN_FLIGHT by a writer that died is taken over.
+            ConditionExpression=(
+                "attribute_not_exists(pk) OR (#state = :inflight AND inFlightUntil < :now)"
+            ),
+            ExpressionAttributeNames={"#state": "state"},
+            ExpressionAttributeValues={
+                ":inflight": {"S": SubmissionState.IN_FLIGHT.value},
+                ":now": {"N": str(epoch)},
+            },
+        )
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+            return None
+        raise StoreUnavailable(f"submission write failed: {error}") from error
+    except BotoCoreError as error:
+        raise StoreUnavailable(f"submission write failed: {error}") from error
+    return SubmissionRecord(
+        key,
+        receipt_id,
+        payload_hash,
+        SubmissionState.IN_FLIGHT,
+        epoch + IN_FLIGHT_SECONDS,
+        format_timestamp(now),
+        raw,
+        None,
+    )
+
+
+def get(table: str, key: SubmissionKey) -> SubmissionRecord | None:
+    try:
+        answer = dynamodb().get_item(TableName=table, Key=key.key(), ConsistentRead=True)
+    except (ClientError, BotoCoreError) as error:
+        raise StoreUnavailable(f"submission read failed: {error}") from error
+    if "Item" not in answer:
+        return None
+    item = from_item(answer["Item"])
+    return SubmissionRecord(
+        key=key,
+        receipt_id=str(item["receiptId"]),
+        payload_hash=str(item["payloadHash"]),
+        state=SubmissionState(item["state"]),
+        in_flight_until=int(item.get("inFlightUntil", 0)),
+        received_at=str(item["receivedAt"]),
+        raw=zlib.decompress(bytes(item["raw"])),
+        outcome=item.get("outcome"),
+    )
+
+
+def _set_state(
+    table: str,
+    key: SubmissionKey,
+    receipt_id: str,
+    state: SubmissionState,
+    outcome: dict[str, Any] | None = None,
+) -> None:
+    values: dict[str, Any] = {":receipt": receipt_id, ":state": state.value}
+    expression = "SET #state = :state"
+    if outcome is not None:
+        expression += ", outcome = :outcome"
+        values[":outcome"] = outcome
+    try:
+        dynamodb().update_item(
+            TableName=table,
+            Key=key.key(),
+            UpdateExpression=expression,
+            ConditionExpression="receiptId = :receipt",
+            ExpressionAttributeNames={"#state": "state"},
+            ExpressionAttributeValues=to_item(values),
+        )
+    except (ClientError, BotoCoreError) as error:
+        raise StoreUnavailable(f"submission update failed: {error}") from error
+
+
+def mark_accepted(table: str, key: SubmissionKey, receipt_id: str) -> None:
+    _set_state(table, key, receipt_id, SubmissionState.ACCEPTED)
+
+
+def mark_done(
+    table: str, key: SubmissionKey, receipt_id: str, state: SubmissionState, outcome: dict[str, Any]
+) -> None:
+    _set_state(table, key, receipt_id, state, outcome)
+
+
+def abandon(table: str, key: SubmissionKey, receipt_id: str) -> None:
+    """Removes an IN_FLIGHT record whose request failed, so the CAD's retry starts afresh."""
+    # On failure it expires as IN_FLIGHT and is taken over by the CAD's next attempt.
+    with contextlib.suppress(ClientError, BotoCoreError):
+        dynamodb().delete_item(
+            TableName=table,
+            Key=key.key(),
+            ConditionExpression="receiptId = :receipt AND #state = :inflight",
+            ExpressionAttributeNames={"#state": "state"},
+            ExpressionAttributeValues={
+                ":receipt": {"S": receipt_id},
+                ":inflight": {"S": SubmissionState.IN_FLIGHT.value},
+            },
+        )

@@ -1,0 +1,1 @@
+"""Events (mcp): read by id, written by the CAD connection and by imports."""

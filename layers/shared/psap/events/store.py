@@ -1,0 +1,171 @@
+"""Events in the tenant-data table (layout: psap.storage.numbered, prefix EVT).
+
+The write API, stable for its callers (the CAD intake worker, the import command):
+
+- `upsert_event(table, tenant_id, event, order, now, incident_id=None) -> UpsertResult`:
+  as psap.incidents.store.upsert_incident, keyed by the event's `number`, with the same
+  ordering guard. With `incident_id`, the event is then linked to that incident (below),
+  also when the update itself was STALE (linking is idempotent).
+- `link_event_to_incident(table, tenant_id, event_id, incident_id)`: the event's
+  `incident` and the incident's `event` then name each other, in one transaction. An event
+  has one incident and an incident one event: a previous partner on either side is
+  unlinked in the same transaction. NotFound if either does not exist in the tenant.
+- `find_event_id(table, tenant_id, number) -> int | None`
+- `get_event(table, tenant_id, event_id) -> Event | None`: one GetItem.
+- `import_event(table, tenant_id, event, now) -> UpsertOutcome`: writes under `event.id`
+  (the platform's id); re-importing updates. Its `incident` reference is stored as given.
+"""
+
+from datetime import datetime
+from typing import Any
+
+from psap.errors import InvalidInput, NotFound, StoreUnavailable
+from psap.events.models import Event, IncidentReference
+from psap.incidents.store import INCIDENTS
+from psap.storage import numbered
+from psap.storage.dynamodb import transact_write
+from psap.storage.numbered import Link, NewRecord, RecordKind, StoredRecord
+from psap.storage.ordering import SourceOrder, UpsertOutcome, UpsertResult
+
+EVENTS = RecordKind(name="event", prefix="EVT", sequence="EVENT")
+_SERVICE_FIELDS = frozenset({"id", "created_at", "incident"})
+_LINK_ATTEMPTS = 5
+
+
+class _LinkChanged(Exception):
+    """A link changed between read and write; read again."""
+
+
+def _number(event: Event) -> str:
+    number = (event.number or "").strip()
+    if not number:
+        raise InvalidInput("an event needs its number")
+    return number
+
+
+def _document(event: Event) -> dict[str, Any]:
+    return event.model_dump(mode="json", by_alias=True, exclude=set(_SERVICE_FIELDS))
+
+
+def event_from_record(record: StoredRecord) -> Event:
+    incident = (
+        IncidentReference(id=record.link.id, number=record.link.number)
+        if record.link is not None
+        else None
+    )
+    return Event.model_validate(
+        {**record.document, "id": record.id, "createdAt": record.created_at, "incident": incident}
+    )
+
+
+def upsert_event(
+    table: str,
+    tenant_id: int,
+    event: Event,
+    order: SourceOrder,
+    now: datetime,
+    incident_id: int | None = None,
+) -> UpsertResult:
+    result = numbered.upsert_by_number(
+        table, EVENTS, tenant_id, _number(event), _document(event), event.created_at, order, now
+    )
+    if incident_id is not None:
+        link_event_to_incident(table, tenant_id, result.id, incident_id)
+    return result
+
+
+def find_event_id(table: str, tenant_id: int, number: str) -> int | None:
+    return numbered.find_id(table, EVENTS, tenant_id, number)
+
+
+def get_event(table: str, tenant_id: int, event_id: int) -> Event | None:
+    record = numbered.read(table, EVENTS, tenant_id, event_id)
+    return event_from_record(record) if record is not None else None
+
+
+def import_event(table: str, tenant_id: int, event: Event, now: datetime) -> UpsertOutcome:
+    return numbered.put_by_id(
+        table,
+        EVENTS,
+        tenant_id,
+        _imported_id(event),
+        _number(event),
+        _document(event),
+        event.created_at,
+        _link(event),
+        now,
+    )
+
+
+def bulk_load_events(table: str, tenant_id: int, events: list[Event], now: datetime) -> None:
+    """NEW events with their ids, fast (demo data, benchmarks): see numbered.bulk_load."""
+    records = [
+        NewRecord(
+            id=_imported_id(event),
+            number=_number(event),
+            document=_document(event),
+            created_at=event.created_at,
+            link=_link(event),
+        )
+        for event in events
+    ]
+    numbered.bulk_load(table, EVENTS, tenant_id, records, now)
+
+
+def _imported_id(event: Event) -> int:
+    if event.id is None:
+        raise InvalidInput("an imported event needs its id")
+    return event.id
+
+
+def _link(event: Event) -> Link | None:
+    return Link(event.incident.id, event.incident.number) if event.incident is not None else None
+
+
+def link_event_to_incident(table: str, tenant_id: int, event_id: int, incident_id: int) -> None:
+    for _ in range(_LINK_ATTEMPTS):
+        event = numbered.read(table, EVENTS, tenant_id, event_id)
+        if event is None:
+            raise NotFound(f"event {event_id} not found")
+        incident = numbered.read(table, INCIDENTS, tenant_id, incident_id)
+        if incident is None:
+            raise NotFound(f"incident {incident_id} not found")
+        linked = (
+            event.link is not None
+            and event.link.id == incident_id
+            and event.link.number == incident.number
+            and incident.link is not None
+            and incident.link.id == event_id
+            and incident.link.number == event.number
+        )
+        if linked:
+            return
+        writes = [
+            numbered.link_write(
+                table, EVENTS, tenant_id, event, Link(incident_id, incident.number)
+            ),
+            numbered.link_write(
+                table, INCIDENTS, tenant_id, incident, Link(event_id, event.number)
+            ),
+        ]
+        # One event per incident and one incident per event: release previous partners.
+        if incident.link is not None and incident.link.id not in (None, event_id):
+            previous_event = numbered.read(table, EVENTS, tenant_id, int(incident.link.id or 0))
+            if previous_event is not None and _points_to(previous_event, incident_id):
+                writes.append(numbered.link_write(table, EVENTS, tenant_id, previous_event, None))
+        if event.link is not None and event.link.id not in (None, incident_id):
+            previous_incident = numbered.read(table, INCIDENTS, tenant_id, int(event.link.id or 0))
+            if previous_incident is not None and _points_to(previous_incident, event_id):
+                writes.append(
+                    numbered.link_write(table, INCIDENTS, tenant_id, previous_incident, None)
+                )
+        try:
+            transact_write(writes, on_cancel=lambda codes: _LinkChanged())
+        except _LinkChanged:
+            continue
+        return
+    raise StoreUnavailable(f"event {event_id}: links kept changing, retry later")
+
+
+def _points_to(record: StoredRecord, other_id: int) -> bool:
+    return record.link is not None and record.link.id == other_id

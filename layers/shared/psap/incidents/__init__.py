@@ -1,0 +1,1 @@
+"""Incidents (mcp): read by id, written by the CAD connection and by imports."""

@@ -1,0 +1,121 @@
+"""Incidents in the tenant-data table (layout: psap.storage.numbered, prefix INC).
+
+The write API, stable for its callers (the CAD intake worker, the import command):
+
+- `upsert_incident(table, tenant_id, incident, order, now) -> UpsertResult`: the CAD's
+  incident number identifies the incident. The first write of a number creates an incident
+  with a new service id; every later write with the same number updates that incident
+  (never a second one, even when two writers race). `order` (SourceOrder: the source's event
+  time, then a sequence) guards the update: it is written only if newer than the stored
+  order, so an older or replayed update changes nothing and answers STALE. The document is
+  replaced as a whole by the given fields; `id` and `event` of the argument are ignored (the
+  service owns them; link with psap.events.store). `createdAt`, when given, is kept as the
+  source's; when absent, the time of the first store stands.
+- `find_incident_id(table, tenant_id, number) -> int | None`
+- `get_incident(table, tenant_id, incident_id) -> Incident | None`: one GetItem.
+- `import_incident(table, tenant_id, incident, now) -> UpsertOutcome`: writes under
+  `incident.id` (the platform's id); re-importing updates. Conflict if the number belongs
+  to another incident. Its `event` reference is stored as given.
+
+Every call takes the tenant: an id or number of another tenant is simply not found.
+"""
+
+from datetime import datetime
+from typing import Any
+
+from psap.errors import InvalidInput
+from psap.incidents.models import EventReference, Incident
+from psap.storage import numbered
+from psap.storage.numbered import Link, NewRecord, RecordKind, StoredRecord
+from psap.storage.ordering import SourceOrder, UpsertOutcome, UpsertResult
+
+INCIDENTS = RecordKind(name="incident", prefix="INC", sequence="INCIDENT")
+# Kept outside the compressed document: the service owns them.
+_SERVICE_FIELDS = frozenset({"id", "created_at", "event"})
+
+
+def _number(incident: Incident) -> str:
+    number = (incident.number or "").strip()
+    if not number:
+        raise InvalidInput("an incident needs its number")
+    return number
+
+
+def _document(incident: Incident) -> dict[str, Any]:
+    return incident.model_dump(mode="json", by_alias=True, exclude=set(_SERVICE_FIELDS))
+
+
+def incident_from_record(record: StoredRecord) -> Incident:
+    event = (
+        EventReference(id=record.link.id, number=record.link.number)
+        if record.link is not None
+        else None
+    )
+    return Incident.model_validate(
+        {**record.document, "id": record.id, "createdAt": record.created_at, "event": event}
+    )
+
+
+def upsert_incident(
+    table: str, tenant_id: int, incident: Incident, order: SourceOrder, now: datetime
+) -> UpsertResult:
+    return numbered.upsert_by_number(
+        table,
+        INCIDENTS,
+        tenant_id,
+        _number(incident),
+        _document(incident),
+        incident.created_at,
+        order,
+        now,
+    )
+
+
+def find_incident_id(table: str, tenant_id: int, number: str) -> int | None:
+    return numbered.find_id(table, INCIDENTS, tenant_id, number)
+
+
+def get_incident(table: str, tenant_id: int, incident_id: int) -> Incident | None:
+    record = numbered.read(table, INCIDENTS, tenant_id, incident_id)
+    return incident_from_record(record) if record is not None else None
+
+
+def import_incident(table: str, tenant_id: int, incident: Incident, now: datetime) -> UpsertOutcome:
+    return numbered.put_by_id(
+        table,
+        INCIDENTS,
+        tenant_id,
+        _imported_id(incident),
+        _number(incident),
+        _document(incident),
+        incident.created_at,
+        _link(incident),
+        now,
+    )
+
+
+def bulk_load_incidents(
+    table: str, tenant_id: int, incidents: list[Incident], now: datetime
+) -> None:
+    """NEW incidents with their ids, fast (demo data, benchmarks): see numbered.bulk_load."""
+    records = [
+        NewRecord(
+            id=_imported_id(incident),
+            number=_number(incident),
+            document=_document(incident),
+            created_at=incident.created_at,
+            link=_link(incident),
+        )
+        for incident in incidents
+    ]
+    numbered.bulk_load(table, INCIDENTS, tenant_id, records, now)
+
+
+def _imported_id(incident: Incident) -> int:
+    if incident.id is None:
+        raise InvalidInput("an imported incident needs its id")
+    return incident.id
+
+
+def _link(incident: Incident) -> Link | None:
+    return Link(incident.event.id, incident.event.number) if incident.event is not None else None

@@ -1,0 +1,1 @@
+"""Quality assurance: a user's evaluations (Spring-style page) and their imports."""

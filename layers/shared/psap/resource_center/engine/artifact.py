@@ -1,0 +1,203 @@
+"""The index artifact: everything a search needs, in one versioned S3 object.
+
+An uncompressed .npz (numpy's zip of arrays, no pickle) holding, per published document:
+catalog id and version, item type, category, content hash, the fp16 embedding, and its
+display fields and body (zlib per document, so a search decompresses only the page it
+shows); plus the BM25 score matrix (CSC arrays) and vocabulary. The content hashes and
+embeddings let the next build re-embed only documents that changed.
+"""
+
+import io
+import json
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from botocore.exceptions import BotoCoreError, ClientError
+
+from psap.errors import StoreUnavailable
+from psap.resource_center.models import ItemType
+from psap.storage.s3 import get_object, put_object, s3
+
+FORMAT_VERSION = 1
+KEY_PREFIX = "resource-center/index/"
+ITEM_TYPES: tuple[ItemType, ...] = (ItemType.COACHING_CONTENT, ItemType.HELP_ARTICLE)
+
+type Int64s = npt.NDArray[np.int64]
+type Int32s = npt.NDArray[np.int32]
+type Floats = npt.NDArray[np.floating[Any]]
+
+
+@dataclass(frozen=True)
+class DisplayFields:
+    title: str
+    summary: str
+    body: str
+    category: str
+    thumbnail_url: str | None
+    url: str
+    required_license_name: str | None
+
+
+@dataclass(frozen=True)
+class Bm25Matrix:
+    data: npt.NDArray[np.float32]
+    indices: Int32s
+    indptr: Int64s
+    vocabulary: dict[str, int]
+    k1: float
+    b: float
+    method: str
+
+
+@dataclass(frozen=True)
+class IndexArtifact:
+    index_version: int
+    built_at: str
+    model_id: str
+    ids: Int64s
+    versions: Int32s
+    item_types: npt.NDArray[np.uint8]  # position in ITEM_TYPES
+    categories: tuple[str, ...]
+    category_codes: Int32s  # position in categories
+    content_hashes: npt.NDArray[np.bytes_]
+    embeddings: Floats  # (documents, 384), fp16 at rest
+    bm25: Bm25Matrix | None  # None for an empty catalog
+    documents_blob: npt.NDArray[np.uint8]
+    documents_offsets: Int64s
+
+    @property
+    def size(self) -> int:
+        return len(self.ids)
+
+    def display(self, position: int) -> DisplayFields:
+        start, end = (
+            int(self.documents_offsets[position]),
+            int(self.documents_offsets[position + 1]),
+        )
+        fields = json.loads(zlib.decompress(self.documents_blob[start:end].tobytes()))
+        return DisplayFields(**fields)
+
+
+def pack_documents(documents: list[DisplayFields]) -> tuple[npt.NDArray[np.uint8], Int64s]:
+    chunks = [
+        zlib.compress(json.dumps(vars(document), ensure_ascii=False).encode(), 6)
+        for document in documents
+    ]
+    offsets = np.zeros(len(chunks) + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(chunk) for chunk in chunks])
+    return np.frombuffer(b"".join(chunks), dtype=np.uint8), offsets
+
+
+def _json_array(value: Any) -> npt.NDArray[np.uint8]:
+    return np.frombuffer(json.dumps(value, ensure_ascii=False).encode(), dtype=np.uint8)
+
+
+def _json_value(array: npt.NDArray[np.uint8]) -> Any:
+    return json.loads(array.tobytes())
+
+
+def to_bytes(artifact: IndexArtifact) -> bytes:
+    header = {
+        "formatVersion": FORMAT_VERSION,
+        "indexVersion": artifact.index_version,
+        "builtAt": artifact.built_at,
+        "modelId": artifact.model_id,
+        "categories": list(artifact.categories),
+        "bm25": None
+        if artifact.bm25 is None
+        else {"k1": artifact.bm25.k1, "b": artifact.bm25.b, "method": artifact.bm25.method},
+    }
+    arrays: dict[str, Any] = {
+        "header": _json_array(header),
+        "ids": artifact.ids,
+        "versions": artifact.versions,
+        "item_types": artifact.item_types,
+        "category_codes": artifact.category_codes,
+        "content_hashes": artifact.content_hashes,
+        "embeddings": artifact.embeddings.astype(np.float16),
+        "documents_blob": artifact.documents_blob,
+        "documents_offsets": artifact.documents_offsets,
+    }
+    if artifact.bm25 is not None:
+        arrays |= {
+            "bm25_data": artifact.bm25.data,
+            "bm25_indices": artifact.bm25.indices,
+            "bm25_indptr": artifact.bm25.indptr,
+            "bm25_vocabulary": _json_array(artifact.bm25.vocabulary),
+        }
+    buffer = io.BytesIO()
+    np.savez(buffer, allow_pickle=False, **arrays)
+    return buffer.getvalue()
+
+
+def from_bytes(payload: bytes) -> IndexArtifact:
+    with np.load(io.BytesIO(payload), allow_pickle=False) as arrays:
+        header = _json_value(arrays["header"])
+        if header["formatVersion"] != FORMAT_VERSION:
+            raise ValueError(f"index artifact format {header['formatVersion']} is not supported")
+        bm25 = None
+        if header["bm25"] is not None:
+            bm25 = Bm25Matrix(
+                data=arrays["bm25_data"],
+                indices=arrays["bm25_indices"],
+                indptr=arrays["bm25_indptr"],
+                vocabulary=_json_value(arrays["bm25_vocabulary"]),
+                k1=float(header["bm25"]["k1"]),
+                b=float(header["bm25"]["b"]),
+                method=str(header["bm25"]["method"]),
+            )
+        return IndexArtifact(
+            index_version=int(header["indexVersion"]),
+            built_at=str(header["builtAt"]),
+            model_id=str(header["modelId"]),
+            ids=arrays["ids"],
+            versions=arrays["versions"],
+            item_types=arrays["item_types"],
+            categories=tuple(header["categories"]),
+            category_codes=arrays["category_codes"],
+            content_hashes=arrays["content_hashes"],
+            embeddings=arrays["embeddings"],
+            bm25=bm25,
+            documents_blob=arrays["documents_blob"],
+            documents_offsets=arrays["documents_offsets"],
+        )
+
+
+def artifact_key(index_version: int) -> str:
+    return f"{KEY_PREFIX}{index_version:010d}.npz"
+
+
+def save(bucket: str, artifact: IndexArtifact) -> str:
+    key = artifact_key(artifact.index_version)
+    put_object(bucket, key, to_bytes(artifact), "application/octet-stream")
+    return key
+
+
+def load(bucket: str, key: str) -> IndexArtifact:
+    return from_bytes(get_object(bucket, key))
+
+
+def prune(bucket: str, current_version: int, keep: int = 3) -> int:
+    """Deletes artifacts older than the `keep` newest versions up to `current_version`; a
+    container still loading an older one has minutes to finish. Returns how many went."""
+    client = s3()
+    oldest_kept = artifact_key(max(0, current_version - keep + 1))
+    stale: list[str] = []
+    try:
+        for page in client.get_paginator("list_objects_v2").paginate(
+            Bucket=bucket, Prefix=KEY_PREFIX
+        ):
+            stale.extend(
+                entry["Key"] for entry in page.get("Contents", []) if entry["Key"] < oldest_kept
+            )
+        for first in range(0, len(stale), 1000):
+            client.delete_objects(
+                Bucket=bucket,
+                Delete={"Objects": [{"Key": key} for key in stale[first : first + 1000]]},
+            )
+    except (ClientError, BotoCoreError) as error:
+        raise StoreUnavailable(f"index artifact pruning: {error}") from error
+    return len(stale)

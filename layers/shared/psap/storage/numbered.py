@@ -1,0 +1,400 @@
+"""Records with a service id and a source number: the storage shared by incidents and events.
+
+Layout in the tenant-data table (every key begins with the tenant):
+
+  T#{t}#{prefix}#{id}            / RECORD   the record: number, compressed document, link,
+                                            createdAt, updatedAt, sourceOrder
+  T#{t}#{prefix}NUM#{number}     / NUMBER   the number index: which id holds this number
+  SEQ#{sequence}                 / SEQ      the id sequence (ids unique across tenants)
+
+The number index is written with a condition in the same transaction as a new record, so two
+writers of the same new number cannot both create one: the loser finds the index and updates
+the record the winner created. Updates carry a SourceOrder and are conditional on it.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from urllib.parse import quote
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from psap.clock import format_timestamp
+from psap.errors import Conflict, StoreUnavailable
+from psap.storage.attributes import from_item
+from psap.storage.documents import decode_document, encode_document
+from psap.storage.dynamodb import batch_put, dynamodb, transact_write
+from psap.storage.ordering import SourceOrder, UpsertOutcome, UpsertResult
+from psap.storage.sequences import next_id, raise_floor
+
+_RECORD_SK = "RECORD"
+_NUMBER_SK = "NUMBER"
+_ATTEMPTS = 5
+
+
+@dataclass(frozen=True)
+class RecordKind:
+    name: str  # "incident": used in messages
+    prefix: str  # "INC": key prefix
+    sequence: str  # "INCIDENT": id sequence
+
+
+@dataclass(frozen=True)
+class Link:
+    """The other record a record points to (an incident's event, an event's incident)."""
+
+    id: int | None
+    number: str | None
+
+
+@dataclass(frozen=True)
+class StoredRecord:
+    id: int
+    number: str
+    document: dict[str, Any]
+    created_at: str
+    updated_at: str
+    source_order: str | None
+    link: Link | None
+
+
+class _Cancelled(Exception):
+    def __init__(self, codes: list[str]) -> None:
+        super().__init__(",".join(codes))
+        self.codes = codes
+
+
+def record_key(kind: RecordKind, tenant_id: int, record_id: int) -> dict[str, dict[str, str]]:
+    return {"pk": {"S": f"T#{tenant_id}#{kind.prefix}#{record_id}"}, "sk": {"S": _RECORD_SK}}
+
+
+def number_key(kind: RecordKind, tenant_id: int, number: str) -> dict[str, dict[str, str]]:
+    # Quoted: a number holding '#' cannot reach into another key.
+    pk = f"T#{tenant_id}#{kind.prefix}NUM#{quote(number, safe='')}"
+    return {"pk": {"S": pk}, "sk": {"S": _NUMBER_SK}}
+
+
+def _get(key: dict[str, Any], table: str, what: str) -> dict[str, Any] | None:
+    try:
+        answer = dynamodb().get_item(TableName=table, Key=key, ConsistentRead=True)
+    except (ClientError, BotoCoreError) as error:
+        raise StoreUnavailable(f"{what}: {error}") from error
+    raw = answer.get("Item")
+    return from_item(raw) if raw else None
+
+
+def find_id(table: str, kind: RecordKind, tenant_id: int, number: str) -> int | None:
+    item = _get(number_key(kind, tenant_id, number), table, f"{kind.name} number")
+    return int(item["recordId"]) if item else None
+
+
+def read(table: str, kind: RecordKind, tenant_id: int, record_id: int) -> StoredRecord | None:
+    item = _get(record_key(kind, tenant_id, record_id), table, kind.name)
+    return _stored(item) if item else None
+
+
+def _stored(item: dict[str, Any]) -> StoredRecord:
+    linked_id = item.get("linkedId")
+    linked_number = item.get("linkedNumber")
+    has_link = linked_id is not None or linked_number is not None
+    return StoredRecord(
+        id=int(item["id"]),
+        number=str(item["number"]),
+        document=decode_document(bytes(item["doc"])),
+        created_at=str(item["createdAt"]),
+        updated_at=str(item["updatedAt"]),
+        source_order=item.get("sourceOrder"),
+        link=Link(linked_id, linked_number) if has_link else None,
+    )
+
+
+def _record_item(
+    kind: RecordKind,
+    tenant_id: int,
+    record_id: int,
+    number: str,
+    document: dict[str, Any],
+    created_at: str,
+    now: str,
+    source_order: str | None,
+    link: Link | None,
+) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        **record_key(kind, tenant_id, record_id),
+        "id": {"N": str(record_id)},
+        "tenantId": {"N": str(tenant_id)},
+        "number": {"S": number},
+        "doc": {"B": encode_document(document)},
+        "createdAt": {"S": created_at},
+        "updatedAt": {"S": now},
+    }
+    if source_order is not None:
+        item["sourceOrder"] = {"S": source_order}
+    if link is not None and link.id is not None:
+        item["linkedId"] = {"N": str(link.id)}
+    if link is not None and link.number is not None:
+        item["linkedNumber"] = {"S": link.number}
+    return item
+
+
+def _number_item(kind: RecordKind, tenant_id: int, number: str, record_id: int) -> dict[str, Any]:
+    return {**number_key(kind, tenant_id, number), "recordId": {"N": str(record_id)}}
+
+
+def upsert_by_number(
+    table: str,
+    kind: RecordKind,
+    tenant_id: int,
+    number: str,
+    document: dict[str, Any],
+    created_at: datetime | None,
+    order: SourceOrder | None,
+    now: datetime,
+) -> UpsertResult:
+    """Creates the record for `number` or updates the one that holds it (never a second
+    record for one number). With `order`, the update is written only if it is newer than
+    the stored order; a record without a stored order (imported) takes any update."""
+    stamp = format_timestamp(now)
+    order_key = order.key() if order is not None else None
+    for _ in range(_ATTEMPTS):
+        existing = find_id(table, kind, tenant_id, number)
+        if existing is None:
+            record_id = next_id(table, kind.sequence)
+            item = _record_item(
+                kind,
+                tenant_id,
+                record_id,
+                number,
+                document,
+                format_timestamp(created_at) if created_at else stamp,
+                stamp,
+                order_key,
+                None,
+            )
+            writes = [
+                {
+                    "Put": {
+                        "TableName": table,
+                        "Item": _number_item(kind, tenant_id, number, record_id),
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                },
+                {
+                    "Put": {
+                        "TableName": table,
+                        "Item": item,
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                },
+            ]
+            try:
+                transact_write(writes, on_cancel=_Cancelled)
+            except _Cancelled:
+                # Another writer created this number first (updated next round), or an
+                # imported record holds this id (the next round draws a new one).
+                continue
+            return UpsertResult(record_id, UpsertOutcome.CREATED)
+        outcome = _update_document(
+            table, kind, tenant_id, existing, number, document, created_at, order_key, stamp
+        )
+        if outcome is not None:
+            return UpsertResult(existing, outcome)
+    raise StoreUnavailable(f"{kind.name} {number}: too many concurrent writers, retry later")
+
+
+def _update_document(
+    table: str,
+    kind: RecordKind,
+    tenant_id: int,
+    record_id: int,
+    number: str,
+    document: dict[str, Any],
+    created_at: datetime | None,
+    order_key: str | None,
+    stamp: str,
+) -> UpsertOutcome | None:
+    """UPDATED, STALE, or None when the record vanished under the number (retry)."""
+    names = {"#doc": "doc", "#num": "number"}
+    values: dict[str, Any] = {
+        ":doc": {"B": encode_document(document)},
+        ":num": {"S": number},
+        ":now": {"S": stamp},
+    }
+    assignments = ["#doc = :doc", "#num = :num", "updatedAt = :now"]
+    if created_at is not None:
+        values[":created"] = {"S": format_timestamp(created_at)}
+        assignments.append("createdAt = :created")
+    condition = "attribute_exists(pk)"
+    if order_key is not None:
+        values[":order"] = {"S": order_key}
+        assignments.append("sourceOrder = :order")
+        condition += " AND (attribute_not_exists(sourceOrder) OR sourceOrder < :order)"
+    try:
+        dynamodb().update_item(
+            TableName=table,
+            Key=record_key(kind, tenant_id, record_id),
+            UpdateExpression="SET " + ", ".join(assignments),
+            ConditionExpression=condition,
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=values,
+        )
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+            raise StoreUnavailable(f"{kind.name} update: {error}") from error
+        if read(table, kind, tenant_id, record_id) is None:
+            return None
+        return UpsertOutcome.STALE
+    except BotoCoreError as error:
+        raise StoreUnavailable(f"{kind.name} update: {error}") from error
+    return UpsertOutcome.UPDATED
+
+
+def put_by_id(
+    table: str,
+    kind: RecordKind,
+    tenant_id: int,
+    record_id: int,
+    number: str,
+    document: dict[str, Any],
+    created_at: datetime | None,
+    link: Link | None,
+    now: datetime,
+) -> UpsertOutcome:
+    """Writes the record under an id the caller chose (imports keep the platform's ids).
+
+    Writing the same record again updates it. The number must not belong to another record
+    of the tenant (Conflict). A record given without a link keeps its stored link; the
+    stored source order is kept, so the connector's ordering guard keeps working."""
+    stamp = format_timestamp(now)
+    for _ in range(_ATTEMPTS):
+        old = read(table, kind, tenant_id, record_id)
+        item = _record_item(
+            kind,
+            tenant_id,
+            record_id,
+            number,
+            document,
+            format_timestamp(created_at) if created_at else (old.created_at if old else stamp),
+            stamp,
+            old.source_order if old else None,
+            link if link is not None else (old.link if old else None),
+        )
+        writes: list[dict[str, Any]] = []
+        record_write: dict[str, Any] = {"TableName": table, "Item": item}
+        if old is None:
+            record_write["ConditionExpression"] = "attribute_not_exists(pk)"
+        else:
+            # Unchanged since read: a concurrent connector update is never silently lost.
+            record_write["ConditionExpression"] = "updatedAt = :seen"
+            record_write["ExpressionAttributeValues"] = {":seen": {"S": old.updated_at}}
+        writes.append({"Put": record_write})
+        if old is None or old.number != number:
+            writes.append(
+                {
+                    "Put": {
+                        "TableName": table,
+                        "Item": _number_item(kind, tenant_id, number, record_id),
+                        "ConditionExpression": "attribute_not_exists(pk) OR recordId = :id",
+                        "ExpressionAttributeValues": {":id": {"N": str(record_id)}},
+                    }
+                }
+            )
+        if old is not None and old.number != number:
+            writes.append(
+                {
+                    "Delete": {
+                        "TableName": table,
+                        "Key": number_key(kind, tenant_id, old.number),
+                        "ConditionExpression": "attribute_not_exists(pk) OR recordId = :id",
+                        "ExpressionAttributeValues": {":id": {"N": str(record_id)}},
+                    }
+                }
+            )
+        try:
+            transact_write(writes, on_cancel=_Cancelled)
+        except _Cancelled as cancelled:
+            if len(cancelled.codes) > 1 and cancelled.codes[1] == "ConditionalCheckFailed":
+                holder = find_id(table, kind, tenant_id, number)
+                raise Conflict(
+                    f"{kind.name} number '{number}' already belongs to {kind.name} {holder}"
+                ) from cancelled
+            continue
+        raise_floor(table, kind.sequence, record_id)
+        return UpsertOutcome.CREATED if old is None else UpsertOutcome.UPDATED
+    raise StoreUnavailable(f"{kind.name} {record_id}: too many concurrent writers, retry later")
+
+
+def link_write(
+    table: str,
+    kind: RecordKind,
+    tenant_id: int,
+    record: StoredRecord,
+    link: Link | None,
+) -> dict[str, Any]:
+    """A transaction item that sets (or removes, link=None) a record's link, valid only if
+    the link is still what was read."""
+    values: dict[str, Any] = {}
+    if record.link is not None and record.link.id is not None:
+        condition = "linkedId = :seen"
+        values[":seen"] = {"N": str(record.link.id)}
+    else:
+        condition = "attribute_not_exists(linkedId)"
+    condition = f"attribute_exists(pk) AND {condition}"
+    if link is None or link.id is None:
+        expression = "REMOVE linkedId, linkedNumber"
+    elif link.number is None:
+        values[":lid"] = {"N": str(link.id)}
+        expression = "SET linkedId = :lid REMOVE linkedNumber"
+    else:
+        values[":lid"] = {"N": str(link.id)}
+        values[":lnum"] = {"S": link.number}
+        expression = "SET linkedId = :lid, linkedNumber = :lnum"
+    update: dict[str, Any] = {
+        "TableName": table,
+        "Key": record_key(kind, tenant_id, record.id),
+        "UpdateExpression": expression,
+        "ConditionExpression": condition,
+    }
+    if values:
+        update["ExpressionAttributeValues"] = values
+    return {"Update": update}
+
+
+@dataclass(frozen=True)
+class NewRecord:
+    id: int
+    number: str
+    document: dict[str, Any]
+    created_at: datetime | None
+    link: Link | None
+
+
+def bulk_load(
+    table: str, kind: RecordKind, tenant_id: int, records: list[NewRecord], now: datetime
+) -> None:
+    """Loads NEW records fast (BatchWriteItem): the same items as put_by_id, for operator
+    loads into an empty tenant (demo data, benchmarks). Numbers must be unique."""
+    if not records:
+        return
+    if len({record.number for record in records}) != len(records):
+        raise ValueError("bulk_load takes records with distinct numbers")
+    stamp = format_timestamp(now)
+    items: list[dict[str, Any]] = []
+    for record in records:
+        created = format_timestamp(record.created_at) if record.created_at else stamp
+        items.append(
+            _record_item(
+                kind,
+                tenant_id,
+                record.id,
+                record.number,
+                record.document,
+                created,
+                stamp,
+                None,
+                record.link,
+            )
+        )
+        items.append(_number_item(kind, tenant_id, record.number, record.id))
+    batch_put(table, items)
+    raise_floor(table, kind.sequence, max(record.id for record in records))

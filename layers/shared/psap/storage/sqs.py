@@ -1,0 +1,56 @@
+"""The SQS client and message sending shared by every producer (botocore, like DynamoDB)."""
+
+import json
+from collections.abc import Mapping, Sequence
+from functools import cache
+from typing import TYPE_CHECKING, Any, cast
+
+import botocore.session
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from psap.errors import StoreUnavailable
+
+if TYPE_CHECKING:
+    from mypy_boto3_sqs import SQSClient
+
+MAX_DELAY_SECONDS = 900  # SQS's limit: longer waits need a scheduler
+_BATCH_LIMIT = 10
+_CONFIG = Config(retries={"mode": "standard", "max_attempts": 4}, connect_timeout=2, read_timeout=5)
+
+
+@cache
+def sqs() -> "SQSClient":
+    """One client per warm container, created on first use (after a test's moto is up)."""
+    return cast("SQSClient", botocore.session.get_session().create_client("sqs", config=_CONFIG))
+
+
+def _text(body: str | Mapping[str, Any]) -> str:
+    return body if isinstance(body, str) else json.dumps(body, separators=(",", ":"))
+
+
+def send_message(queue_url: str, body: str | Mapping[str, Any], delay_seconds: int = 0) -> None:
+    """Sends one message (a JSON object is serialized compactly); delays cap at 15 minutes."""
+    try:
+        sqs().send_message(
+            QueueUrl=queue_url,
+            MessageBody=_text(body),
+            DelaySeconds=max(0, min(MAX_DELAY_SECONDS, delay_seconds)),
+        )
+    except (ClientError, BotoCoreError) as error:
+        raise StoreUnavailable(f"queue send failed: {error}") from error
+
+
+def send_messages(queue_url: str, bodies: Sequence[str | Mapping[str, Any]]) -> None:
+    """Sends up to any number of messages, ten per request; raises if any could not be sent."""
+    for first in range(0, len(bodies), _BATCH_LIMIT):
+        entries = [
+            {"Id": str(index), "MessageBody": _text(body)}
+            for index, body in enumerate(bodies[first : first + _BATCH_LIMIT])
+        ]
+        try:
+            answer = sqs().send_message_batch(QueueUrl=queue_url, Entries=entries)  # type: ignore[arg-type]
+        except (ClientError, BotoCoreError) as error:
+            raise StoreUnavailable(f"queue send failed: {error}") from error
+        if answer.get("Failed"):
+            raise StoreUnavailable(f"queue send failed for {len(answer['Failed'])} messages")

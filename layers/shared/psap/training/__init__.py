@@ -1,0 +1,1 @@
+"""Training: a user's phase enrollments with task lists and progress counters."""

@@ -1,0 +1,1 @@
+"""The tenant's users: list (Spring-style page), imports, and person references."""

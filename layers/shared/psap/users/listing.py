@@ -1,0 +1,25 @@
+"""List users: a Spring-style page of the tenant's users (query parameters are ours)."""
+
+from psap.config import tenant_data_table
+from psap.http.pagination import PageRequest, parse_sort
+from psap.users import store
+from psap.users.models import UserPage
+from psap.users.store import UserFilters, UserSortField
+
+DEFAULT_PAGE_SIZE = 20
+MAX_PAGE_SIZE = 200
+SORT_FIELDS = tuple(field.value for field in UserSortField)
+
+
+def list_users(
+    tenant_id: int, page: int, size: int, sort: str | None, filters: UserFilters
+) -> UserPage:
+    """Without `sort`, users come by id and the page says it is unsorted (as Spring does)."""
+    request = PageRequest.capped(page, size, MAX_PAGE_SIZE)
+    order = parse_sort(sort, SORT_FIELDS)
+    field = UserSortField(order.property) if order else UserSortField.ID
+    ascending = order.ascending if order else True
+    users, total = store.list_users(
+        tenant_data_table(), tenant_id, filters, field, ascending, request
+    )
+    return UserPage.of(users, request, total, is_sorted=order is not None)

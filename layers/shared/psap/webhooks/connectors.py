@@ -1,0 +1,177 @@
+"""Connectors, the admin side: create, list, update, disable/enable, rotate the secret.
+
+A signing secret is 32 random bytes generated here and shown once, in the form the
+connector's profile verifies with. Rotation adds a new secret and keeps the old ones signing
+until the end of an overlap window, so the CAD can switch at any moment within it.
+"""
+
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from psap.errors import InvalidInput, StoreUnavailable
+from psap.webhooks import secrets as vault
+from psap.webhooks import store
+from psap.webhooks.addresses import UnsafeDestination, parse_destination
+from psap.webhooks.catalogue import UpdateKind
+from psap.webhooks.models import Connector, ConnectorStatus
+from psap.webhooks.signing import SigningProfile, presented_secret
+
+DEFAULT_OVERLAP = timedelta(hours=24)
+MAX_OVERLAP = timedelta(days=30)
+_MAX_NAME = 200
+_MAX_URL = 2048
+
+
+@dataclass(frozen=True)
+class ConnectorWithSecret:
+    connector: Connector
+    signing_secret: str  # shown once: only Secrets Manager keeps it
+
+
+def _check_url(url: str, local_dev: bool) -> str:
+    url = url.strip()
+    if len(url) > _MAX_URL:
+        raise InvalidInput(f"The URL is longer than {_MAX_URL} characters")
+    try:
+        parse_destination(url, local_dev=local_dev)
+    except UnsafeDestination as error:
+        raise InvalidInput(f"The connector URL is refused: {error}") from error
+    return url
+
+
+def _check_event_types(event_types: list[str] | None) -> list[str] | None:
+    if event_types is None:
+        return None
+    known = {kind.value for kind in UpdateKind}
+    unknown = sorted(set(event_types) - known)
+    if unknown:
+        raise InvalidInput(
+            f"Unknown event type(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+        )
+    return sorted(set(event_types))
+
+
+def _check_bearer(profile: SigningProfile, bearer: str | None) -> None:
+    if profile is SigningProfile.BASELINE and not bearer:
+        raise InvalidInput("The baseline profile needs the bearer credential the CAD issued")
+    if bearer is not None and (not bearer.strip() or any(c in bearer for c in "\r\n")):
+        raise InvalidInput("The bearer credential must be one line of text")
+
+
+def create_connector(
+    table: str,
+    tenant_id: int,
+    *,
+    name: str,
+    url: str,
+    profile: SigningProfile,
+    event_types: list[str] | None,
+    bearer_credential: str | None,
+    local_dev: bool,
+    now: datetime,
+) -> ConnectorWithSecret:
+    name = name.strip()
+    if not name or len(name) > _MAX_NAME:
+        raise InvalidInput(f"A connector needs a name of 1 to {_MAX_NAME} characters")
+    url = _check_url(url, local_dev)
+    _check_bearer(profile, bearer_credential)
+    connector_id = f"con-{secrets.token_hex(6)}"
+    signing = vault.new_signing_secret("sig-1", now)
+    secret_name = vault.secret_name(tenant_id, connector_id)
+    connector = Connector(
+        connector_id=connector_id,
+        tenant_id=tenant_id,
+        name=name,
+        url=url,
+        profile=profile,
+        event_types=_check_event_types(event_types),
+        status=ConnectorStatus.ACTIVE,
+        local_dev=local_dev,
+        secret_name=secret_name,
+        created_at=now,
+        updated_at=now,
+    )
+    # The secret first: a connector item never points at a secret that does not exist.
+    vault.create_secret(
+        secret_name, vault.ConnectorSecrets((signing,), bearer_credential), tenant_id
+    )
+    store.put_new_connector(table, connector)
+    return ConnectorWithSecret(connector, presented_secret(signing.raw, profile))
+
+
+def list_connectors(table: str, tenant_id: int) -> list[Connector]:
+    return store.list_connectors(table, tenant_id)
+
+
+def update_connector(
+    table: str,
+    tenant_id: int,
+    connector_id: str,
+    *,
+    now: datetime,
+    name: str | None = None,
+    url: str | None = None,
+    profile: SigningProfile | None = None,
+    event_types: list[str] | None = None,
+    all_event_types: bool = False,
+    bearer_credential: str | None = None,
+    local_dev: bool | None = None,
+    status: ConnectorStatus | None = None,
+) -> ConnectorWithSecret | Connector:
+    """Changes what is given. A new profile needs a secret in its own form, so it comes with
+    a new signing secret (returned, shown once) and no overlap: the old form cannot verify."""
+    current = store.get_connector(table, tenant_id, connector_id)
+    changes: dict[str, object] = {"updated_at": now}
+    if name is not None:
+        if not name.strip() or len(name.strip()) > _MAX_NAME:
+            raise InvalidInput(f"A connector needs a name of 1 to {_MAX_NAME} characters")
+        changes["name"] = name.strip()
+    dev = current.local_dev if local_dev is None else local_dev
+    changes["local_dev"] = dev
+    changes["url"] = _check_url(url if url is not None else current.url, dev)
+    if all_event_types:
+        changes["event_types"] = None
+    elif event_types is not None:
+        changes["event_types"] = _check_event_types(event_types)
+    if status is not None:
+        changes["status"] = status
+        if status is ConnectorStatus.ACTIVE:
+            changes.update(flagged_at=None, flag_reason=None)
+    new_profile = profile or current.profile
+    changes["profile"] = new_profile
+    secrets_now = vault.read_secret(current.secret_name, fresh=True)
+    bearer = secrets_now.bearer_credential if bearer_credential is None else bearer_credential
+    _check_bearer(new_profile, bearer)
+    shown: str | None = None
+    updated_secrets = vault.ConnectorSecrets(secrets_now.signing, bearer)
+    if new_profile is not current.profile:
+        fresh = vault.new_signing_secret(f"sig-{len(secrets_now.signing) + 1}", now)
+        updated_secrets = vault.ConnectorSecrets((fresh,), bearer)
+        shown = presented_secret(fresh.raw, new_profile)
+    if updated_secrets != secrets_now:
+        vault.write_secret(current.secret_name, updated_secrets)
+    updated = current.model_copy(update=changes)
+    store.replace_connector(table, updated, _stamp(current.updated_at))
+    return ConnectorWithSecret(updated, shown) if shown else updated
+
+
+def rotate_secret(
+    table: str, tenant_id: int, connector_id: str, overlap: timedelta, now: datetime
+) -> ConnectorWithSecret:
+    if overlap < timedelta(0) or overlap > MAX_OVERLAP:
+        raise InvalidInput(f"The overlap must be between 0 and {MAX_OVERLAP.days} days")
+    connector = store.get_connector(table, tenant_id, connector_id)
+    current = vault.read_secret(connector.secret_name, fresh=True)
+    rotated, raw = current.rotated(now, overlap)
+    try:
+        vault.write_secret(connector.secret_name, rotated)
+    except StoreUnavailable:
+        raise
+    return ConnectorWithSecret(connector, presented_secret(raw, connector.profile))
+
+
+def _stamp(moment: datetime) -> str:
+    from psap.clock import format_timestamp  # noqa: PLC0415 - keeps the import list short
+
+    return format_timestamp(moment)

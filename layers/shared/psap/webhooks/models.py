@@ -1,0 +1,88 @@
+"""Connectors, deliveries and attempts as the admin CLI shows them (camelCase JSON)."""
+
+from enum import StrEnum
+
+from pydantic import Field
+
+from psap.models import Timestamp, WireModel
+from psap.webhooks.schedule import ErrorClass
+from psap.webhooks.signing import SigningProfile
+
+
+class ConnectorStatus(StrEnum):
+    ACTIVE = "ACTIVE"
+    DISABLED = "DISABLED"  # by an operator
+    GONE = "GONE"  # flagged: the CAD answered 410 Gone; no new deliveries until re-enabled
+
+
+class Connector(WireModel):
+    """A tenant's CAD endpoint. Its secrets are in Secrets Manager under `secret_name`."""
+
+    connector_id: str
+    tenant_id: int
+    name: str
+    url: str
+    profile: SigningProfile
+    # None: every kind of update; otherwise only these event types are delivered.
+    event_types: list[str] | None
+    status: ConnectorStatus
+    local_dev: bool = Field(
+        description="http and loopback allowed (only where the deployment allows local-dev)"
+    )
+    secret_name: str
+    created_at: Timestamp
+    updated_at: Timestamp
+    flagged_at: Timestamp | None = None
+    flag_reason: str | None = None
+
+    def wants(self, event_type: str) -> bool:
+        return self.status is ConnectorStatus.ACTIVE and (
+            self.event_types is None or event_type in self.event_types
+        )
+
+
+class DeliveryStatus(StrEnum):
+    PENDING = "PENDING"  # waiting for its next attempt (nextAttemptAt)
+    DELIVERED = "DELIVERED"
+    FAILED = "FAILED"  # every attempt of the schedule failed: dead-letter state
+    STOPPED = "STOPPED"  # the CAD answered 410 Gone
+    CANCELLED = "CANCELLED"  # the connector was disabled or flagged before it could be sent
+
+    @property
+    def dead(self) -> bool:
+        return self in {DeliveryStatus.FAILED, DeliveryStatus.STOPPED, DeliveryStatus.CANCELLED}
+
+
+class Delivery(WireModel):
+    """One update for one connector. The body is serialized once and sent byte-identical on
+    every attempt and replay; the delivery id never changes."""
+
+    delivery_id: str
+    tenant_id: int
+    connector_id: str
+    event_id: str
+    event_type: str
+    status: DeliveryStatus
+    attempt_count: int  # every attempt ever made, replays included
+    run_attempts: int  # attempts since the delivery was (re-)armed; drives the schedule
+    next_attempt_at: Timestamp | None
+    created_at: Timestamp
+    updated_at: Timestamp
+    delivered_at: Timestamp | None = None
+    last_status_code: int | None = None
+    last_error_class: ErrorClass | None = None
+    body: bytes = Field(exclude=True, repr=False)
+
+
+class Attempt(WireModel):
+    """One HTTP attempt as recorded: never a secret, never the bearer credential."""
+
+    delivery_id: str
+    number: int
+    started_at: Timestamp
+    signed_timestamp: int | None = None  # X-SVC-Timestamp / webhook-timestamp, unix seconds
+    status_code: int | None = None
+    latency_ms: int
+    error_class: ErrorClass | None = None
+    error_detail: str | None = None
+    response_excerpt: str | None = None  # the first 4 KB of the answer

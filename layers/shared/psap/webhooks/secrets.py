@@ -1,0 +1,185 @@
+"""A connector's secrets in Secrets Manager: signing secrets and the CAD's bearer credential.
+
+One secret per connector, named `<CONNECTOR_SECRET_PREFIX>/tenants/<t>/connectors/<id>`,
+holding JSON. Connector items in DynamoDB keep only the secret's name; no secret value is
+ever written to a table, a log line or an attempt record. The dispatcher keeps a read copy
+for 30 s per warm container: a rotation's overlap window is far longer, so a copy that is a
+few seconds old still signs with a secret the receiver accepts.
+"""
+
+import base64
+import json
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from functools import cache
+from typing import TYPE_CHECKING, cast
+
+import botocore.session
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from psap.clock import format_timestamp, parse_timestamp
+from psap.config import required_env
+from psap.errors import StoreUnavailable
+
+if TYPE_CHECKING:
+    from mypy_boto3_secretsmanager import SecretsManagerClient
+
+SIGNING_SECRET_BYTES = 32
+_CACHE_SECONDS = 30.0
+_CONFIG = Config(retries={"mode": "standard", "max_attempts": 4}, connect_timeout=2, read_timeout=5)
+
+
+@dataclass(frozen=True)
+class SigningSecret:
+    secret_id: str  # names the secret in listings ("sig-1"), never its value
+    raw: bytes = field(repr=False)
+    created_at: datetime
+    retires_at: datetime | None  # end of the overlap window after a rotation
+
+    def active(self, now: datetime) -> bool:
+        return self.retires_at is None or now < self.retires_at
+
+
+@dataclass(frozen=True)
+class ConnectorSecrets:
+    signing: tuple[SigningSecret, ...]  # newest first
+    bearer_credential: str | None = field(default=None, repr=False)
+
+    def active_signing(self, now: datetime) -> list[bytes]:
+        return [secret.raw for secret in self.signing if secret.active(now)]
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "signingSecrets": [
+                    {
+                        "id": secret.secret_id,
+                        "secret": base64.b64encode(secret.raw).decode("ascii"),
+                        "createdAt": format_timestamp(secret.created_at),
+                        "retiresAt": format_timestamp(secret.retires_at)
+                        if secret.retires_at
+                        else None,
+                    }
+                    for secret in self.signing
+                ],
+                "bearerCredential": self.bearer_credential,
+            }
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> "ConnectorSecrets":
+        document = json.loads(text)
+        return cls(
+            signing=tuple(
+                SigningSecret(
+                    secret_id=str(entry["id"]),
+                    raw=base64.b64decode(entry["secret"]),
+                    created_at=parse_timestamp(str(entry["createdAt"])),
+                    retires_at=parse_timestamp(str(entry["retiresAt"]))
+                    if entry.get("retiresAt")
+                    else None,
+                )
+                for entry in document.get("signingSecrets", [])
+            ),
+            bearer_credential=document.get("bearerCredential"),
+        )
+
+    def rotated(self, now: datetime, overlap: timedelta) -> tuple["ConnectorSecrets", bytes]:
+        """A new newest secret; the active ones retire at the end of the overlap window."""
+        fresh = new_signing_secret(self._next_id(), now)
+        kept = tuple(
+            SigningSecret(
+                secret.secret_id,
+                secret.raw,
+                secret.created_at,
+                min(secret.retires_at, now + overlap) if secret.retires_at else now + overlap,
+            )
+            for secret in self.signing
+            if secret.active(now)
+        )
+        return ConnectorSecrets((fresh, *kept), self.bearer_credential), fresh.raw
+
+    def _next_id(self) -> str:
+        numbers = [
+            int(secret.secret_id[4:])
+            for secret in self.signing
+            if secret.secret_id.startswith("sig-") and secret.secret_id[4:].isdigit()
+        ]
+        return f"sig-{max(numbers, default=0) + 1}"
+
+
+def new_signing_secret(secret_id: str, now: datetime) -> SigningSecret:
+    return SigningSecret(secret_id, secrets.token_bytes(SIGNING_SECRET_BYTES), now, None)
+
+
+def secret_name(tenant_id: int, connector_id: str) -> str:
+    return (
+        f"{required_env('CONNECTOR_SECRET_PREFIX')}/tenants/{tenant_id}/connectors/{connector_id}"
+    )
+
+
+@cache
+def secrets_manager() -> "SecretsManagerClient":
+    client = botocore.session.get_session().create_client("secretsmanager", config=_CONFIG)
+    return cast("SecretsManagerClient", client)
+
+
+def create_secret(name: str, value: ConnectorSecrets, tenant_id: int) -> None:
+    try:
+        secrets_manager().create_secret(
+            Name=name,
+            SecretString=value.to_json(),
+            Description="Signing secrets and bearer credential of a CAD webhook connector",
+            Tags=[{"Key": "psap:tenant", "Value": str(tenant_id)}],
+        )
+    except (ClientError, BotoCoreError) as error:
+        raise StoreUnavailable(f"connector secret could not be created: {_code(error)}") from error
+
+
+def write_secret(name: str, value: ConnectorSecrets) -> None:
+    try:
+        secrets_manager().put_secret_value(SecretId=name, SecretString=value.to_json())
+    except (ClientError, BotoCoreError) as error:
+        raise StoreUnavailable(f"connector secret could not be written: {_code(error)}") from error
+    _forget(name)
+
+
+def read_secret(name: str, *, fresh: bool = False) -> ConnectorSecrets:
+    now = time.monotonic()
+    with _cache_lock:
+        cached = _cache.get(name)
+    if cached is not None and not fresh and now - cached[0] < _CACHE_SECONDS:
+        return cached[1]
+    try:
+        answer = secrets_manager().get_secret_value(SecretId=name)
+    except (ClientError, BotoCoreError) as error:
+        raise StoreUnavailable(f"connector secret could not be read: {_code(error)}") from error
+    value = ConnectorSecrets.from_json(answer["SecretString"])
+    with _cache_lock:
+        _cache[name] = (now, value)
+    return value
+
+
+def _forget(name: str) -> None:
+    with _cache_lock:
+        _cache.pop(name, None)
+
+
+def forget_all() -> None:
+    with _cache_lock:
+        _cache.clear()
+
+
+def _code(error: Exception) -> str:
+    # Error codes only: a message could echo a request parameter, and this one holds secrets.
+    if isinstance(error, ClientError):
+        return str(error.response.get("Error", {}).get("Code", "error"))
+    return type(error).__name__
+
+
+_cache: dict[str, tuple[float, ConnectorSecrets]] = {}
+_cache_lock = threading.Lock()

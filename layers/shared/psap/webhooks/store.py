@@ -1,0 +1,733 @@
+"""Connectors, deliveries and attempts in the CAD table.
+
+Layout (every key begins with the tenant, except the scheduler's tenant directory):
+
+  T#{t}#CON              / {connectorId}              a connector (no secret values)
+  T#{t}#DLV#{deliveryId} / DELIVERY                   a delivery, with its body bytes
+  T#{t}#DLV#{deliveryId} / ATTEMPT#{n:04d}            each attempt of it
+  T#{t}#CON#{c}#DLV      / {createdAt}#{deliveryId}   a connector's deliveries, by time
+  T#{t}#CON#{c}#DEAD     / {deadAt}#{deliveryId}      its dead-letter deliveries, by time
+  T#{t}#DUE              / {nextAttemptAt}#{id}       pending deliveries by due time
+  DIRECTORY#WEBHOOK_TENANTS / T#{t:012d}              tenants that have connectors
+
+A delivery, its pointers and its attempt records change in one transaction, conditioned on
+the lease the dispatcher took, so two dispatchers can never both record the same attempt.
+`nextAttemptAt` in the delivery is the truth; the due pointers let the scheduler find what
+is due (SQS delays stop at 15 minutes) with one Query per tenant.
+"""
+
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from psap.clock import format_timestamp, parse_timestamp
+from psap.errors import Conflict, NotFound, StoreUnavailable
+from psap.storage.attributes import from_item, to_item
+from psap.storage.dynamodb import batch_get, dynamodb, transact_write
+from psap.webhooks.models import (
+    Attempt,
+    Connector,
+    ConnectorStatus,
+    Delivery,
+    DeliveryStatus,
+)
+from psap.webhooks.schedule import ErrorClass
+from psap.webhooks.signing import SigningProfile
+
+LEASE_SECONDS = 60  # longer than one attempt (10 s) plus its bookkeeping
+TENANT_DIRECTORY = "DIRECTORY#WEBHOOK_TENANTS"
+_DELIVERY_SK = "DELIVERY"
+
+
+def _connectors_pk(tenant_id: int) -> str:
+    return f"T#{tenant_id}#CON"
+
+
+def _delivery_pk(tenant_id: int, delivery_id: str) -> str:
+    return f"T#{tenant_id}#DLV#{delivery_id}"
+
+
+def _delivery_key(tenant_id: int, delivery_id: str) -> dict[str, dict[str, str]]:
+    return {"pk": {"S": _delivery_pk(tenant_id, delivery_id)}, "sk": {"S": _DELIVERY_SK}}
+
+
+def _listing_pk(tenant_id: int, connector_id: str) -> str:
+    return f"T#{tenant_id}#CON#{connector_id}#DLV"
+
+
+def _dead_pk(tenant_id: int, connector_id: str) -> str:
+    return f"T#{tenant_id}#CON#{connector_id}#DEAD"
+
+
+def _due_pk(tenant_id: int) -> str:
+    return f"T#{tenant_id}#DUE"
+
+
+def _key(pk: str, sk: str) -> dict[str, dict[str, str]]:
+    return {"pk": {"S": pk}, "sk": {"S": sk}}
+
+
+# ---------------------------------------------------------------- connectors
+
+
+def put_new_connector(table: str, connector: Connector) -> None:
+    item = {"pk": _connectors_pk(connector.tenant_id), "sk": connector.connector_id}
+    item.update(connector.model_dump(mode="json", by_alias=True))
+    transact_write(
+        [
+            {
+                "Put": {
+                    "TableName": table,
+                    "Item": to_item(item),
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+            {
+                "Put": {
+                    "TableName": table,
+                    "Item": to_item(
+                        {
+                            "pk": TENANT_DIRECTORY,
+                            "sk": f"T#{connector.tenant_id:012d}",
+                            "tenantId": connector.tenant_id,
+                        }
+                    ),
+                }
+            },
+        ],
+        on_cancel=lambda codes: Conflict(f"Connector {connector.connector_id} already exists"),
+    )
+
+
+def replace_connector(table: str, connector: Connector, expected_updated_at: str) -> None:
+    """Writes a changed connector unless someone else changed it since it was read."""
+    item = {"pk": _connectors_pk(connector.tenant_id), "sk": connector.connector_id}
+    item.update(connector.model_dump(mode="json", by_alias=True))
+    transact_write(
+        [
+            {
+                "Put": {
+                    "TableName": table,
+                    "Item": to_item(item),
+                    "ConditionExpression": "updatedAt = :seen",
+                    "ExpressionAttributeValues": {":seen": {"S": expected_updated_at}},
+                }
+            }
+        ],
+        on_cancel=lambda codes: Conflict(
+            f"Connector {connector.connector_id} changed meanwhile; try again"
+        ),
+    )
+
+
+def get_connector(table: str, tenant_id: int, connector_id: str) -> Connector:
+    item = _get(table, _key(_connectors_pk(tenant_id), connector_id), consistent=True)
+    if item is None:
+        raise NotFound(f"Connector {connector_id} does not exist")
+    return _connector(item)
+
+
+def list_connectors(table: str, tenant_id: int) -> list[Connector]:
+    return [
+        _connector(item)
+        for item in _query_all(
+            table, "pk = :p", {":p": {"S": _connectors_pk(tenant_id)}}, consistent=True
+        )
+    ]
+
+
+def flag_connector_gone(table: str, tenant_id: int, connector_id: str, now: datetime) -> None:
+    stamp = format_timestamp(now)
+    _update(
+        table,
+        _key(_connectors_pk(tenant_id), connector_id),
+        "SET #s = :gone, flaggedAt = :now, flagReason = :why, updatedAt = :now",
+        {
+            ":gone": {"S": ConnectorStatus.GONE.value},
+            ":now": {"S": stamp},
+            ":why": {"S": "the endpoint answered 410 Gone"},
+            ":active": {"S": ConnectorStatus.ACTIVE.value},
+        },
+        names={"#s": "status"},
+        condition="#s = :active",
+        tolerate_condition=True,
+    )
+
+
+def webhook_tenants(table: str) -> list[int]:
+    return [
+        int(item["tenantId"])
+        for item in _query_all(table, "pk = :p", {":p": {"S": TENANT_DIRECTORY}})
+    ]
+
+
+def _connector(item: Mapping[str, Any]) -> Connector:
+    return Connector(
+        connector_id=item["connectorId"],
+        tenant_id=int(item["tenantId"]),
+        name=item["name"],
+        url=item["url"],
+        profile=SigningProfile(item["profile"]),
+        event_types=list(item["eventTypes"]) if item.get("eventTypes") is not None else None,
+        status=ConnectorStatus(item["status"]),
+        local_dev=bool(item.get("localDev", False)),
+        secret_name=item["secretName"],
+        created_at=parse_timestamp(item["createdAt"]),
+        updated_at=parse_timestamp(item["updatedAt"]),
+        flagged_at=parse_timestamp(item["flaggedAt"]) if item.get("flaggedAt") else None,
+        flag_reason=item.get("flagReason"),
+    )
+
+
+# ---------------------------------------------------------------- deliveries
+
+
+@dataclass(frozen=True)
+class NewDelivery:
+    delivery_id: str
+    connector_id: str
+    event_id: str
+    event_type: str
+    body: bytes
+
+
+def create_delivery(table: str, tenant_id: int, new: NewDelivery, now: datetime) -> bool:
+    """Stores a delivery due now, with its pointers. False when it exists already (a worker
+    retry): delivery ids are derived from what they answer, so a retry cannot duplicate."""
+    stamp = format_timestamp(now)
+    due_sk = f"{stamp}#{new.delivery_id}"
+    delivery = {
+        "pk": _delivery_pk(tenant_id, new.delivery_id),
+        "sk": _DELIVERY_SK,
+        "deliveryId": new.delivery_id,
+        "tenantId": tenant_id,
+        "connectorId": new.connector_id,
+        "eventId": new.event_id,
+        "eventType": new.event_type,
+        "status": DeliveryStatus.PENDING.value,
+        "attemptCount": 0,
+        "runAttempts": 0,
+        "nextAttemptAt": stamp,
+        "dueSk": due_sk,
+        "createdAt": stamp,
+        "updatedAt": stamp,
+        "body": new.body,
+    }
+    try:
+        transact_write(
+            [
+                {
+                    "Put": {
+                        "TableName": table,
+                        "Item": to_item(delivery),
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                },
+                {
+                    "Put": {
+                        "TableName": table,
+                        "Item": to_item(
+                            {
+                                "pk": _listing_pk(tenant_id, new.connector_id),
+                                "sk": f"{stamp}#{new.delivery_id}",
+                                "deliveryId": new.delivery_id,
+                            }
+                        ),
+                    }
+                },
+                {"Put": {"TableName": table, "Item": to_item(_due_pointer(tenant_id, due_sk, 0))}},
+            ],
+            on_cancel=lambda codes: _AlreadyThere(),
+        )
+    except _AlreadyThere:
+        return False
+    return True
+
+
+class _AlreadyThere(Exception):
+    pass
+
+
+def _due_pointer(
+    tenant_id: int, due_sk: str, attempt_count: int, enqueued: bool = True
+) -> dict[str, Any]:
+    delivery_id = due_sk.split("#", 1)[1]
+    return {
+        "pk": _due_pk(tenant_id),
+        "sk": due_sk,
+        "deliveryId": delivery_id,
+        # The attempt the due delivery waits for: a dispatch message names it.
+        "attemptCount": attempt_count,
+        # True when an SQS message (delay <= 15 min) was scheduled for it; the scheduler
+        # then only steps in when that message seems lost.
+        "enqueued": enqueued,
+    }
+
+
+def get_delivery(table: str, tenant_id: int, delivery_id: str) -> Delivery:
+    item = _get(table, _delivery_key(tenant_id, delivery_id), consistent=True)
+    if item is None:
+        raise NotFound(f"Delivery {delivery_id} does not exist")
+    return _delivery(item)
+
+
+def find_delivery(table: str, tenant_id: int, delivery_id: str) -> Delivery | None:
+    item = _get(table, _delivery_key(tenant_id, delivery_id), consistent=True)
+    return _delivery(item) if item is not None else None
+
+
+@dataclass(frozen=True)
+class Claim:
+    delivery: Delivery
+    lease_id: str
+    due_sk: str
+
+
+def claim(
+    table: str,
+    tenant_id: int,
+    delivery_id: str,
+    attempt_count: int,
+    due_by: datetime,
+    now: datetime,
+) -> Claim | None:
+    """Takes the lease on a pending delivery due by `due_by`, at the expected attempt; None
+    when it is not due, another dispatcher holds it, or it moved on (delivered, attempted,
+    re-armed) meanwhile."""
+    lease_id = uuid.uuid4().hex
+    epoch = int(now.timestamp())
+    try:
+        answer = dynamodb().update_item(
+            TableName=table,
+            Key=_delivery_key(tenant_id, delivery_id),
+            UpdateExpression="SET leaseId = :lease, leaseUntil = :until",
+            ConditionExpression=(
+                "#s = :pending AND attemptCount = :count AND nextAttemptAt <= :now "
+                "AND (attribute_not_exists(leaseUntil) OR leaseUntil < :epoch)"
+            ),
+            ExpressionAttributeNames={"#s": "status"},
+            ExpressionAttributeValues={
+                ":lease": {"S": lease_id},
+                ":until": {"N": str(epoch + LEASE_SECONDS)},
+                ":pending": {"S": DeliveryStatus.PENDING.value},
+                ":count": {"N": str(attempt_count)},
+                ":now": {"S": format_timestamp(due_by)},
+                ":epoch": {"N": str(epoch)},
+            },
+            ReturnValues="ALL_NEW",
+        )
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+            return None
+        raise StoreUnavailable(f"delivery claim failed: {error}") from error
+    except BotoCoreError as error:
+        raise StoreUnavailable(f"delivery claim failed: {error}") from error
+    item = from_item(answer["Attributes"])
+    return Claim(_delivery(item), lease_id, str(item["dueSk"]))
+
+
+@dataclass(frozen=True)
+class AttemptResult:
+    """What to write after an attempt: its record and the delivery's new state."""
+
+    attempt: Attempt
+    status: DeliveryStatus
+    next_attempt_at: datetime | None
+    enqueued: bool  # an SQS message will carry the next attempt (delay <= 15 min)
+
+
+def record_attempt(
+    table: str, tenant_id: int, claimed: Claim, result: AttemptResult, now: datetime
+) -> None:
+    """Writes the attempt and the delivery's new state at once, if the lease is still ours."""
+    delivery = claimed.delivery
+    stamp = format_timestamp(now)
+    attempt = result.attempt
+    attempt_item = {
+        "pk": _delivery_pk(tenant_id, delivery.delivery_id),
+        "sk": f"ATTEMPT#{attempt.number:04d}",
+        **attempt.model_dump(mode="json", by_alias=True),
+    }
+    values: dict[str, Any] = {
+        ":lease": claimed.lease_id,
+        ":status": result.status.value,
+        ":count": attempt.number,
+        ":run": delivery.run_attempts + 1,
+        ":now": stamp,
+        ":code": attempt.status_code,
+        ":error": attempt.error_class.value if attempt.error_class else None,
+    }
+    sets = [
+        "#s = :status",
+        "attemptCount = :count",
+        "runAttempts = :run",
+        "updatedAt = :now",
+        "lastStatusCode = :code",
+        "lastErrorClass = :error",
+    ]
+    removes = ["leaseId", "leaseUntil"]
+    writes: list[dict[str, Any]] = [
+        {"Put": {"TableName": table, "Item": to_item(attempt_item)}},
+        {"Delete": {"TableName": table, "Key": _key(_due_pk(tenant_id), claimed.due_sk)}},
+    ]
+    if result.status is DeliveryStatus.PENDING and result.next_attempt_at is not None:
+        next_stamp = format_timestamp(result.next_attempt_at)
+        due_sk = f"{next_stamp}#{delivery.delivery_id}"
+        sets += ["nextAttemptAt = :next", "dueSk = :due"]
+        values.update({":next": next_stamp, ":due": due_sk})
+        writes.append(
+            {
+                "Put": {
+                    "TableName": table,
+                    "Item": to_item(
+                        _due_pointer(tenant_id, due_sk, attempt.number, result.enqueued)
+                    ),
+                }
+            }
+        )
+    else:
+        removes += ["nextAttemptAt", "dueSk"]
+    if result.status is DeliveryStatus.DELIVERED:
+        sets.append("deliveredAt = :now")
+    if result.status.dead:
+        writes.append(_dead_pointer_put(table, tenant_id, delivery, stamp))
+        sets.append("deadSk = :dead")
+        values[":dead"] = f"{stamp}#{delivery.delivery_id}"
+    writes.insert(
+        0,
+        {
+            "Update": {
+                "TableName": table,
+                "Key": _delivery_key(tenant_id, delivery.delivery_id),
+                "UpdateExpression": f"SET {', '.join(sets)} REMOVE {', '.join(removes)}",
+                "ConditionExpression": "leaseId = :lease",
+                "ExpressionAttributeNames": {"#s": "status"},
+                "ExpressionAttributeValues": {
+                    name: _attribute(value) for name, value in values.items()
+                },
+            }
+        },
+    )
+    transact_write(
+        writes, on_cancel=lambda codes: Conflict("the delivery's lease was lost mid-attempt")
+    )
+
+
+def _dead_pointer_put(table: str, tenant_id: int, delivery: Delivery, stamp: str) -> dict[str, Any]:
+    return {
+        "Put": {
+            "TableName": table,
+            "Item": to_item(
+                {
+                    "pk": _dead_pk(tenant_id, delivery.connector_id),
+                    "sk": f"{stamp}#{delivery.delivery_id}",
+                    "deliveryId": delivery.delivery_id,
+                }
+            ),
+        }
+    }
+
+
+def cancel(table: str, tenant_id: int, claimed: Claim, now: datetime) -> None:
+    """A delivery whose connector is disabled or flagged: dead-letter state, recoverable."""
+    delivery = claimed.delivery
+    stamp = format_timestamp(now)
+    transact_write(
+        [
+            {
+                "Update": {
+                    "TableName": table,
+                    "Key": _delivery_key(tenant_id, delivery.delivery_id),
+                    "UpdateExpression": (
+                        "SET #s = :cancelled, updatedAt = :now, deadSk = :dead "
+                        "REMOVE leaseId, leaseUntil, nextAttemptAt, dueSk"
+                    ),
+                    "ConditionExpression": "leaseId = :lease",
+                    "ExpressionAttributeNames": {"#s": "status"},
+                    "ExpressionAttributeValues": {
+                        ":cancelled": {"S": DeliveryStatus.CANCELLED.value},
+                        ":now": {"S": stamp},
+                        ":dead": {"S": f"{stamp}#{delivery.delivery_id}"},
+                        ":lease": {"S": claimed.lease_id},
+                    },
+                }
+            },
+            {"Delete": {"TableName": table, "Key": _key(_due_pk(tenant_id), claimed.due_sk)}},
+            _dead_pointer_put(table, tenant_id, delivery, stamp),
+        ],
+        on_cancel=lambda codes: Conflict("the delivery's lease was lost"),
+    )
+
+
+def rearm(table: str, tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
+    """Makes a delivery due now with a fresh schedule (replay, recovery). Same id, same body."""
+    item = _get(table, _delivery_key(tenant_id, delivery_id), consistent=True)
+    if item is None:
+        raise NotFound(f"Delivery {delivery_id} does not exist")
+    current = _delivery(item)
+    stamp = format_timestamp(now)
+    due_sk = f"{stamp}#{delivery_id}"
+    writes: list[dict[str, Any]] = [
+        {
+            "Update": {
+                "TableName": table,
+                "Key": _delivery_key(tenant_id, delivery_id),
+                "UpdateExpression": (
+                    "SET #s = :pending, runAttempts = :zero, nextAttemptAt = :now, "
+                    "dueSk = :due, updatedAt = :now REMOVE deadSk, leaseId, leaseUntil"
+                ),
+                # Not while an attempt is under way: its outcome would be lost.
+                "ConditionExpression": (
+                    "updatedAt = :seen AND "
+                    "(attribute_not_exists(leaseUntil) OR leaseUntil < :epoch)"
+                ),
+                "ExpressionAttributeNames": {"#s": "status"},
+                "ExpressionAttributeValues": {
+                    ":pending": {"S": DeliveryStatus.PENDING.value},
+                    ":zero": {"N": "0"},
+                    ":now": {"S": stamp},
+                    ":due": {"S": due_sk},
+                    ":seen": {"S": str(item["updatedAt"])},
+                    ":epoch": {"N": str(int(now.timestamp()))},
+                },
+            }
+        },
+        {
+            "Put": {
+                "TableName": table,
+                "Item": to_item(_due_pointer(tenant_id, due_sk, current.attempt_count)),
+            }
+        },
+    ]
+    if item.get("dueSk") and item["dueSk"] != due_sk:
+        writes.append(
+            {"Delete": {"TableName": table, "Key": _key(_due_pk(tenant_id), str(item["dueSk"]))}}
+        )
+    if item.get("deadSk"):
+        writes.append(
+            {
+                "Delete": {
+                    "TableName": table,
+                    "Key": _key(_dead_pk(tenant_id, current.connector_id), str(item["deadSk"])),
+                }
+            }
+        )
+    transact_write(
+        writes,
+        on_cancel=lambda codes: Conflict(
+            f"Delivery {delivery_id} is being attempted right now; try again in a minute"
+        ),
+    )
+    return current.model_copy(
+        update={
+            "status": DeliveryStatus.PENDING,
+            "run_attempts": 0,
+            "next_attempt_at": parse_timestamp(stamp),
+            "updated_at": parse_timestamp(stamp),
+        }
+    )
+
+
+def list_attempts(table: str, tenant_id: int, delivery_id: str) -> list[Attempt]:
+    items = _query_all(
+        table,
+        "pk = :p AND begins_with(sk, :a)",
+        {":p": {"S": _delivery_pk(tenant_id, delivery_id)}, ":a": {"S": "ATTEMPT#"}},
+        consistent=True,
+    )
+    return [_attempt(item) for item in items]
+
+
+def list_deliveries(
+    table: str, tenant_id: int, connector_id: str, limit: int, before: str | None = None
+) -> tuple[list[Delivery], str | None]:
+    """A connector's deliveries, newest first: one keys-only Query and one BatchGetItem."""
+    return _page_of(table, tenant_id, _listing_pk(tenant_id, connector_id), limit, before)
+
+
+def list_dead(
+    table: str, tenant_id: int, connector_id: str, limit: int, before: str | None = None
+) -> tuple[list[Delivery], str | None]:
+    """A connector's dead-letter deliveries (failed, stopped by 410, cancelled), newest first."""
+    return _page_of(table, tenant_id, _dead_pk(tenant_id, connector_id), limit, before)
+
+
+def dead_since(table: str, tenant_id: int, connector_id: str, since: datetime) -> Iterator[str]:
+    """Ids of the connector's dead-letter deliveries that died at or after `since`."""
+    for item in _query_all(
+        table,
+        "pk = :p AND sk >= :since",
+        {":p": {"S": _dead_pk(tenant_id, connector_id)}, ":since": {"S": format_timestamp(since)}},
+        consistent=True,
+    ):
+        yield str(item["deliveryId"])
+
+
+@dataclass(frozen=True)
+class DueDelivery:
+    delivery_id: str
+    due_at: datetime
+    attempt_count: int
+    enqueued: bool
+
+
+def due_deliveries(table: str, tenant_id: int, until: datetime, limit: int) -> list[DueDelivery]:
+    """Pending deliveries due at or before `until`, earliest first."""
+    answer = _query_page(
+        table,
+        "pk = :p AND sk <= :until",
+        {":p": {"S": _due_pk(tenant_id)}, ":until": {"S": format_timestamp(until) + "~"}},
+        limit=limit,
+    )
+    return [
+        DueDelivery(
+            delivery_id=str(item["deliveryId"]),
+            due_at=parse_timestamp(str(item["sk"]).split("#", 1)[0]),
+            attempt_count=int(item.get("attemptCount", 0)),
+            enqueued=bool(item.get("enqueued", True)),
+        )
+        for item in answer[0]
+    ]
+
+
+def _page_of(
+    table: str, tenant_id: int, pk: str, limit: int, before: str | None
+) -> tuple[list[Delivery], str | None]:
+    condition = "pk = :p AND sk < :before" if before else "pk = :p"
+    values = {":p": {"S": pk}}
+    if before:
+        values[":before"] = {"S": before}
+    pointers, more = _query_page(table, condition, values, limit=limit, newest_first=True)
+    if not pointers:
+        return [], None
+    found = batch_get(
+        table, [_delivery_key(tenant_id, str(pointer["deliveryId"])) for pointer in pointers]
+    )
+    by_id = {item["deliveryId"]: _delivery(item) for item in found}
+    deliveries = [by_id[p["deliveryId"]] for p in pointers if p["deliveryId"] in by_id]
+    return deliveries, str(pointers[-1]["sk"]) if more else None
+
+
+def _delivery(item: Mapping[str, Any]) -> Delivery:
+    body = item["body"]
+    return Delivery(
+        delivery_id=item["deliveryId"],
+        tenant_id=int(item["tenantId"]),
+        connector_id=item["connectorId"],
+        event_id=item["eventId"],
+        event_type=item["eventType"],
+        status=DeliveryStatus(item["status"]),
+        attempt_count=int(item["attemptCount"]),
+        run_attempts=int(item["runAttempts"]),
+        next_attempt_at=parse_timestamp(item["nextAttemptAt"])
+        if item.get("nextAttemptAt")
+        else None,
+        created_at=parse_timestamp(item["createdAt"]),
+        updated_at=parse_timestamp(item["updatedAt"]),
+        delivered_at=parse_timestamp(item["deliveredAt"]) if item.get("deliveredAt") else None,
+        last_status_code=int(item["lastStatusCode"])
+        if item.get("lastStatusCode") is not None
+        else None,
+        last_error_class=ErrorClass(item["lastErrorClass"]) if item.get("lastErrorClass") else None,
+        body=bytes(body.value if hasattr(body, "value") else body),
+    )
+
+
+def _attempt(item: Mapping[str, Any]) -> Attempt:
+    return Attempt.model_validate(
+        {key: value for key, value in item.items() if key not in {"pk", "sk"}}
+    )
+
+
+def _attribute(value: Any) -> dict[str, Any]:
+    return to_item({"v": value}).get("v", {"NULL": True})
+
+
+# ---------------------------------------------------------------- low-level reads
+
+
+def _get(table: str, key: Mapping[str, Any], consistent: bool = False) -> dict[str, Any] | None:
+    try:
+        answer = dynamodb().get_item(TableName=table, Key=dict(key), ConsistentRead=consistent)
+    except (ClientError, BotoCoreError) as error:
+        raise StoreUnavailable(f"read failed: {error}") from error
+    return from_item(answer["Item"]) if "Item" in answer else None
+
+
+def _query_page(
+    table: str,
+    condition: str,
+    values: Mapping[str, Any],
+    *,
+    limit: int,
+    newest_first: bool = False,
+    consistent: bool = True,
+) -> tuple[list[dict[str, Any]], bool]:
+    try:
+        answer = dynamodb().query(
+            TableName=table,
+            KeyConditionExpression=condition,
+            ExpressionAttributeValues=dict(values),
+            Limit=limit,
+            ScanIndexForward=not newest_first,
+            ConsistentRead=consistent,
+        )
+    except (ClientError, BotoCoreError) as error:
+        raise StoreUnavailable(f"query failed: {error}") from error
+    return [from_item(item) for item in answer.get("Items", [])], "LastEvaluatedKey" in answer
+
+
+def _query_all(
+    table: str, condition: str, values: Mapping[str, Any], consistent: bool = False
+) -> Iterator[dict[str, Any]]:
+    request: dict[str, Any] = {
+        "TableName": table,
+        "KeyConditionExpression": condition,
+        "ExpressionAttributeValues": dict(values),
+        "ConsistentRead": consistent,
+    }
+    while True:
+        try:
+            answer = dynamodb().query(**request)
+        except (ClientError, BotoCoreError) as error:
+            raise StoreUnavailable(f"query failed: {error}") from error
+        for item in answer.get("Items", []):
+            yield from_item(item)
+        if "LastEvaluatedKey" not in answer:
+            return
+        request["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
+
+
+def _update(
+    table: str,
+    key: Mapping[str, Any],
+    expression: str,
+    values: Mapping[str, Any],
+    *,
+    names: Mapping[str, str] | None = None,
+    condition: str | None = None,
+    tolerate_condition: bool = False,
+) -> None:
+    request: dict[str, Any] = {
+        "TableName": table,
+        "Key": dict(key),
+        "UpdateExpression": expression,
+        "ExpressionAttributeValues": dict(values),
+    }
+    if names:
+        request["ExpressionAttributeNames"] = dict(names)
+    if condition:
+        request["ConditionExpression"] = condition
+    try:
+        dynamodb().update_item(**request)
+    except ClientError as error:
+        code = error.response.get("Error", {}).get("Code")
+        if tolerate_condition and code == "ConditionalCheckFailedException":
+            return
+        raise StoreUnavailable(f"update failed: {error}") from error
+    except BotoCoreError as error:
+        raise StoreUnavailable(f"update failed: {error}") from error

@@ -1,0 +1,277 @@
+"""The HTTP client of webhook deliveries.
+
+It connects only to an address that psap.webhooks.addresses has just vetted (no second DNS
+lookup by the HTTP library, so no rebinding gap), verifies TLS against the URL's host name,
+never follows redirects (http.client has no such feature), bounds connect time (3 s) and the
+whole attempt (10 s), and keeps at most 4 KB of the answer. Connections are kept alive per
+warm container, keyed by where they lead and by the safety mode they were vetted under.
+"""
+
+import http.client
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cache
+
+from psap import clock
+from psap.webhooks.addresses import (
+    Destination,
+    IPAddress,
+    NameNotResolved,
+    UnsafeDestination,
+    parse_destination,
+    resolve,
+)
+from psap.webhooks.schedule import AttemptOutcome, ErrorClass, parse_retry_after
+
+CONNECT_TIMEOUT_SECONDS = 3.0
+TOTAL_TIMEOUT_SECONDS = 10.0
+RESPONSE_EXCERPT_BYTES = 4096
+# Answers up to this size are read to the end so the connection can be reused.
+_DRAIN_LIMIT_BYTES = 64 * 1024
+_USER_AGENT = "psap-webhooks/1.0"
+
+type _PoolKey = tuple[str, str, int, bool]
+
+
+class _AttemptFailed(Exception):
+    def __init__(self, error_class: ErrorClass, detail: str) -> None:
+        super().__init__(detail)
+        self.error_class = error_class
+        self.detail = detail
+
+
+@dataclass
+class _Connection:
+    http: http.client.HTTPConnection
+    address: IPAddress
+
+
+class OutboundClient:
+    """POSTs one delivery attempt; every failure becomes an AttemptOutcome, never raises."""
+
+    def __init__(
+        self,
+        connect_timeout: float = CONNECT_TIMEOUT_SECONDS,
+        total_timeout: float = TOTAL_TIMEOUT_SECONDS,
+    ) -> None:
+        self.connect_timeout = connect_timeout
+        self.total_timeout = total_timeout
+        self._idle: dict[_PoolKey, list[_Connection]] = {}
+        self._lock = threading.Lock()
+        self._tls = ssl.create_default_context()
+
+    def post(
+        self, url: str, headers: Mapping[str, str], body: bytes, *, local_dev: bool
+    ) -> AttemptOutcome:
+        started = time.monotonic()
+        deadline = started + self.total_timeout
+        try:
+            destination = parse_destination(url, local_dev=local_dev)
+            status, answer_headers, excerpt = self._exchange(
+                destination, headers, body, local_dev=local_dev, deadline=deadline
+            )
+        except _AttemptFailed as failure:
+            return AttemptOutcome(
+                status_code=None,
+                error_class=failure.error_class,
+                latency_ms=_elapsed_ms(started),
+                error_detail=failure.detail[:500],
+            )
+        except UnsafeDestination as refusal:
+            return AttemptOutcome(
+                status_code=None,
+                error_class=ErrorClass.BLOCKED,
+                latency_ms=_elapsed_ms(started),
+                error_detail=str(refusal)[:500],
+            )
+        now: datetime = clock.utc_now()
+        return AttemptOutcome(
+            status_code=status,
+            error_class=None if 200 <= status < 300 else ErrorClass.HTTP,
+            latency_ms=_elapsed_ms(started),
+            response_excerpt=excerpt,
+            retry_after_seconds=parse_retry_after(answer_headers.get("retry-after"), now),
+        )
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, {}
+        for connections in idle.values():
+            for connection in connections:
+                connection.http.close()
+
+    def _exchange(
+        self,
+        destination: Destination,
+        headers: Mapping[str, str],
+        body: bytes,
+        *,
+        local_dev: bool,
+        deadline: float,
+    ) -> tuple[int, dict[str, str], str]:
+        key: _PoolKey = (destination.scheme, destination.host, destination.port, local_dev)
+        request_headers = {
+            **headers,
+            "User-Agent": _USER_AGENT,
+            "Content-Length": str(len(body)),
+        }
+        pooled = self._take(key)
+        if pooled is not None:
+            try:
+                return self._send(
+                    pooled, key, destination, request_headers, body, deadline, reused=True
+                )
+            except _StaleConnection:
+                pass  # the peer closed a kept-alive connection: one fresh try, as browsers do
+        connection = self._open(destination, local_dev=local_dev, deadline=deadline)
+        try:
+            return self._send(
+                connection, key, destination, request_headers, body, deadline, reused=False
+            )
+        except _StaleConnection as error:
+            raise _AttemptFailed(ErrorClass.PROTOCOL, str(error)) from error
+
+    def _take(self, key: _PoolKey) -> _Connection | None:
+        with self._lock:
+            connections = self._idle.get(key)
+            return connections.pop() if connections else None
+
+    def _give_back(self, key: _PoolKey, connection: _Connection) -> None:
+        with self._lock:
+            self._idle.setdefault(key, []).append(connection)
+
+    def _open(self, destination: Destination, *, local_dev: bool, deadline: float) -> _Connection:
+        try:
+            addresses = resolve(destination, local_dev=local_dev)
+        except NameNotResolved as error:
+            raise _AttemptFailed(ErrorClass.DNS, str(error)) from error
+        problem = _AttemptFailed(ErrorClass.CONNECT, "no address answered")
+        for address in addresses:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _AttemptFailed(ErrorClass.TIMEOUT, "the attempt ran out of time")
+            try:
+                raw = socket.create_connection(
+                    (str(address), destination.port),
+                    timeout=min(self.connect_timeout, remaining),
+                )
+            except TimeoutError:
+                problem = _AttemptFailed(ErrorClass.TIMEOUT, f"connect to {address} timed out")
+                continue
+            except OSError as error:
+                problem = _AttemptFailed(ErrorClass.CONNECT, f"connect to {address}: {error}")
+                continue
+            # A request is one write; no reason to let Nagle hold back its tail.
+            raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            return self._wrap(raw, address, destination, deadline)
+        raise problem
+
+    def _wrap(
+        self, raw: socket.socket, address: IPAddress, destination: Destination, deadline: float
+    ) -> _Connection:
+        sock: socket.socket = raw
+        if destination.scheme == "https":
+            try:
+                raw.settimeout(max(0.01, deadline - time.monotonic()))
+                sock = self._tls.wrap_socket(raw, server_hostname=destination.host)
+            except TimeoutError as error:
+                raw.close()
+                raise _AttemptFailed(ErrorClass.TIMEOUT, "TLS handshake timed out") from error
+            except (ssl.SSLError, ssl.CertificateError, OSError) as error:
+                raw.close()
+                raise _AttemptFailed(ErrorClass.TLS, f"TLS: {error}") from error
+        connection = http.client.HTTPConnection(destination.host, destination.port)
+        # The vetted socket is the connection: http.client never resolves the name itself.
+        connection.sock = sock
+        return _Connection(connection, address)
+
+    def _send(
+        self,
+        connection: _Connection,
+        key: _PoolKey,
+        destination: Destination,
+        headers: Mapping[str, str],
+        body: bytes,
+        deadline: float,
+        *,
+        reused: bool,
+    ) -> tuple[int, dict[str, str], str]:
+        sock = connection.http.sock
+        try:
+            _set_timeout(sock, deadline)
+            connection.http.request("POST", destination.target, body=body, headers=dict(headers))
+            _set_timeout(sock, deadline)
+            response = connection.http.getresponse()
+        except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as error:
+            connection.http.close()
+            if reused:
+                raise _StaleConnection(str(error)) from error
+            raise _AttemptFailed(ErrorClass.PROTOCOL, str(error)) from error
+        except TimeoutError as error:
+            connection.http.close()
+            raise _AttemptFailed(ErrorClass.TIMEOUT, "no answer in time") from error
+        except ssl.SSLError as error:
+            connection.http.close()
+            raise _AttemptFailed(ErrorClass.TLS, f"TLS: {error}") from error
+        except (http.client.HTTPException, OSError) as error:
+            connection.http.close()
+            raise _AttemptFailed(ErrorClass.PROTOCOL, f"{type(error).__name__}: {error}") from error
+        answer_headers = {name.lower(): value for name, value in response.getheaders()}
+        try:
+            excerpt, complete = _read_answer(response, sock, deadline)
+        except TimeoutError as error:
+            connection.http.close()
+            raise _AttemptFailed(ErrorClass.TIMEOUT, "the answer did not finish in time") from error
+        except (http.client.HTTPException, OSError) as error:
+            connection.http.close()
+            raise _AttemptFailed(ErrorClass.PROTOCOL, f"{type(error).__name__}: {error}") from error
+        if complete and not response.will_close:
+            self._give_back(key, connection)
+        else:
+            connection.http.close()
+        return response.status, answer_headers, excerpt
+
+
+class _StaleConnection(Exception):
+    """A kept-alive connection was closed by the peer before it answered."""
+
+
+def _set_timeout(sock: socket.socket | None, deadline: float) -> None:
+    remaining = deadline - time.monotonic()
+    if remaining <= 0:
+        raise TimeoutError
+    if sock is not None:
+        sock.settimeout(remaining)
+
+
+def _read_answer(
+    response: http.client.HTTPResponse, sock: socket.socket | None, deadline: float
+) -> tuple[str, bool]:
+    """The first 4 KB of the answer as text, and whether the whole answer was read."""
+    kept = bytearray()
+    total = 0
+    while True:
+        _set_timeout(sock, deadline)
+        chunk = response.read1(16 * 1024)
+        if not chunk:
+            return kept.decode("utf-8", errors="replace"), True
+        total += len(chunk)
+        if len(kept) < RESPONSE_EXCERPT_BYTES:
+            kept.extend(chunk[: RESPONSE_EXCERPT_BYTES - len(kept)])
+        if total > _DRAIN_LIMIT_BYTES:
+            return kept.decode("utf-8", errors="replace"), False
+
+
+def _elapsed_ms(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)
+
+
+@cache
+def outbound_client() -> OutboundClient:
+    """One client (and its kept-alive connections) per warm container."""
+    return OutboundClient()

@@ -1,0 +1,422 @@
+"""Shared pieces of the CAD connection tests: the functions' handlers in-process, a real HTTP
+receiver on loopback with a scripted answer per request, submissions in both forms, and a
+clock the tests move (retry waits are hours; tests do not sleep them)."""
+
+import base64
+import copy
+import json
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from local.template import load_template
+from psap import clock
+from psap.config import cad_table
+from psap.storage.dynamodb import dynamodb
+from psap.storage.sqs import sqs
+from psap.webhooks import dispatcher, transport
+from psap.webhooks import secrets as vault
+from psap.webhooks.connectors import ConnectorWithSecret, create_connector
+from psap.webhooks.signing import SigningProfile
+
+TEMPLATE = load_template()
+TENANT = 31
+OTHER_TENANT = 32
+BEARER = "cad-issued-token-for-the-service"
+T0 = datetime(2026, 11, 23, 2, 32, 15, tzinfo=UTC)
+
+
+# ---------------------------------------------------------------- clock
+
+
+class Clock:
+    """psap.clock.utc_now, moved by the test."""
+
+    def __init__(self, start: datetime = T0) -> None:
+        self.now = start
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+@pytest.fixture
+def fake_clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    ticking = Clock(datetime.now(UTC).replace(microsecond=0))
+    monkeypatch.setattr(clock, "utc_now", ticking)
+    return ticking
+
+
+# ---------------------------------------------------------------- environment
+
+
+@pytest.fixture
+def cad_aws(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """moto with the template's tables and queues, the CAD functions' own environment, and
+    every per-container cache emptied (clients, connectors, secrets, kept-alive sockets)."""
+    for function in ("CadIntakeFunction", "CadWorkerFunction", "WebhookDispatcherFunction"):
+        for name, value in TEMPLATE.functions[function].environment.items():
+            monkeypatch.setenv(name, value)
+    # Receivers in these tests listen on loopback over http: the local-dev allowance.
+    monkeypatch.setenv("WEBHOOK_LOCAL_DEV", "true")
+    _forget_caches()
+    yield
+    _forget_caches()
+
+
+def _forget_caches() -> None:
+    vault.secrets_manager.cache_clear()
+    vault.forget_all()
+    dispatcher.forget_connectors()
+    transport.outbound_client().close()
+    transport.outbound_client.cache_clear()
+
+
+def queue_url(logical_id: str) -> str:
+    return TEMPLATE.queues[logical_id].url
+
+
+def drain(logical_id: str) -> list[dict[str, Any]]:
+    """Every message now visible in a queue (removed from it), bodies parsed."""
+    bodies: list[dict[str, Any]] = []
+    while True:
+        answer = sqs().receive_message(
+            QueueUrl=queue_url(logical_id), MaxNumberOfMessages=10, WaitTimeSeconds=0
+        )
+        messages = answer.get("Messages", [])
+        if not messages:
+            return bodies
+        for message in messages:
+            bodies.append(json.loads(message["Body"]))
+            sqs().delete_message(
+                QueueUrl=queue_url(logical_id), ReceiptHandle=message["ReceiptHandle"]
+            )
+
+
+def delayed(logical_id: str) -> int:
+    attributes = sqs().get_queue_attributes(
+        QueueUrl=queue_url(logical_id), AttributeNames=["ApproximateNumberOfMessagesDelayed"]
+    )["Attributes"]
+    return int(attributes.get("ApproximateNumberOfMessagesDelayed", "0"))
+
+
+def table_items() -> list[dict[str, Any]]:
+    return list(dynamodb().scan(TableName=cad_table())["Items"])
+
+
+# ---------------------------------------------------------------- a receiver on loopback
+
+
+@dataclass
+class Answer:
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    body: bytes = b"ok"
+    delay: float = 0.0
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+class Receiver:
+    """A real HTTP server on 127.0.0.1; answers from `script` in order, then `default`."""
+
+    def __init__(self) -> None:
+        self.script: list[Answer] = []
+        self.default = Answer()
+        self.requests: list[Received] = []
+        self._lock = threading.Lock()
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def setup(self) -> None:
+                super().setup()
+                # Without it, Nagle holds the body until the client's delayed ACK (40 ms).
+                self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                body = self.rfile.read(length)
+                with receiver._lock:
+                    receiver.requests.append(Received(self.path, dict(self.headers), body))
+                    answer = receiver.script.pop(0) if receiver.script else receiver.default
+                if answer.delay:
+                    threading.Event().wait(answer.delay)
+                self.send_response(answer.status)
+                for name, value in answer.headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(answer.body)))
+                self.end_headers()
+                self.wfile.write(answer.body)
+
+            do_GET = do_POST  # noqa: N815 - a followed redirect would arrive as a GET
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/cad/webhooks"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    running = Receiver()
+    yield running
+    running.close()
+
+
+def add_connector(
+    url: str,
+    tenant: int = TENANT,
+    profile: SigningProfile = SigningProfile.BASELINE,
+    event_types: list[str] | None = None,
+    bearer: str | None = BEARER,
+) -> ConnectorWithSecret:
+    return create_connector(
+        cad_table(),
+        tenant,
+        name="Riverside CAD",
+        url=url,
+        profile=profile,
+        event_types=event_types,
+        bearer_credential=bearer,
+        local_dev=True,
+        now=clock.utc_now(),
+    )
+
+
+# ---------------------------------------------------------------- handlers and events
+
+
+class CadFunctions:
+    """The CAD functions' handlers, called as API Gateway and SQS would call them."""
+
+    def __init__(
+        self,
+        import_function: Callable[[str], ModuleType],
+        load_event: Callable[[str], dict[str, Any]],
+        lambda_context: Any,
+    ) -> None:
+        self.load_event = load_event
+        self.context = lambda_context
+        self._import = import_function
+        self._handlers: dict[str, Any] = {}
+
+    def _handler(self, directory: str) -> Any:
+        # Imported on first use, as a cold start would: most tests need one or two.
+        if directory not in self._handlers:
+            self._handlers[directory] = self._import(directory).handler
+        return self._handlers[directory]
+
+    @property
+    def intake(self) -> Any:
+        return self._handler("cad_intake")
+
+    @property
+    def worker(self) -> Any:
+        return self._handler("cad_worker")
+
+    @property
+    def dispatcher(self) -> Any:
+        return self._handler("webhook_dispatcher")
+
+    @property
+    def scheduler(self) -> Any:
+        return self._handler("webhook_scheduler")
+
+    def submit(
+        self,
+        body: dict[str, Any] | bytes | str,
+        tenant: int = TENANT,
+        content_type: str | None = "application/json",
+        kind: str = "cad",
+        base64_encoded: bool = False,
+    ) -> tuple[int, Any]:
+        event = self.load_event("cad_intake")
+        raw = body if isinstance(body, bytes | str) else json.dumps(body)
+        raw_bytes = raw.encode() if isinstance(raw, str) else raw
+        event["body"] = (
+            base64.b64encode(raw_bytes).decode() if base64_encoded else raw_bytes.decode()
+        )
+        event["isBase64Encoded"] = base64_encoded
+        headers = {k: v for k, v in event["headers"].items() if k.lower() != "content-type"}
+        if content_type is not None:
+            headers["Content-Type"] = content_type
+        event["headers"] = headers
+        event["multiValueHeaders"] = {name: [value] for name, value in headers.items()}
+        event["requestContext"]["authorizer"].update(tenantId=str(tenant), kind=kind)
+        answer = self.intake(event, self.context)
+        return answer["statusCode"], json.loads(answer["body"])
+
+    def _sqs_event(self, logical_id: str, bodies: list[dict[str, Any]], receives: int) -> Any:
+        event = self.load_event("cad_worker")
+        template = event["Records"][0]
+        event["Records"] = []
+        for index, body in enumerate(bodies):
+            record = copy.deepcopy(template)
+            record["messageId"] = f"message-{index}"
+            record["body"] = json.dumps(body)
+            record["attributes"]["ApproximateReceiveCount"] = str(receives)
+            record["eventSourceARN"] = TEMPLATE.queues[logical_id].arn
+            event["Records"].append(record)
+        return event
+
+    def run_worker(self, receives: int = 1) -> dict[str, Any]:
+        """Runs the worker on what the intake queue holds."""
+        bodies = drain("CadIntakeQueue")
+        result: dict[str, Any] = self.worker(
+            self._sqs_event("CadIntakeQueue", bodies, receives), self.context
+        )
+        return result
+
+    def dispatch(self, bodies: list[dict[str, Any]]) -> dict[str, Any]:
+        result: dict[str, Any] = self.dispatcher(
+            self._sqs_event("WebhookQueue", bodies, 1), self.context
+        )
+        return result
+
+    def run_dispatcher(self) -> list[dict[str, Any]]:
+        """Runs the dispatcher on what the webhook queue shows now; returns the messages."""
+        bodies = drain("WebhookQueue")
+        if bodies:
+            self.dispatch(bodies)
+        return bodies
+
+
+@pytest.fixture
+def cad(
+    cad_aws: None,
+    import_function: Callable[[str], ModuleType],
+    load_event: Callable[[str], dict[str, Any]],
+    lambda_context: Any,
+) -> CadFunctions:
+    return CadFunctions(import_function, load_event, lambda_context)
+
+
+def flat_submission(
+    event_id: str = "A-1",
+    number: str = "2026-000123",
+    event_type: str = "incident.created",
+    time: str = "2026-11-23T02:32:15.123Z",
+    tenant: int | None = TENANT,
+    **incident: Any,
+) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "number": number,
+        "incidentType": "Structure Fire",
+        "priority": "1",
+        "location": "1200 Main St",
+        "latitude": 33.9533,
+        "longitude": "-117.3962",
+        "callerNumber": "+19515550100",
+        "callReceivedTime": "2026-11-23T02:30:01Z",
+        "notes": [
+            {"noteId": "n1", "note": "Smoke from the roof", "noteAt": "2026-11-23T02:31:00Z"}
+        ],
+        "responders": [{"unitName": "E12", "dispatchedAt": "2026-11-23T02:31:30Z"}],
+        **incident,
+    }
+    envelope: dict[str, Any] = {
+        "specversion": "1.0",
+        "id": event_id,
+        "source": "urn:cad:riverside",
+        "type": event_type,
+        "time": time,
+        "subject": number,
+        "data": data,
+    }
+    if tenant is not None:
+        envelope["tenantId"] = tenant
+    return envelope
+
+
+def eido_submission(
+    event_id: str = "E-1",
+    number: str = "EIDO-77",
+    event_type: str = "incident.created",
+    time: str = "2026-11-23T02:40:00Z",
+) -> dict[str, Any]:
+    return {
+        "specversion": "1.0",
+        "id": event_id,
+        "source": "urn:cad:lakeshore",
+        "type": event_type,
+        "time": time,
+        "tenantid": str(TENANT),
+        "datacontenttype": "application/json",
+        "data": {
+            "eidoMessageIdentifier": "urn:uuid:6f1f8e2a-2f5b-4c44-9d8e-2b1f0f7d9a01",
+            "lastUpdateTimeStamp": "2026-11-23T02:40:00Z",
+            "incidentComponent": [
+                {
+                    "componentIdentifier": "inc-1",
+                    "incidentTrackingIdentifier": number,
+                    "incidentTypeCommonRegistryText": ["Water Rescue"],
+                    "incidentCommonPriorityNumber": 2,
+                    "incidentCreationTimeStamp": "2026-11-23T02:35:00Z",
+                    "locationReference": {"$ref": "loc-1"},
+                    "disposition": {"dispositionCommonRegistryText": "Patient transported"},
+                }
+            ],
+            "locationComponent": [
+                {"$id": "loc-0", "civicAddressText": "Elsewhere"},
+                {
+                    "$id": "loc-1",
+                    "civicAddressText": "Pier 4, Lakeshore Dr",
+                    "locationByValue": {"latitude": 43.0731, "longitude": -89.4012},
+                },
+            ],
+            "notesComponent": [
+                {
+                    "noteIdentifier": "note-1",
+                    "noteText": "Caller sees a person in the water",
+                    "noteDateTimeStamp": "2026-11-23T02:36:00Z",
+                    "authorReference": {"$ref": "agent-7"},
+                }
+            ],
+            "emergencyResourceComponent": [
+                {
+                    "unitIdentifier": "Boat 3",
+                    "dispatchedTimeStamp": "2026-11-23T02:37:00Z",
+                    "onSceneTimeStamp": "2026-11-23T02:45:00Z",
+                }
+            ],
+            "callComponent": {
+                "callIdentifier": "CALL-9001",
+                "callTypeDescription": "911",
+                "callStartTimeStamp": "2026-11-23T02:34:30Z",
+                "callAnswerTimeStamp": "2026-11-23T02:34:35Z",
+                "callEndTimeStamp": "2026-11-23T02:38:00Z",
+                "callbackNumber": "+16085550199",
+                "callerName": "J. Doe",
+            },
+            "agencyComponent": [
+                {"agencyName": "Lakeshore Fire", "agencyTypeCommonRegistryText": "Fire"}
+            ],
+        },
+    }

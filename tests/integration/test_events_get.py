@@ -1,0 +1,93 @@
+"""GET /api/v1/external/mcp/resources/events/{eventId} through its Lambda handler, on moto
+tables built from template.yaml."""
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from psap.events.models import Event
+from psap.events.store import import_event, upsert_event
+from psap.incidents.models import Incident
+from psap.incidents.store import upsert_incident
+from psap.storage.ordering import SourceOrder
+from tests.integration.spec_examples import EVENT, SPEC_FIELDS
+from tests.integration.tenant_data_api import ItemsRead, TenantDataApi, strict_json, table
+
+NOW = datetime(2026, 1, 5, 14, tzinfo=UTC)
+
+
+@pytest.fixture
+def api(
+    aws: None,
+    import_function: Callable[[str], ModuleType],
+    load_event: Any,
+    lambda_context: Any,
+) -> TenantDataApi:
+    return TenantDataApi(import_function, load_event, lambda_context)
+
+
+def test_event_shape_is_the_specs_field_for_field(api: TenantDataApi) -> None:
+    import_event(table(), api.tenant, Event.model_validate(EVENT), NOW)
+    status, body = api.event(EVENT["id"])
+    assert status == 200
+    assert strict_json(body) == strict_json(EVENT)
+    assert set(body) == SPEC_FIELDS["event"]
+    assert set(body["personnel"][0]) == SPEC_FIELDS["personnel"]
+    assert set(body["incident"]) == SPEC_FIELDS["reference"]
+    assert set(body["media"][0]) == SPEC_FIELDS["media"]
+
+
+def test_an_event_linked_by_the_cad_names_its_incident(api: TenantDataApi) -> None:
+    incident = upsert_incident(table(), api.tenant, Incident(number="26-5"), SourceOrder(NOW), NOW)
+    event = upsert_event(
+        table(), api.tenant, Event(number="EV-5"), SourceOrder(NOW), NOW, incident.id
+    )
+    _, body = api.event(event.id)
+    assert body["incident"] == {"id": incident.id, "number": "26-5"}
+    assert (body["personnel"], body["media"], body["summary"]) == ([], [], None)
+    _, incident_body = api.incident(incident.id)
+    assert incident_body["event"] == {"id": event.id, "number": "EV-5"}
+
+
+def test_unknown_event_is_404_error_info(api: TenantDataApi) -> None:
+    assert api.event(5555) == (404, {"info": "event 5555 not found", "reason": "NOT_FOUND"})
+
+
+def test_tenant_isolation_another_tenants_event_is_404(api: TenantDataApi) -> None:
+    import_event(table(), api.other_tenant, Event.model_validate(EVENT), NOW)
+    assert api.event(EVENT["id"])[0] == 404
+    assert api.event(EVENT["id"], tenant=api.other_tenant)[0] == 200
+
+
+def test_an_event_id_that_is_not_an_integer_is_400_naming_it(api: TenantDataApi) -> None:
+    status, body = api.event("EV-2026-0100001")
+    assert status == 400
+    assert "'eventId'" in body["info"]
+
+
+def test_browse_or_manage_events_may_read_and_others_get_the_naming_403(
+    api: TenantDataApi,
+) -> None:
+    import_event(table(), api.tenant, Event.model_validate(EVENT), NOW)
+    path = {"eventId": str(EVENT["id"])}
+    for permissions in ("BROWSE_EVENTS", "MANAGE_EVENTS"):
+        assert api.call("event_get", path=path, permissions=permissions)[0] == 200
+    status, body = api.call("event_get", path=path, permissions="VIEW_KNOWLEDGE")
+    assert status == 403
+    assert body == {
+        "info": "Access denied — Browse Events or Manage Events permission required",
+        "reason": "FORBIDDEN",
+    }
+
+
+def test_one_get_item_per_request(api: TenantDataApi) -> None:
+    import_event(table(), api.tenant, Event.model_validate(EVENT), NOW)
+    reads = ItemsRead()
+    try:
+        api.event(EVENT["id"])
+    finally:
+        reads.close()
+    assert reads.calls == ["GetItem"]

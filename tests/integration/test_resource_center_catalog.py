@@ -1,0 +1,354 @@
+"""Resource-center catalog administration, the indexer and the admin CLI, on moto resources
+built from template.yaml (issue 7: JSON Lines import idempotent by externalId with per-line
+errors, publish/unpublish, licenses, tenant imports, index rebuilt on change)."""
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from psap.clock import utc_now
+from psap.config import resource_center_table, search_index_bucket
+from psap.errors import Conflict, InvalidInput, NotFound
+from psap.resource_center import catalog, store
+from psap.resource_center.engine import artifact as artifacts
+from psap.resource_center.indexing import rebuild_index
+from psap.resource_center.models import CatalogRecord
+from psap.resource_center.store import Change
+from psap.storage.dynamodb import batch_get, dynamodb
+from psap.storage.s3 import s3
+from psap.storage.sqs import sqs
+from tests.conftest import TEMPLATE
+from tools.admin import main
+
+TENANT = 7
+
+
+def line(external_id: str, **fields: Any) -> str:
+    record = {
+        "externalId": external_id,
+        "itemType": "HELP_ARTICLE",
+        "title": f"Article {external_id}",
+        "summary": "What it is about.",
+        "body": f"Steps for {external_id}: open the menu and choose the action.",
+        "category": "CAD How-To",
+        "thumbnailUrl": None,
+        "url": f"https://resources.example.com/items/{external_id}",
+        "requiredLicenseName": None,
+        "published": True,
+    }
+    record.update(fields)
+    return json.dumps(record)
+
+
+def queue_url() -> str:
+    return TEMPLATE.queues["SearchIndexQueue"].url
+
+
+def rebuild_requests() -> list[dict[str, Any]]:
+    answer = sqs().receive_message(QueueUrl=queue_url(), MaxNumberOfMessages=10)
+    return [json.loads(message["Body"]) for message in answer.get("Messages", [])]
+
+
+def items_by_external_id() -> dict[str, Any]:
+    return {item.record.external_id: item for item in store.catalog_items(resource_center_table())}
+
+
+def import_lines(lines: list[str]) -> catalog.ImportReport:
+    request = catalog.queue_rebuild_request(queue_url())
+    return catalog.import_catalog(resource_center_table(), lines, utc_now(), request)
+
+
+def test_import_assigns_ids_and_is_idempotent_by_external_id(aws: None) -> None:
+    # Given a file of three records
+    lines = [line("a"), line("b"), line("c")]
+    first = import_lines(lines)
+    ids = {name: item.id for name, item in items_by_external_id().items()}
+    # When the same file is imported again
+    again = import_lines(lines)
+    # Then nothing changes: same ids, version 1, no second rebuild request
+    assert first.changes[Change.CREATED] == 3
+    assert again.changes[Change.UNCHANGED] == 3
+    assert {name: item.id for name, item in items_by_external_id().items()} == ids
+    assert sorted(ids.values()) == [1, 2, 3]
+    assert all(item.version == 1 for item in items_by_external_id().values())
+    assert len(rebuild_requests()) == 1
+
+
+def test_a_content_change_bumps_the_version_and_the_published_flag_alone_does_not(
+    aws: None,
+) -> None:
+    import_lines([line("a"), line("b")])
+    report = import_lines([line("a", body="New steps."), line("b", published=False)])
+    items = items_by_external_id()
+    assert (report.changes[Change.UPDATED], report.changes[Change.UNPUBLISHED]) == (1, 1)
+    assert (items["a"].version, items["a"].record.body) == (2, "New steps.")
+    assert (items["b"].version, items["b"].published) == (1, False)
+
+
+def test_bad_lines_are_reported_by_number_and_the_good_lines_are_imported(aws: None) -> None:
+    lines = [
+        line("good-1"),
+        "{not json",
+        "",  # blank lines are skipped
+        line("bad-type", itemType="VIDEO"),
+        json.dumps({"externalId": "missing-fields"}),
+        line("extra", color="red"),
+        "[1, 2]",
+        line("good-2"),
+    ]
+    report = import_lines(lines)
+    assert report.changes[Change.CREATED] == 2
+    assert set(items_by_external_id()) == {"good-1", "good-2"}
+    assert [error.line for error in report.errors] == [2, 4, 5, 6, 7]
+    messages = {error.line: error.message for error in report.errors}
+    assert messages[2].startswith("not JSON")
+    assert "itemType" in messages[4]
+    assert "title" in messages[5] and "url" in messages[5]
+    assert "color" in messages[6]
+    assert messages[7] == "not a JSON object"
+
+
+def test_a_repeated_external_id_in_one_file_keeps_the_last_line(aws: None) -> None:
+    report = import_lines([line("a", title="First"), line("a", title="Second")])
+    items = items_by_external_id()
+    assert list(items) == ["a"]
+    assert (items["a"].record.title, items["a"].version) == ("Second", 2)
+    assert report.changes[Change.CREATED] == 1 and report.changes[Change.UPDATED] == 1
+
+
+def test_imports_larger_than_one_batch_are_stored_whole(aws: None) -> None:
+    report = import_lines([line(f"item-{number:03d}") for number in range(120)])
+    assert report.changes[Change.CREATED] == 120
+    assert sorted(item.id for item in items_by_external_id().values()) == list(range(1, 121))
+
+
+def test_a_create_that_lost_a_race_becomes_an_update_without_a_duplicate(
+    aws: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = resource_center_table()
+    import_lines([line("a")])
+    # Given an importer that did not yet see the item another importer just created
+    original = store.find_item_id
+    stale = [True]
+
+    def find_item_id(table: str, external_id: str) -> int | None:
+        if stale:
+            stale.pop()
+            return None
+        return original(table, external_id)
+
+    monkeypatch.setattr(store, "find_item_id", find_item_id)
+    # When it upserts the same externalId with other content
+    record = CatalogRecord.model_validate_json(line("a", title="Changed"))
+    outcome = store.upsert_record(table, record, utc_now())
+    # Then its create fails on the externalId guard and it updates the existing item
+    assert outcome.change is Change.UPDATED
+    assert list(items_by_external_id()) == ["a"]
+    assert items_by_external_id()["a"].record.title == "Changed"
+
+
+def test_a_batch_whose_create_lost_a_race_falls_back_record_by_record(
+    aws: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    table = resource_center_table()
+    import_lines([line("taken")])
+    stale = [True]  # the first lookup misses the guard another importer just wrote
+
+    def lookup(*arguments: Any, **options: Any) -> list[dict[str, Any]]:
+        if stale:
+            stale.pop()
+            return []
+        return batch_get(*arguments, **options)
+
+    monkeypatch.setattr(store, "batch_get", lookup)
+    records = [CatalogRecord.model_validate_json(line(name)) for name in ("taken", "fresh")]
+    outcomes = store.upsert_records(table, records, utc_now())
+    assert [outcome.change for outcome in outcomes] == [Change.UNCHANGED, Change.CREATED]
+    assert sorted(items_by_external_id()) == ["fresh", "taken"]
+
+
+def test_publish_and_unpublish_by_external_id_or_id_ask_for_one_rebuild(aws: None) -> None:
+    table = resource_center_table()
+    import_lines([line("a", published=False)])
+    rebuild_requests()  # the import's own request
+    request = catalog.queue_rebuild_request(queue_url())
+    item_id = items_by_external_id()["a"].id
+    published = catalog.set_published(table, "a", True, utc_now(), request)
+    again = catalog.set_published(table, str(item_id), True, utc_now(), request)
+    unpublished = catalog.set_published(table, str(item_id), False, utc_now(), request)
+    assert [published.change, again.change, unpublished.change] == [
+        Change.PUBLISHED,
+        Change.UNCHANGED,
+        Change.UNPUBLISHED,
+    ]
+    assert len(rebuild_requests()) == 2  # none for the no-op
+    with pytest.raises(NotFound):
+        catalog.set_published(table, "no-such-item", True, utc_now())
+
+
+def test_licenses_are_granted_per_tenant_and_revoking_one_not_held_is_not_found(
+    aws: None,
+) -> None:
+    table = resource_center_table()
+    catalog.grant_license(table, TENANT, " Protocol Coaching Library ", utc_now())
+    catalog.grant_license(table, TENANT, "Protocol Coaching Library", utc_now())
+    assert store.tenant_licenses(table, TENANT) == {"Protocol Coaching Library"}
+    assert store.tenant_licenses(table, TENANT + 1) == frozenset()
+    catalog.revoke_license(table, TENANT, "Protocol Coaching Library")
+    with pytest.raises(NotFound):
+        catalog.revoke_license(table, TENANT, "Protocol Coaching Library")
+    with pytest.raises(InvalidInput):
+        catalog.grant_license(table, TENANT, "  ", utc_now())
+
+
+def test_a_tenant_import_records_the_current_or_a_named_earlier_version(aws: None) -> None:
+    table = resource_center_table()
+    import_lines([line("a")])
+    import_lines([line("a", body="Second version.")])
+    item, version = catalog.record_import(table, TENANT, "a", utc_now())
+    assert (item.version, version) == (2, 2)
+    _, version = catalog.record_import(table, TENANT + 1, "a", utc_now(), version=1)
+    assert store.imported_versions(table, TENANT, [item.id]) == {item.id: 2}
+    assert store.imported_versions(table, TENANT + 1, [item.id]) == {item.id: 1}
+    with pytest.raises(InvalidInput):
+        catalog.record_import(table, TENANT, "a", utc_now(), version=3)
+    with pytest.raises(NotFound):
+        catalog.record_import(table, TENANT, "nothing", utc_now())
+
+
+def test_a_rebuild_embeds_only_new_or_changed_documents(aws: None) -> None:
+    table, bucket = resource_center_table(), search_index_bucket()
+    import_lines([line("a"), line("b"), line("c", published=False)])
+    first, _ = rebuild_index(table, bucket)
+    unchanged, _ = rebuild_index(table, bucket)
+    import_lines([line("b", body="Changed steps."), line("c"), line("d")])
+    changed, _ = rebuild_index(table, bucket)
+    assert (first.documents, first.embedded) == (2, 2)
+    assert (unchanged.documents, unchanged.embedded, unchanged.reused) == (2, 0, 2)
+    assert (changed.documents, changed.embedded, changed.reused) == (4, 3, 1)
+    assert [first.index_version, unchanged.index_version, changed.index_version] == [1, 2, 3]
+    pointer = store.index_pointer(table)
+    assert pointer is not None and (pointer.version, pointer.documents) == (3, 4)
+
+
+def test_the_index_pointer_never_moves_to_an_older_version(aws: None) -> None:
+    table = resource_center_table()
+    newer = store.IndexPointer(version=5, key="k5", documents=1, built_at="t")
+    older = store.IndexPointer(version=4, key="k4", documents=1, built_at="t")
+    assert store.publish_index(table, newer) is True
+    assert store.publish_index(table, older) is False
+    assert store.index_pointer(table) == newer
+
+
+def test_only_the_three_newest_index_artifacts_are_kept(aws: None) -> None:
+    table, bucket = resource_center_table(), search_index_bucket()
+    import_lines([line("a")])
+    for _ in range(5):
+        rebuild_index(table, bucket)
+    listed = s3().list_objects_v2(Bucket=bucket, Prefix=artifacts.KEY_PREFIX)
+    keys = [entry["Key"] for entry in listed.get("Contents", [])]
+    assert keys == [artifacts.artifact_key(version) for version in (3, 4, 5)]
+
+
+def test_the_indexer_function_rebuilds_once_per_batch_of_change_messages(
+    aws: None,
+    import_function: Callable[[str], ModuleType],
+    load_event: Callable[[str], dict[str, Any]],
+    lambda_context: Any,
+) -> None:
+    import_lines([line("a"), line("b")])
+    handler = import_function("resource_center_indexer").handler
+    event = load_event("resource_center_indexer")
+    assert len(event["Records"]) == 2
+    answer = handler(event, lambda_context)
+    assert answer == {"indexVersion": 1, "documents": 2}
+    pointer = store.index_pointer(resource_center_table())
+    assert pointer is not None and pointer.version == 1
+
+
+# ------------------------------------------------------------------------------- admin CLI
+
+
+def run(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, str, str]:
+    code = main(["--auth-table", "unused", "--knowledge-table", "unused", *arguments])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_cli_import_prints_each_rejected_line_and_a_summary(
+    aws: None, tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SEARCH_INDEX_QUEUE_URL", queue_url())
+    source = tmp_path / "catalog.jsonl"
+    source.write_text("\n".join([line("a"), "oops", line("b", itemType="X")]) + "\n")
+    code, out, err = run(capsys, "resource-center", "import", str(source))
+    assert code == 2
+    assert "line 2: not JSON" in err
+    assert "line 3: itemType" in err
+    assert "2 line(s) rejected" in err
+    assert "1 created" in out and "2 rejected" in out
+    assert [request["reason"] for request in rebuild_requests()] == [
+        "catalog import: 1 created, 0 updated, 0 published, 0 unpublished, 0 unchanged, 2 rejected"
+    ]
+
+
+def test_cli_publish_license_and_record_import(
+    aws: None, tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SEARCH_INDEX_QUEUE_URL", raising=False)
+    source = tmp_path / "catalog.jsonl"
+    source.write_text(line("a", published=False) + "\n")
+    assert run(capsys, "resource-center", "import", str(source))[0] == 0
+    code, out, err = run(capsys, "resource-center", "publish", "a")
+    assert (code, out.strip()) == (0, "catalog item 1 (a): published")
+    assert "not asked to rebuild" in err  # no queue configured for this target
+    code, out, _ = run(
+        capsys, "resource-center", "license", "grant", "--tenant", "7", "--license", "NG911"
+    )
+    assert (code, out.strip()) == (0, "tenant 7 holds the license 'NG911'")
+    code, out, _ = run(capsys, "resource-center", "record-import", "--tenant", "7", "--item", "1")
+    assert (code, out.strip()) == (0, "tenant 7 imported catalog item 1 (a) at version 1 of 1")
+    code, _, err = run(
+        capsys, "resource-center", "license", "revoke", "--tenant", "8", "--license", "NG911"
+    )
+    assert code == 2 and "does not hold the license 'NG911'" in err
+
+
+def test_bulk_created_items_are_stored_exactly_like_imported_ones(aws: None) -> None:
+    # The demo's fast loader must not drift from the import path.
+    table = resource_center_table()
+    import_lines([line("imported")])
+    (bulk,) = store.bulk_create(table, [CatalogRecord.model_validate_json(line("bulk"))], utc_now())
+    raw = {
+        item["sk"]["S"]: item
+        for item in dynamodb().scan(TableName=table)["Items"]
+        if item["pk"]["S"] == store.CATALOG_PK
+    }
+    imported, loaded = (
+        {
+            key: value
+            for key, value in item.items()
+            if key
+            not in {
+                "sk",
+                "id",
+                "externalId",
+                "title",
+                "body",
+                "url",
+                "contentHash",
+                "createdAt",
+                "updatedAt",
+            }
+        }
+        for item in raw.values()
+    )
+    assert imported == loaded
+    assert store.find_item_id(table, "bulk") == bulk.id
+    assert store.get_item(table, bulk.id) == bulk
+    with pytest.raises(Conflict):
+        store.bulk_create(table, [CatalogRecord.model_validate_json(line("imported"))], utc_now())

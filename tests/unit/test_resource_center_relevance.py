@@ -1,0 +1,63 @@
+"""The labeled relevance set (tests/data/resource_center_relevance.json) over the demo
+catalog: hybrid search must rank at least as well as either ranker alone (issue 7), and the
+default fusion must be the better of the two measured."""
+
+import json
+from functools import cache
+
+import pytest
+
+from local.demo_resource_center import catalog_records, demo_index_in_memory
+from psap.resource_center.engine.encoder import query_encoder
+from psap.resource_center.engine.index import SearchIndex
+from psap.resource_center.search import FUSION_METHOD
+from tools.search_relevance import RELEVANCE_FILE, load_relevance, mean_ndcg, ndcg, rankers
+
+
+@cache
+def scores() -> dict[str, float]:
+    """nDCG@10 of every ranker; the demo index is built once per session (and its vectors
+    come from the local stack's cache when it exists)."""
+    artifact, external_ids = demo_index_in_memory()
+    index = SearchIndex(artifact)
+    judged = load_relevance()
+    return {
+        name: mean_ndcg(index, external_ids, ranker, judged)
+        for name, ranker in rankers(query_encoder().encode_query).items()
+    }
+
+
+def test_the_relevance_set_is_substantial_and_names_only_catalog_items() -> None:
+    document = json.loads(RELEVANCE_FILE.read_text())
+    judged = load_relevance()
+    published = {record["externalId"] for record in catalog_records() if record["published"]}
+    assert len(judged) >= 50
+    assert document["description"]
+    for entry in judged:
+        assert entry.relevant, entry.query
+        assert set(entry.relevant) <= published, entry.query
+        assert set(entry.relevant.values()) <= {1, 2}
+
+
+def test_ndcg_is_1_for_the_ideal_ranking_and_lower_otherwise() -> None:
+    relevant = {"a": 2, "b": 1}
+    assert ndcg(["a", "b", "x"], relevant) == pytest.approx(1.0)
+    assert ndcg(["b", "a"], relevant) < 1.0
+    assert ndcg(["x", "y"], relevant) == 0.0
+
+
+def test_hybrid_is_at_least_as_good_as_keyword_alone() -> None:
+    measured = scores()
+    assert measured["hybrid min-max"] >= measured["keyword"]
+
+
+def test_hybrid_is_at_least_as_good_as_semantic_alone() -> None:
+    measured = scores()
+    assert measured["hybrid min-max"] >= measured["semantic"]
+
+
+def test_the_default_fusion_is_the_better_one_on_the_labeled_set() -> None:
+    measured = scores()
+    assert measured[f"hybrid {FUSION_METHOD.value}"] == max(
+        measured["hybrid min-max"], measured["hybrid rrf"]
+    )

@@ -1,0 +1,192 @@
+"""Outbound address safety (DESIGN section 6): https only, no loopback, private, link-local,
+CGNAT, unspecified, mapped or oddly spelled addresses, checked on every resolved address."""
+
+import socket
+from typing import Any
+
+import pytest
+
+from psap.webhooks.addresses import (
+    UnsafeDestination,
+    check_address,
+    parse_destination,
+    resolve,
+)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://127.0.0.1/hook",  # loopback
+        "https://127.1.2.3/hook",
+        "https://[::1]/hook",
+        "https://10.0.0.8/hook",  # private
+        "https://172.16.5.4/hook",
+        "https://192.168.1.1/hook",
+        "https://[fd00::1]/hook",
+        "https://169.254.169.254/latest/meta-data",  # link-local: cloud metadata
+        "https://[fe80::1]/hook",
+        "https://100.64.0.1/hook",  # CGNAT
+        "https://0.0.0.0/hook",  # unspecified
+        "https://[::]/hook",
+        "https://[::ffff:127.0.0.1]/hook",  # IPv4-mapped
+        "https://[::ffff:10.0.0.1]/hook",
+        "https://[::7f00:1]/hook",  # IPv4-compatible
+        "https://[64:ff9b::a00:1]/hook",  # NAT64 of 10.0.0.1
+        "https://[2002:a00:1::]/hook",  # 6to4 of 10.0.0.1
+        "https://224.0.0.1/hook",  # multicast
+        "https://240.0.0.1/hook",  # reserved
+        "https://198.18.0.1/hook",  # benchmarking
+        "https://192.0.2.10/hook",  # documentation
+        "https://2130706433/hook",  # decimal 127.0.0.1
+        "https://0177.0.0.1/hook",  # octal
+        "https://0x7f.0.0.1/hook",  # hex
+        "https://0x7f000001/hook",
+        "https://127.1/hook",  # short form
+        "https://010.0.0.1/hook",  # leading zero
+    ],
+)
+def test_unsafe_addresses_are_refused(url: str) -> None:
+    with pytest.raises(UnsafeDestination):
+        parse_destination(url, local_dev=False)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://cad.example.com/hook",  # not https
+        "ftp://cad.example.com/hook",
+        "https://user:pw@cad.example.com/hook",
+        "https:///hook",
+        "https://cad example.com/hook",
+        "https://cad.example.com/hook#frag",
+        "https://bad_host!/x",
+    ],
+)
+def test_malformed_or_insecure_urls_are_refused(url: str) -> None:
+    with pytest.raises(UnsafeDestination):
+        parse_destination(url, local_dev=False)
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["https://cad.example.com/hook?x=1", "https://8.8.8.8/hook", "https://[2606:4700::1111]/"],
+)
+def test_public_destinations_are_allowed(url: str) -> None:
+    destination = parse_destination(url, local_dev=False)
+    assert destination.scheme == "https"
+
+
+def test_local_dev_allows_http_and_loopback_but_nothing_else() -> None:
+    assert parse_destination("http://127.0.0.1:8099/h", local_dev=True).port == 8099
+    assert parse_destination("http://[::1]:8099/h", local_dev=True).host == "::1"
+    for url in ("http://10.0.0.1/h", "http://169.254.169.254/", "http://[::ffff:127.0.0.1]/"):
+        with pytest.raises(UnsafeDestination):
+            parse_destination(url, local_dev=True)
+
+
+def fake_dns(monkeypatch: pytest.MonkeyPatch, *answers: str) -> list[str]:
+    asked: list[str] = []
+
+    def getaddrinfo(host: str, port: int, *_: Any, **__: Any) -> list[Any]:
+        asked.append(host)
+        return [
+            (
+                socket.AF_INET6 if ":" in a else socket.AF_INET,
+                socket.SOCK_STREAM,
+                6,
+                "",
+                (a, port),
+            )
+            for a in answers
+        ]
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    return asked
+
+
+def test_a_name_resolving_to_an_internal_address_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake_dns(monkeypatch, "10.1.2.3")
+    destination = parse_destination("https://cad.example.com/hook", local_dev=False)
+    with pytest.raises(UnsafeDestination):
+        resolve(destination, local_dev=False)
+
+
+def test_one_internal_answer_among_public_ones_refuses_the_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake_dns(monkeypatch, "93.184.216.34", "169.254.169.254")
+    destination = parse_destination("https://cad.example.com/hook", local_dev=False)
+    with pytest.raises(UnsafeDestination):
+        resolve(destination, local_dev=False)
+
+
+def test_public_answers_are_returned_for_the_transport_to_connect_to(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    asked = fake_dns(monkeypatch, "93.184.216.34", "2606:2800:220:1::1")
+    destination = parse_destination("https://cad.example.com/hook", local_dev=False)
+    assert [str(a) for a in resolve(destination, local_dev=False)] == [
+        "93.184.216.34",
+        "2606:2800:220:1::1",
+    ]
+    assert asked == ["cad.example.com"]
+
+
+def test_the_transport_connects_to_the_vetted_address_without_a_second_lookup(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given DNS that answers a public address once (the check) and would answer an internal
+    # one afterwards (a rebinding attack)
+    answers = iter(["93.184.216.34", "127.0.0.1"])
+    looked_up: list[str] = []
+
+    def getaddrinfo(host: str, port: int, *_: Any, **__: Any) -> list[Any]:
+        looked_up.append(host)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (next(answers), port))]
+
+    connected: list[tuple[str, int]] = []
+
+    def create_connection(address: tuple[str, int], timeout: float) -> Any:
+        connected.append(address)
+        raise ConnectionRefusedError("test: no network")
+
+    from psap.webhooks import transport
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    monkeypatch.setattr(socket, "create_connection", create_connection)
+    # When the transport sends
+    outcome = transport.OutboundClient().post(
+        "https://cad.example.com/hook", {}, b"{}", local_dev=False
+    )
+    # Then it connected to the address that was checked, after exactly one lookup
+    assert connected == [("93.184.216.34", 443)]
+    assert looked_up == ["cad.example.com"]
+    assert outcome.error_class is not None and outcome.error_class.value == "connect"
+
+
+def test_a_blocked_destination_is_an_attempt_outcome_not_an_exception() -> None:
+    from psap.webhooks.transport import OutboundClient
+
+    outcome = OutboundClient().post("https://10.0.0.1/x", {}, b"{}", local_dev=False)
+    assert outcome.error_class is not None and outcome.error_class.value == "blocked"
+    assert outcome.status_code is None
+
+
+def test_check_address_allows_a_public_address() -> None:
+    import ipaddress
+
+    check_address(ipaddress.ip_address("8.8.4.4"), local_dev=False)
+
+
+def test_a_name_that_does_not_resolve_is_a_dns_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from psap.webhooks.transport import OutboundClient
+
+    def getaddrinfo(*_: Any, **__: Any) -> list[Any]:
+        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    outcome = OutboundClient().post("https://cad.example.com/h", {}, b"{}", local_dev=False)
+    assert outcome.error_class is not None and outcome.error_class.value == "dns"

@@ -1,0 +1,134 @@
+"""Signing profiles, the receiver kit and its JSON test vectors (spec: "Service to CAD",
+rules 2-6; the 300-second timestamp tolerance of "Errors" and "Limits")."""
+
+import hashlib
+import hmac
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from standardwebhooks import Webhook
+
+from psap.webhooks.signing import (
+    SigningProfile,
+    presented_secret,
+    signature_headers,
+)
+from receiver_kit.psap_webhooks import (
+    Deduplicator,
+    VerificationError,
+    verify_delivery,
+    verify_raw_body,
+)
+from tools import webhook_vectors
+
+VECTORS_FILE = Path(__file__).resolve().parents[2] / "receiver_kit" / "test_vectors.json"
+VECTORS: list[dict[str, Any]] = json.loads(VECTORS_FILE.read_text())["vectors"]
+RAW = bytes(range(32))
+BODY = b'{"type":"incident.accepted","data":{"note":"Caf\xc3\xa9"}}'
+
+
+def kit_verdict(vector: dict[str, Any]) -> str:
+    body = vector["body"].encode("utf-8")
+    try:
+        if vector["profile"] == "raw-body-no-timestamp":
+            verify_raw_body(vector["secret"], vector["headers"], body)
+        else:
+            verify_delivery(vector["secret"], vector["headers"], body, now=vector["now"])
+    except VerificationError:
+        return "reject"
+    return "accept"
+
+
+@pytest.mark.parametrize("vector", VECTORS, ids=[v["name"] for v in VECTORS])
+def test_the_receiver_kit_gives_every_vector_its_expected_verdict(vector: dict[str, Any]) -> None:
+    assert kit_verdict(vector) == vector["expected"]
+
+
+def test_the_committed_vectors_are_what_the_service_signer_produces() -> None:
+    # Regenerate with `python -m tools.webhook_vectors --write` after a signing change.
+    assert VECTORS_FILE.read_text(encoding="utf-8") == webhook_vectors.render()
+
+
+def test_vectors_cover_accept_and_reject_for_both_profiles() -> None:
+    seen = {(v["profile"], v["expected"]) for v in VECTORS}
+    assert seen == {
+        ("baseline", "accept"),
+        ("baseline", "reject"),
+        ("raw-body-no-timestamp", "accept"),
+        ("raw-body-no-timestamp", "reject"),
+    }
+
+
+def test_baseline_signature_is_lowercase_hex_hmac_sha256_of_timestamp_id_and_raw_body() -> None:
+    headers = signature_headers(SigningProfile.BASELINE, [RAW], "dlv-1", 1700000000, BODY, "x")
+    key = presented_secret(RAW, SigningProfile.BASELINE).encode()
+    expected = hmac.new(key, b"1700000000.dlv-1." + BODY, hashlib.sha256).hexdigest()
+    assert headers["X-SVC-Signature"] == expected
+    assert headers["X-SVC-Timestamp"] == "1700000000"
+    assert headers["X-SVC-Delivery-Id"] == "dlv-1"
+
+
+def test_a_timestamp_more_than_300_s_from_now_is_rejected_either_way() -> None:
+    secret = presented_secret(RAW, SigningProfile.BASELINE)
+    for offset, verdict in [(-300, True), (300, True), (-301, False), (301, False)]:
+        headers = signature_headers(SigningProfile.BASELINE, [RAW], "d", 1000 + offset, BODY, "x")
+        try:
+            verify_delivery(secret, headers, BODY, now=1000)
+            accepted = True
+        except VerificationError:
+            accepted = False
+        assert accepted is verdict, offset
+
+
+def test_profile_isolation_a_no_timestamp_request_fails_on_a_baseline_receiver() -> None:
+    secret = presented_secret(RAW, SigningProfile.BASELINE)
+    raw_headers = signature_headers(
+        SigningProfile.RAW_BODY_NO_TIMESTAMP, [RAW], "dlv-1", 1000, BODY, "x"
+    )
+    assert "X-SVC-Timestamp" not in raw_headers
+    with pytest.raises(VerificationError):
+        verify_delivery(secret, raw_headers, BODY, now=1000)
+    # Adding a timestamp header does not help: the signature does not cover it.
+    with pytest.raises(VerificationError):
+        verify_delivery(secret, {**raw_headers, "X-SVC-Timestamp": "1000"}, BODY, now=1000)
+
+
+def test_standard_webhooks_profile_verifies_with_the_public_library() -> None:
+    import time
+
+    now = int(time.time())
+    secret = presented_secret(RAW, SigningProfile.STANDARD_WEBHOOKS)
+    headers = signature_headers(SigningProfile.STANDARD_WEBHOOKS, [RAW], "dlv-9", now, BODY, "x")
+    assert headers["webhook-signature"].startswith("v1,")
+    assert Webhook(secret).verify(BODY, headers) == json.loads(BODY)
+
+
+def test_standard_webhooks_rotation_sends_one_signature_per_active_secret() -> None:
+    import time
+
+    now = int(time.time())
+    old = bytes(range(50, 82))
+    headers = signature_headers(
+        SigningProfile.STANDARD_WEBHOOKS, [RAW, old], "dlv-9", now, BODY, "x"
+    )
+    assert len(headers["webhook-signature"].split(" ")) == 2
+    for secret in (RAW, old):
+        Webhook(presented_secret(secret, SigningProfile.STANDARD_WEBHOOKS)).verify(BODY, headers)
+
+
+def test_the_kit_refuses_parsed_text_instead_of_raw_bytes() -> None:
+    secret = presented_secret(RAW, SigningProfile.BASELINE)
+    headers = signature_headers(SigningProfile.BASELINE, [RAW], "d", 1000, BODY, "x")
+    with pytest.raises(TypeError):
+        verify_delivery(secret, headers, BODY.decode(), now=1000)  # type: ignore[arg-type]
+
+
+def test_the_deduplicator_reports_a_repeated_delivery_id_as_a_duplicate() -> None:
+    seen = Deduplicator(window_seconds=60)
+    assert seen.first_time("dlv-1", now=0)
+    assert not seen.first_time("dlv-1", now=30)
+    assert seen.first_time("dlv-2", now=30)
+    # Forgotten after the window (the service stops retrying long before 48 h)
+    assert seen.first_time("dlv-1", now=200)

@@ -1,0 +1,351 @@
+"""The CAD connection: webhook deliveries per second, the cost of signing, intake requests/s.
+
+The receiver is the local stack's sample CAD receiver (local/cad_receiver.py) in its own
+process on loopback: it checks the bearer credential, verifies every signature and timestamp
+with the receiver kit, deduplicates by delivery id and parses the body. Figures:
+
+- send path: what the dispatcher does per attempt on the wire (sign the stored body with a
+  fresh timestamp, POST it over a kept-alive connection, read the answer), to the verifying
+  receiver. Target >= 300 deliveries/s.
+- signed / unsigned: the same client POSTing the same body without signature headers (the
+  receiver then refuses it after its bearer check), interleaved with the signed rounds.
+  Target <= 1.3.
+- the whole dispatcher function in-process (its handler, SQS batches of 10), which adds two
+  DynamoDB calls per delivery on in-process moto (the conditional claim, then one
+  transaction with the attempt record): context only, as moto's emulation costs far more per
+  call than DynamoDB does (and Lambda runs many dispatchers side by side).
+- intake: POST /cad/v1/incidents through its handler in-process (moto DynamoDB + SQS).
+"""
+
+import contextlib
+import copy
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import types
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from moto import mock_aws
+
+from local.template import load_template
+from tools.bench_core import Options, Progress, Row, Section, ratio_row
+
+ROOT = Path(__file__).resolve().parent.parent
+TENANT = 1
+SEND_ROUNDS, SEND_PER_ROUND = 6, 300
+DISPATCHER_DELIVERIES = 400
+INTAKE_REQUESTS = 400
+SEND_TARGET = 300.0
+RATIO_LIMIT = 1.3
+BEARER = "bench-cad-issued-credential"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _environment() -> None:
+    template = load_template()
+    os.environ.update(template.globals_environment)
+    for function in ("CadIntakeFunction", "CadWorkerFunction", "WebhookDispatcherFunction"):
+        os.environ.update(template.functions[function].environment)
+    os.environ.update(
+        {
+            "AWS_REGION": "us-east-1",
+            "AWS_DEFAULT_REGION": "us-east-1",
+            "AWS_ACCESS_KEY_ID": "bench",
+            "AWS_SECRET_ACCESS_KEY": "bench",
+            "POWERTOOLS_TRACE_DISABLED": "true",
+            "POWERTOOLS_METRICS_DISABLED": "true",
+            "POWERTOOLS_LOG_LEVEL": "WARNING",
+        }
+    )
+    for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB", "AWS_PROFILE"):
+        os.environ.pop(name, None)
+    os.environ["WEBHOOK_LOCAL_DEV"] = "true"  # the receiver is on loopback, over http
+    from psap.observability import metrics  # noqa: PLC0415 - may be imported already
+
+    # Created at import, perhaps before this environment: it would lack its namespace.
+    metrics.namespace = os.environ["POWERTOOLS_METRICS_NAMESPACE"]
+
+
+def _create_resources() -> None:
+    from local.aws import table_definition  # noqa: PLC0415 - after the environment is set
+    from psap.storage.dynamodb import dynamodb  # noqa: PLC0415
+    from psap.storage.sqs import sqs  # noqa: PLC0415
+
+    template = load_template()
+    for table in template.tables.values():
+        dynamodb().create_table(**table_definition(table))
+    for queue in template.queues.values():
+        sqs().create_queue(QueueName=queue.name)
+
+
+def _load(directory: str) -> Any:
+    spec = importlib.util.spec_from_file_location(
+        f"bench_cad_{directory}", ROOT / "functions" / directory / "app.py"
+    )
+    if spec is None or spec.loader is None:
+        raise RuntimeError(f"cannot load functions/{directory}/app.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@contextlib.contextmanager
+def _receiver(secret: str, port: int, path: str) -> Iterator[str]:
+    environment = {**os.environ, "PYTHONPATH": f"{ROOT / 'layers' / 'shared'}{os.pathsep}{ROOT}"}
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "local.cad_receiver",
+            "--port",
+            str(port),
+            "--path",
+            path,
+            "--secret",
+            secret,
+            "--bearer",
+            BEARER,
+            "--quiet",
+        ],
+        cwd=ROOT,
+        env=environment,
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/received", timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError("the sample CAD receiver did not start") from None
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}{path}"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def _transactions_without_snapshots() -> Iterator[None]:
+    """moto deep-copies a whole table for every item of a TransactWriteItems (its rollback
+    copy), so a transaction costs O(table) there and O(1) in DynamoDB. The benchmark's
+    transactions never fail, so the copy is skipped for tables while the dispatcher runs."""
+    import moto.dynamodb.models as backend  # noqa: PLC0415 - moto internals, bench only
+    from moto.dynamodb.models.table import Table  # noqa: PLC0415
+
+    real = getattr(backend, "copy")  # noqa: B009 - the module moto imported as `copy`
+
+    def deepcopy(value: Any, memo: Any = None) -> Any:
+        return value if isinstance(value, Table) else copy.deepcopy(value, memo)
+
+    setattr(backend, "copy", types.SimpleNamespace(deepcopy=deepcopy))  # noqa: B010
+    try:
+        yield
+    finally:
+        setattr(backend, "copy", real)  # noqa: B010
+
+
+def _timed(count: int, send: Callable[[int], int]) -> tuple[float, int]:
+    """Seconds for `count` calls, and how many answered 200."""
+    accepted = 0
+    started = time.perf_counter()
+    for index in range(count):
+        accepted += send(index) == 200
+    return time.perf_counter() - started, accepted
+
+
+def run(options: Options) -> list[Row]:
+    progress = Progress("cad")
+    _environment()
+    with mock_aws():
+        _create_resources()
+        from psap.clock import utc_now  # noqa: PLC0415 - after the environment is set
+        from psap.config import cad_table  # noqa: PLC0415
+        from psap.webhooks.connectors import create_connector  # noqa: PLC0415
+        from psap.webhooks.signing import SigningProfile  # noqa: PLC0415
+
+        port = _free_port()
+        path = f"/cad/{TENANT}/webhooks"
+        connector = create_connector(
+            cad_table(),
+            TENANT,
+            name="bench",
+            url=f"http://127.0.0.1:{port}{path}",
+            profile=SigningProfile.BASELINE,
+            event_types=None,
+            bearer_credential=BEARER,
+            local_dev=True,
+            now=utc_now(),
+        )
+        with _receiver(connector.signing_secret, port, path) as url:
+            rows = _send_path(url, connector.connector.secret_name, progress)
+            rows += _dispatcher(connector.connector.connector_id, progress)
+        rows += _intake(progress)
+    return rows
+
+
+def _body() -> bytes:
+    from psap.clock import utc_now  # noqa: PLC0415 - after the environment is set
+    from psap.webhooks.catalogue import (  # noqa: PLC0415
+        ConnectorTest,
+        UpdateKind,
+        build_event,
+        serialize,
+    )
+
+    data = ConnectorTest(connector_id="con-bench", message="x" * 600)  # ~1 KB, like updates
+    return serialize(build_event(TENANT, UpdateKind.CONNECTOR_TEST, data, utc_now(), None))
+
+
+def _send_path(url: str, secret_name: str, progress: Progress) -> list[Row]:
+    from psap.clock import utc_now  # noqa: PLC0415 - after the environment is set
+    from psap.webhooks import secrets as vault  # noqa: PLC0415
+    from psap.webhooks.signing import SigningProfile, signature_headers  # noqa: PLC0415
+    from psap.webhooks.transport import OutboundClient  # noqa: PLC0415
+
+    secrets = vault.read_secret(secret_name)
+    body = _body()
+    client = OutboundClient()
+    plain = {"Content-Type": "application/json", "Authorization": f"Bearer {BEARER}"}
+
+    def signed(index: int) -> int:
+        now = utc_now()
+        headers = signature_headers(
+            SigningProfile.BASELINE,
+            secrets.active_signing(now),
+            f"dlv-bench-{time.monotonic_ns()}-{index}",
+            int(now.timestamp()),
+            body,
+            "connector.test",
+        )
+        return client.post(url, {**plain, **headers}, body, local_dev=True).status_code or 0
+
+    def unsigned(index: int) -> int:
+        return client.post(url, plain, body, local_dev=True).status_code or 0
+
+    _timed(100, signed)
+    _timed(100, unsigned)
+    progress(f"send path: {SEND_ROUNDS} interleaved rounds of {SEND_PER_ROUND} each way")
+    signed_seconds = unsigned_seconds = 0.0
+    accepted = 0
+    for _ in range(SEND_ROUNDS):
+        seconds, ok = _timed(SEND_PER_ROUND, signed)
+        signed_seconds += seconds
+        accepted += ok
+        unsigned_seconds += _timed(SEND_PER_ROUND, unsigned)[0]
+    total = SEND_ROUNDS * SEND_PER_ROUND
+    rate = total / signed_seconds
+    return [
+        Row(
+            "send path: signed deliveries/s, each verified by the receiver",
+            f"{rate:.0f}/s",
+            f">= {SEND_TARGET:g}/s",
+            rate >= SEND_TARGET and accepted == total,
+        ),
+        Row("  accepted by the receiver (signature checked)", f"{accepted}/{total}"),
+        Row("bare unsigned POSTs/s, same client", f"{total / unsigned_seconds:.0f}/s"),
+        ratio_row("signed / unsigned time per POST", signed_seconds, unsigned_seconds, RATIO_LIMIT),
+    ]
+
+
+def _dispatcher(connector_id: str, progress: Progress) -> list[Row]:
+    from psap.clock import utc_now  # noqa: PLC0415 - after the environment is set
+    from psap.config import cad_table  # noqa: PLC0415
+    from psap.webhooks import store  # noqa: PLC0415
+    from psap.webhooks.models import DeliveryStatus  # noqa: PLC0415
+
+    progress(f"dispatcher handler: {DISPATCHER_DELIVERIES} deliveries in batches of 10")
+    dispatcher = _load("webhook_dispatcher")
+    body = _body()
+    ids = [f"dlv-bench{index:06d}" for index in range(DISPATCHER_DELIVERIES)]
+    for delivery_id in ids:
+        new = store.NewDelivery(delivery_id, connector_id, "evt-bench", "connector.test", body)
+        store.create_delivery(cad_table(), TENANT, new, utc_now())
+    events = [
+        {
+            "Records": [
+                _record({"tenantId": TENANT, "deliveryId": delivery_id, "attemptCount": 0})
+                for delivery_id in ids[first : first + 10]
+            ]
+        }
+        for first in range(0, len(ids), 10)
+    ]
+    with _transactions_without_snapshots():
+        started = time.perf_counter()
+        for event in events:
+            dispatcher.handler(event, _Context())
+        seconds = time.perf_counter() - started
+    delivered = sum(
+        store.get_delivery(cad_table(), TENANT, delivery_id).status is DeliveryStatus.DELIVERED
+        for delivery_id in ids
+    )
+    return [
+        Row(
+            "dispatcher handler deliveries/s (+2 moto DynamoDB calls each)",
+            f"{DISPATCHER_DELIVERIES / seconds:.0f}/s",
+        ),
+        Row("  delivered", f"{delivered}/{DISPATCHER_DELIVERIES}"),
+    ]
+
+
+def _intake(progress: Progress) -> list[Row]:
+    progress(f"intake: {INTAKE_REQUESTS} requests through the handler")
+    intake = _load("cad_intake")
+    template_event = json.loads((ROOT / "events" / "cad_intake.json").read_text())
+    submission = json.loads(template_event["body"])
+    template_event["requestContext"]["authorizer"]["tenantId"] = str(TENANT)
+    submission["tenantId"] = TENANT
+
+    def submit(index: int) -> int:
+        event = json.loads(json.dumps(template_event))
+        event["body"] = json.dumps({**submission, "id": f"bench-{index}"})
+        status = int(intake.handler(event, _Context())["statusCode"])
+        return 200 if status == 202 else status
+
+    submit(-1)
+    seconds, accepted = _timed(INTAKE_REQUESTS, submit)
+    return [
+        Row("intake requests/s in-process (moto)", f"{INTAKE_REQUESTS / seconds:.0f}/s"),
+        Row("  answered 202", f"{accepted}/{INTAKE_REQUESTS}"),
+        Row("  latency per request", f"{seconds / INTAKE_REQUESTS * 1000:.1f} ms"),
+    ]
+
+
+def _record(body: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "messageId": body["deliveryId"],
+        "receiptHandle": "bench",
+        "body": json.dumps(body),
+        "attributes": {"ApproximateReceiveCount": "1"},
+        "messageAttributes": {},
+        "eventSource": "aws:sqs",
+        "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:bench-WebhookQueue",
+        "awsRegion": "us-east-1",
+    }
+
+
+class _Context:
+    function_name = "bench"
+    memory_limit_in_mb = 512
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:bench"
+    aws_request_id = "bench"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 60_000
+
+
+SECTION = Section("cad", "CAD connection: webhook deliveries and intake", run)

@@ -1,0 +1,305 @@
+"""moto plumbing for the in-process sections: tables from template.yaml, a read counter,
+bulk loading, and an index that keeps moto's Query from costing O(table) per call.
+"""
+
+import bisect
+import itertools
+import math
+import os
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from moto.dynamodb.models.dynamo_type import DynamoType
+from moto.dynamodb.models.table import Table
+
+from psap.knowledge import store
+from tools.bench_template import TableSpec, table_environment
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+# The environment of the in-process sections: the deployed function's, with tracing off (as
+# locally) and logging at WARNING so that log formatting does not dominate the figures. The
+# table variables (AUTH_TABLE=bench-auth, ...) come from the template: bench_template.
+IN_PROCESS_ENVIRONMENT = {
+    "AWS_REGION": "us-east-1",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_ACCESS_KEY_ID": "bench",
+    "AWS_SECRET_ACCESS_KEY": "bench",  # a dummy for the SDKs; moto answers every call
+    "POWERTOOLS_SERVICE_NAME": "psap-api",
+    "POWERTOOLS_METRICS_NAMESPACE": "Psap",
+    "POWERTOOLS_TRACE_DISABLED": "true",
+    "POWERTOOLS_LOG_LEVEL": "WARNING",
+    "CREDENTIAL_KIND": "partner",
+}
+
+
+def use_in_process_environment(specs: list[TableSpec]) -> None:
+    """Sets the section environment. A configured endpoint or profile is removed: moto only
+    intercepts calls aimed at AWS's own endpoints, so AWS_ENDPOINT_URL (the local stack's
+    setting) would send the benchmark's calls to a real server."""
+    for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB", "AWS_PROFILE"):
+        os.environ.pop(name, None)
+    os.environ.update(IN_PROCESS_ENVIRONMENT)
+    os.environ.update(table_environment(specs))
+
+
+def create_tables(client: "DynamoDBClient", specs: list[TableSpec]) -> list[str]:
+    """Creates the tables with the template's keys and indexes, under their bench names.
+    Encryption, backups and the like change no read, so they are left out."""
+    created: list[str] = []
+    for spec in sorted(specs, key=lambda spec: spec.logical_id):
+        name = spec.bench_name
+        properties = spec.properties
+        request: dict[str, Any] = {
+            "TableName": name,
+            "AttributeDefinitions": properties["AttributeDefinitions"],
+            "KeySchema": properties["KeySchema"],
+            "BillingMode": properties.get("BillingMode", "PROVISIONED"),
+        }
+        if "ProvisionedThroughput" in properties:
+            request["ProvisionedThroughput"] = properties["ProvisionedThroughput"]
+        for kind in ("GlobalSecondaryIndexes", "LocalSecondaryIndexes"):
+            if kind in properties:
+                request[kind] = [
+                    {
+                        key: index[key]
+                        for key in ("IndexName", "KeySchema", "Projection", "ProvisionedThroughput")
+                        if key in index
+                    }
+                    for index in properties[kind]
+                ]
+        client.create_table(**request)
+        ttl = properties.get("TimeToLiveSpecification")
+        if ttl:
+            client.update_time_to_live(TableName=name, TimeToLiveSpecification=ttl)
+        created.append(name)
+    return created
+
+
+# ---------------------------------------------------------------- counting what is read
+
+# What marks a listing-pointer partition, taken from the store's own key function.
+_LISTING_MARK = store.listing_pk(0, "").removeprefix("T#0")
+RCU_BYTES = 4096  # one strongly consistent read unit
+
+
+def item_bytes(item: dict[str, Any]) -> int:
+    """DynamoDB's item size: attribute names plus values (strings and numbers as text)."""
+    size = 0
+    for name, value in item.items():
+        ((_, inner),) = value.items()
+        size += len(name.encode()) + len(str(inner).encode())
+    return size
+
+
+def query_rcu(items: list[dict[str, Any]]) -> int:
+    """A Query is charged on the summed size of what it read, per 4 KB, at least one unit."""
+    return max(1, math.ceil(sum(item_bytes(item) for item in items) / RCU_BYTES))
+
+
+@dataclass
+class Reads:
+    """Items DynamoDB read for one list request, by kind, and the calls made."""
+
+    # Listing-pointer Queries in call order, each (ScannedCount, read units if consistent).
+    pointer_queries: list[tuple[int, int]] = field(default_factory=list)
+    full: int = 0  # entries: BatchGetItem items and non-counter GetItem items
+    counter: int = 0  # the listing counter (GetItem)
+    other: int = 0  # any other Query: none expected on the list path
+    calls: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def keys_only(self) -> int:
+        return sum(scanned for scanned, _ in self.pointer_queries)
+
+    @property
+    def keys_only_rcu(self) -> int:
+        return sum(units for _, units in self.pointer_queries)
+
+    def call_summary(self) -> str:
+        return " + ".join(f"{count} {name}" for name, count in sorted(self.calls.items()))
+
+
+class ReadCounter:
+    """Counts items from the responses, via botocore's event hooks on one client.
+
+    The parameters of a call are not passed to after-call hooks, so a before-parameter-build
+    hook notes in the per-call context what it needs (the partition or key) to classify the
+    answer."""
+
+    def __init__(self, client: "DynamoDBClient") -> None:
+        self.client = client
+        self.reads = Reads()
+
+    def __enter__(self) -> "ReadCounter":
+        events = self.client.meta.events
+        events.register("before-parameter-build.dynamodb.*", self._note)
+        events.register("after-call.dynamodb.*", self._count)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        events = self.client.meta.events
+        events.unregister("before-parameter-build.dynamodb.*", self._note)
+        events.unregister("after-call.dynamodb.*", self._count)
+
+    def reset(self) -> Reads:
+        taken, self.reads = self.reads, Reads()
+        return taken
+
+    def _note(self, params: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+        # Every string value of the key condition, whatever its placeholder is called.
+        values = (params.get("ExpressionAttributeValues") or {}).values()
+        context["bench_pk"] = " ".join(str(value.get("S", "")) for value in values)
+        context["bench_sk"] = ((params.get("Key") or {}).get("sk") or {}).get("S", "")
+
+    def _count(self, parsed: dict[str, Any], model: Any, context: dict[str, Any], **_: Any) -> None:
+        operation = str(model.name)
+        self.reads.calls[operation] += 1
+        if operation == "Query":
+            scanned = int(parsed.get("ScannedCount", 0))
+            if _LISTING_MARK in context.get("bench_pk", ""):
+                self.reads.pointer_queries.append((scanned, query_rcu(parsed.get("Items", []))))
+            else:
+                self.reads.other += scanned
+        elif operation == "GetItem" and "Item" in parsed:
+            if context.get("bench_sk") == store._COUNTER_SK:
+                self.reads.counter += 1
+            else:
+                self.reads.full += 1
+        elif operation == "BatchGetItem":
+            responses = parsed.get("Responses", {})
+            self.reads.full += sum(len(items) for items in responses.values())
+
+
+# ---------------------------------------------------------------- moto Query index
+
+
+@contextmanager
+def indexed_queries() -> Iterator[None]:
+    """Makes moto answer a table Query in O(page) instead of O(table), with the same answer.
+
+    moto 5 answers every Query by sorting all items of the table, filtering the partition
+    and sorting it again; at 500 000 items that is several seconds per call, and a deep page
+    of the 100 000-entry tenant makes about 100 calls. While this is active, a table Query
+    is handed to moto's own Query with a view of the table holding only the items moto
+    would look at: the partition's items after ExclusiveStartKey, in key order, up to the
+    one after `Limit` items matched the key condition (matched with moto's own compare).
+    moto then pages, counts (ScannedCount), projects and serializes exactly as always.
+    Index queries, reverse order, legacy filters and unknown arguments go to moto untouched.
+    Sorted keys are kept per partition and dropped on any write."""
+    original_query = Table.query
+    original_put = Table.put_item
+    original_delete = Table.delete_item
+    sorted_keys: dict[tuple[int, Any], list[Any]] = {}
+
+    def put_item(self: Any, *args: Any, **kwargs: Any) -> Any:
+        sorted_keys.clear()
+        return original_put(self, *args, **kwargs)
+
+    def delete_item(self: Any, *args: Any, **kwargs: Any) -> Any:
+        sorted_keys.clear()
+        return original_delete(self, *args, **kwargs)
+
+    def query(
+        self: Any,
+        hash_key: Any,
+        range_comparison: str | None,
+        range_objs: list[Any],
+        limit: int,  # moto's annotation; None when the request has no Limit
+        exclusive_start_key: dict[str, Any],  # moto's annotation; None on a first page
+        scan_index_forward: bool,
+        projection_expressions: Any,
+        index_name: str | None = None,
+        consistent_read: bool = False,
+        filter_expression: Any = None,
+        **rest: Any,
+    ) -> Any:
+        def ask_moto() -> Any:
+            return original_query(
+                self,
+                hash_key,
+                range_comparison,
+                range_objs,
+                limit,
+                exclusive_start_key,
+                scan_index_forward,
+                projection_expressions,
+                index_name,
+                consistent_read,
+                filter_expression,
+                **rest,
+            )
+
+        range_conditions = rest.get("range_key_conditions") or []
+        simple = (
+            index_name is None
+            and hash_key is not None
+            and self.range_key_attr
+            and isinstance(limit, int)  # no Limit: the whole partition is read anyway
+            and scan_index_forward
+            and set(rest) <= {"hash_key_conditions", "range_key_conditions"}
+            and all(condition[0] == self.range_key_attr for condition in range_conditions)
+            and len(range_conditions) <= 1
+            and (not exclusive_start_key or self.range_key_attr in exclusive_start_key)
+        )
+        if not simple:
+            return ask_moto()
+        partition = self.items.get(hash_key) or {}
+        keys = sorted_keys.get((id(self), hash_key))
+        if keys is None or len(keys) != len(partition):
+            keys = sorted(partition)
+            sorted_keys[(id(self), hash_key)] = keys
+        first = 0
+        if exclusive_start_key:
+            first = bisect.bisect_right(keys, DynamoType(exclusive_start_key[self.range_key_attr]))
+        window: dict[Any, Any] = {}
+        matched = 0
+        for key in itertools.islice(keys, first, None):
+            item = partition[key]
+            window[key] = item
+            if range_comparison is None or item.range_key.compare(range_comparison, range_objs):
+                matched += 1
+            if matched > limit:
+                break
+        everything = self.items
+        self.items = {hash_key: window} if window else {}
+        try:
+            return ask_moto()
+        finally:
+            self.items = everything
+
+    # Patched on the class for the duration only: moto creates its Table objects itself.
+    Table.query = query  # type: ignore[method-assign,assignment]
+    Table.put_item = put_item  # type: ignore[method-assign]
+    Table.delete_item = delete_item  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Table.query = original_query  # type: ignore[method-assign]
+        Table.put_item = original_put  # type: ignore[method-assign]
+        Table.delete_item = original_delete  # type: ignore[method-assign]
+
+
+# ---------------------------------------------------------------- bulk loading
+
+
+def bulk_write(
+    client: "DynamoDBClient",
+    table: str,
+    items: Iterator[dict[str, Any]],
+    on_progress: Callable[[int], None] = lambda _: None,
+) -> int:
+    """BatchWriteItem in batches of 25 (its limit), retrying what comes back unprocessed."""
+    written = 0
+    while batch := list(itertools.islice(items, 25)):
+        pending: dict[str, Any] = {table: [{"PutRequest": {"Item": item}} for item in batch]}
+        while pending:
+            answer = client.batch_write_item(RequestItems=pending)
+            pending = dict(answer.get("UnprocessedItems") or {})
+        written += len(batch)
+        on_progress(written)
+    return written

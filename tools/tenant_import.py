@@ -1,0 +1,300 @@
+"""`python -m tools.admin import`: loads a tenant's users, enrollments (with task lists),
+evaluations, incidents and events from JSON Lines files.
+
+Each line is one record in the API's own shape (camelCase), validated by the same pydantic
+models the API answers with. Records keep the platform's ids: importing a record again
+updates it, never duplicates it. Each record is written in its own transaction with its
+listing pointers and counters, so counters stay exact whatever fails; a bad record is
+reported with its file and line number and the others go on.
+
+    python -m tools.admin import --tenant 1 users.jsonl enrollments.jsonl evaluations.jsonl
+    python -m tools.admin import --tenant 1 --kind evaluations export-2026-01.jsonl
+
+The kind of a file is its name's first word (users*.jsonl, enrollments*.jsonl, ...) unless
+--kind says. Files run in dependency order: users before the enrollments and evaluations
+that name them.
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TextIO
+
+from pydantic import BaseModel, ValidationError
+
+from psap.auth import store as tenants
+from psap.clock import utc_now
+from psap.config import auth_table, tenant_data_table
+from psap.errors import DomainError, InvalidInput, StoreUnavailable
+from psap.events.models import Event
+from psap.events.store import import_event
+from psap.incidents.models import Incident
+from psap.incidents.store import import_incident
+from psap.qa.models import QaEvaluation
+from psap.qa.store import put_evaluation
+from psap.storage.ordering import UpsertOutcome
+from psap.training.models import PhaseEnrollment
+from psap.training.store import put_enrollment
+from psap.users.models import User
+from psap.users.store import put_user
+
+type Writer = Callable[[str, int, Any, datetime], UpsertOutcome]
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    model: type[BaseModel]
+    write: Writer
+
+
+def _users(table: str, tenant: int, record: Any, now: datetime) -> UpsertOutcome:
+    return put_user(table, tenant, record)
+
+
+def _enrollments(table: str, tenant: int, record: Any, now: datetime) -> UpsertOutcome:
+    return put_enrollment(table, tenant, record)
+
+
+def _evaluations(table: str, tenant: int, record: Any, now: datetime) -> UpsertOutcome:
+    return put_evaluation(table, tenant, record)
+
+
+def _incidents(table: str, tenant: int, record: Any, now: datetime) -> UpsertOutcome:
+    return import_incident(table, tenant, record, now)
+
+
+def _events(table: str, tenant: int, record: Any, now: datetime) -> UpsertOutcome:
+    return import_event(table, tenant, record, now)
+
+
+# In dependency order: users first, since enrollments and evaluations belong to users.
+KINDS: dict[str, Kind] = {
+    kind.name: kind
+    for kind in (
+        Kind("users", User, _users),
+        Kind("enrollments", PhaseEnrollment, _enrollments),
+        Kind("evaluations", QaEvaluation, _evaluations),
+        Kind("incidents", Incident, _incidents),
+        Kind("events", Event, _events),
+    )
+}
+_ORDER = list(KINDS)
+
+
+@dataclass
+class FileReport:
+    path: Path
+    kind: str
+    created: int = 0
+    updated: int = 0
+    failures: list[tuple[int, str]] = field(default_factory=list)  # (line number, problem)
+
+    @property
+    def errors(self) -> list[str]:
+        """`file:line: problem`, by line."""
+        return [f"{self.path}:{number}: {problem}" for number, problem in sorted(self.failures)]
+
+
+def kind_of(path: Path, forced: str | None) -> Kind:
+    """--kind, else the file name's first word: users.jsonl, evaluations-2026-01.jsonl."""
+    if forced is not None:
+        return KINDS[forced]
+    stem = path.name.split(".")[0].lower()
+    for name, kind in KINDS.items():
+        if stem.startswith(name.rstrip("s")):
+            return kind
+    raise InvalidInput(
+        f"{path}: cannot tell what it holds from its name; name it after one of "
+        f"{', '.join(KINDS)} or pass --kind"
+    )
+
+
+def describe(error: ValidationError) -> str:
+    """`results.0.score: Input should be a valid number` for each problem, camelCase paths."""
+    problems = []
+    for detail in error.errors():
+        where = ".".join(str(part) for part in detail.get("loc", ())) or "record"
+        problems.append(f"{where}: {detail.get('msg', 'is not valid')}")
+    return "; ".join(problems)
+
+
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    with path.open(encoding="utf-8") as stream:
+        for number, line in enumerate(stream, start=1):
+            if line.strip():
+                yield number, line
+
+
+class ProgressBar:
+    """One line redrawn in place on a terminal; a line per tenth of the work otherwise, so
+    logs of long imports stay short."""
+
+    def __init__(self, label: str, total: int, stream: TextIO) -> None:
+        self.label = label
+        self.total = max(total, 1)
+        self.stream = stream
+        self.started = time.perf_counter()
+        self.done = 0
+        self.failed = 0
+        self.interactive = stream.isatty()
+        self._next_line = self.total // 10 or 1
+
+    def advance(self, failed: bool) -> None:
+        self.done += 1
+        self.failed += int(failed)
+        if self.interactive and (self.done % 25 == 0 or self.done == self.total):
+            self._draw("\r")
+        elif not self.interactive and self.done >= self._next_line:
+            self._next_line += self.total // 10 or 1
+            self._draw("")
+            self.stream.write("\n")
+
+    def _draw(self, prefix: str) -> None:
+        width = 30
+        filled = width * self.done // self.total
+        rate = self.done / max(time.perf_counter() - self.started, 1e-6)
+        self.stream.write(
+            f"{prefix}{self.label} [{'#' * filled}{'.' * (width - filled)}] "
+            f"{self.done}/{self.total} records, {self.failed} failed, {rate:.0f}/s"
+        )
+        self.stream.flush()
+
+    def finish(self) -> None:
+        if self.interactive:
+            self._draw("\r")
+            self.stream.write("\n")
+
+
+def import_file(
+    path: Path,
+    kind: Kind,
+    tenant_id: int,
+    workers: int = 1,
+    progress: TextIO | None = None,
+) -> FileReport:
+    """Imports one file; never raises for a bad record (it goes to the report's errors)."""
+    report = FileReport(path, kind.name)
+    table = tenant_data_table()
+    now = utc_now()
+    total = sum(1 for _ in _lines(path))
+    bar = ProgressBar(f"{path.name} ({kind.name})", total, progress) if progress else None
+
+    def one(number: int, line: str) -> tuple[int, UpsertOutcome | str]:
+        try:
+            record = kind.model.model_validate(json.loads(line))
+            return number, kind.write(table, tenant_id, record, now)
+        except json.JSONDecodeError as error:
+            return number, f"not JSON ({error.msg} at column {error.colno})"
+        except ValidationError as error:
+            return number, describe(error)
+        except (DomainError, StoreUnavailable) as error:
+            return number, getattr(error, "info", str(error))
+
+    def settle(future: Future[tuple[int, UpsertOutcome | str]]) -> None:
+        number, outcome = future.result()
+        if isinstance(outcome, UpsertOutcome):
+            if outcome is UpsertOutcome.CREATED:
+                report.created += 1
+            else:
+                report.updated += 1
+        else:
+            report.failures.append((number, outcome))
+        if bar:
+            bar.advance(failed=not isinstance(outcome, UpsertOutcome))
+
+    # A bounded window of records in flight: big files never sit in memory whole.
+    window = max(1, workers) * 8
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+        pending: list[Future[tuple[int, UpsertOutcome | str]]] = []
+        for number, line in _lines(path):
+            pending.append(pool.submit(one, number, line))
+            if len(pending) >= window:
+                settle(pending.pop(0))
+        for future in pending:
+            settle(future)
+    if bar:
+        bar.finish()
+    return report
+
+
+def import_files(
+    paths: Sequence[Path],
+    tenant_id: int,
+    kind: str | None = None,
+    workers: int = 1,
+    progress: TextIO | None = None,
+) -> list[FileReport]:
+    """Imports the files in dependency order (users first); the tenant must exist."""
+    tenants.get_tenant(auth_table(), tenant_id)
+    missing = [str(path) for path in paths if not path.is_file()]
+    if missing:
+        raise InvalidInput(f"no such file: {', '.join(missing)}")
+    planned = sorted(
+        ((path, kind_of(path, kind)) for path in paths),
+        key=lambda pair: _ORDER.index(pair[1].name),
+    )
+    return [
+        import_file(path, file_kind, tenant_id, workers, progress) for path, file_kind in planned
+    ]
+
+
+# ---------------------------------------------------------------- admin CLI wiring
+
+
+def configure_from_outputs(outputs: dict[str, str]) -> None:
+    os.environ["TENANT_DATA_TABLE"] = outputs.get("TenantDataTableName", "")
+
+
+def configure_from_state(state: dict[str, Any]) -> None:
+    os.environ["TENANT_DATA_TABLE"] = state["resources"].get("TenantDataTable", "")
+
+
+def run_import(arguments: argparse.Namespace) -> None:
+    if arguments.tenant_data_table:
+        os.environ["TENANT_DATA_TABLE"] = arguments.tenant_data_table
+    # moto (the local stack) is not safe for concurrent transactions; DynamoDB is.
+    workers = arguments.workers or (1 if os.environ.get("AWS_ENDPOINT_URL") else 4)
+    reports = import_files(
+        [Path(name) for name in arguments.files],
+        arguments.tenant,
+        arguments.kind,
+        workers,
+        progress=sys.stderr,
+    )
+    failed = 0
+    for report in reports:
+        for line in report.errors:
+            print(line, file=sys.stderr)
+        failed += len(report.errors)
+        print(
+            f"{report.path}: {report.kind}: {report.created} created, {report.updated} "
+            f"updated, {len(report.errors)} failed"
+        )
+    if failed:
+        raise InvalidInput(f"{failed} record(s) were not imported (listed above by line)")
+
+
+def add_commands(areas: Any) -> None:
+    command = areas.add_parser(
+        "import",
+        help="import users, enrollments, evaluations, incidents and events (JSON Lines)",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+    )
+    command.add_argument("--tenant", type=int, required=True)
+    command.add_argument("files", nargs="+", help="JSON Lines files, one record per line")
+    command.add_argument("--kind", choices=list(KINDS), help="what every file holds")
+    command.add_argument(
+        "--workers",
+        type=int,
+        help="records written in parallel (default: 4 on AWS, 1 on the local stack)",
+    )
+    command.add_argument("--tenant-data-table", help="table name (default: from the target)")
+    command.set_defaults(run=run_import)

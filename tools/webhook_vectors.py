@@ -1,0 +1,223 @@
+"""Writes receiver_kit/test_vectors.json: signed deliveries with the verdict a receiver owes.
+
+The vectors are produced by the service's own signer (psap.webhooks.signing), so the kit,
+the service and any CAD's verifier are tested against the same bytes. Deterministic: fixed
+secrets and times. A unit test fails when the committed file differs from this output.
+
+    python -m tools.webhook_vectors --write
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from psap.webhooks.signing import (
+    SigningProfile,
+    presented_secret,
+    signature_headers,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+VECTORS = ROOT / "receiver_kit" / "test_vectors.json"
+
+NOW = 1_795_401_135  # the receiver's clock in every vector (2026-11-23T02:32:15Z)
+SECRET = bytes(range(32))
+OLD_SECRET = bytes(range(100, 132))
+OTHER_SECRET = bytes(range(200, 232))
+DELIVERY_ID = "dlv-5f2b7c0d9e8a41f3b6c2d1e0f9a8b7c6"
+BODY = (
+    '{"specversion":"1.0","id":"evt-0f1e2d3c4b5a69788796a5b4c3d2e1f0",'
+    '"source":"urn:psap:tenant:7","type":"incident.accepted",'
+    '"time":"2026-11-23T02:32:14.120Z","subject":"2026-000123",'
+    '"datacontenttype":"application/json",'
+    '"dataschema":"urn:psap:webhooks:v1:incident.accepted","tenantid":7,'
+    '"data":{"receiptId":"rcpt-3c9a","cadEventId":"A-1","cadSource":"urn:cad:riverside",'
+    '"cadEventType":"incident.created","cadIncidentNumber":"2026-000123",'
+    '"incidentId":1001,"eventId":null,"outcome":"CREATED","note":"Caf\u00e9 \u2014 \u00d1"}}'
+)
+B = SigningProfile.BASELINE
+R = SigningProfile.RAW_BODY_NO_TIMESTAMP
+
+
+def _signed(
+    profile: SigningProfile,
+    secrets: list[bytes],
+    timestamp: int = NOW - 2,
+    body: str = BODY,
+) -> dict[str, str]:
+    headers = signature_headers(profile, secrets, DELIVERY_ID, timestamp, body.encode(), "x")
+    headers.pop("X-SVC-Event-Type")
+    return headers
+
+
+def _vector(
+    name: str,
+    profile: SigningProfile,
+    headers: dict[str, str],
+    expected: str,
+    why: str,
+    body: str = BODY,
+    secret: bytes = SECRET,
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "profile": profile.value,
+        "secret": presented_secret(secret, profile),
+        "now": NOW,
+        "headers": headers,
+        "body": body,
+        "expected": expected,
+        "why": why,
+    }
+
+
+def vectors() -> dict[str, Any]:
+    good = _signed(B, [SECRET])
+    tampered_body = BODY.replace("1001", "1002")
+    reserialized = json.dumps(json.loads(BODY), indent=2)
+    rotated = _signed(B, [SECRET, OLD_SECRET])
+    raw = _signed(R, [SECRET])
+    cases = [
+        _vector("valid", B, good, "accept", "signature and timestamp are right"),
+        _vector(
+            "valid during rotation: new secret",
+            B,
+            rotated,
+            "accept",
+            "one of the comma-separated digests matches",
+        ),
+        _vector(
+            "valid during rotation: old secret",
+            B,
+            rotated,
+            "accept",
+            "the receiver still has the old secret; its digest is the second one",
+            secret=OLD_SECRET,
+        ),
+        _vector(
+            "header names in lower case",
+            B,
+            {key.lower(): value for key, value in good.items()},
+            "accept",
+            "HTTP header names are case-insensitive",
+        ),
+        _vector(
+            "timestamp exactly 300 s old",
+            B,
+            _signed(B, [SECRET], NOW - 300),
+            "accept",
+            "the tolerance is 300 s inclusive",
+        ),
+        _vector(
+            "timestamp 301 s old",
+            B,
+            _signed(B, [SECRET], NOW - 301),
+            "reject",
+            "more than 300 s in the past: a possible replay",
+        ),
+        _vector(
+            "timestamp 301 s ahead",
+            B,
+            _signed(B, [SECRET], NOW + 301),
+            "reject",
+            "more than 300 s in the future",
+        ),
+        _vector("wrong secret", B, good, "reject", "signed with another key", secret=OTHER_SECRET),
+        _vector(
+            "body changed", B, good, "reject", "one byte of the body differs", body=tampered_body
+        ),
+        _vector(
+            "body re-serialized",
+            B,
+            good,
+            "reject",
+            "the same JSON with other whitespace: verify the raw bytes, never re-serialized JSON",
+            body=reserialized,
+        ),
+        _vector(
+            "delivery id changed",
+            B,
+            {**good, "X-SVC-Delivery-Id": "dlv-00000000000000000000000000000000"},
+            "reject",
+            "the delivery id is part of the signed string",
+        ),
+        _vector(
+            "timestamp changed",
+            B,
+            {**good, "X-SVC-Timestamp": str(NOW - 1)},
+            "reject",
+            "the timestamp is part of the signed string",
+        ),
+        _vector(
+            "signature missing",
+            B,
+            {k: v for k, v in good.items() if k != "X-SVC-Signature"},
+            "reject",
+            "no signature",
+        ),
+        _vector(
+            "no timestamp on a baseline connector",
+            B,
+            raw,
+            "reject",
+            "a raw-body (exception profile) request never passes the baseline check",
+        ),
+        _vector(
+            "timestamp not a number",
+            B,
+            {**good, "X-SVC-Timestamp": "2026-11-23T02:32:13Z"},
+            "reject",
+            "the timestamp is unix seconds",
+        ),
+        _vector(
+            "raw-body profile: valid",
+            R,
+            raw,
+            "accept",
+            "exception profile: HMAC over the raw body only, no timestamp",
+        ),
+        _vector(
+            "raw-body profile: body changed",
+            R,
+            raw,
+            "reject",
+            "one byte of the body differs",
+            body=tampered_body,
+        ),
+    ]
+    return {
+        "description": (
+            "Webhook signature test vectors of the PSAP service. For each vector, verify "
+            "`body` (UTF-8 bytes) with `headers` and `secret` as your receiver would, with "
+            "your clock set to `now` (unix seconds), and expect `expected`. The HMAC key is "
+            "the secret string's UTF-8 bytes. Baseline: X-SVC-Signature = lowercase hex "
+            "HMAC-SHA-256 of '<X-SVC-Timestamp>.<X-SVC-Delivery-Id>.<body>', several digests "
+            "comma-separated during a rotation; reject a timestamp more than 300 s from now. "
+            "raw-body-no-timestamp: HMAC of the body alone."
+        ),
+        "toleranceSeconds": 300,
+        "vectors": cases,
+    }
+
+
+def render() -> str:
+    return json.dumps(vectors(), indent=2, ensure_ascii=False) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--write", action="store_true", help="rewrite the committed vectors")
+    arguments = parser.parse_args()
+    text = render()
+    if arguments.write:
+        VECTORS.write_text(text, encoding="utf-8")
+        print(f"wrote {VECTORS.relative_to(ROOT)}")
+        return 0
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
