@@ -8,6 +8,7 @@ from typing import Any
 
 from local.demo_cad import seed_cad_connector
 from local.demo_knowledge import seed_knowledge_cards
+from local.demo_media import seed_media
 from local.demo_resource_center import seed_resource_center
 from local.demo_tenant_data import seed_tenant_data
 from psap.auth import store as credentials
@@ -100,5 +101,6 @@ def seed() -> dict[str, Any]:
         )
         tenants[-1]["tenantData"] = seed_tenant_data(tenant.tenant_id, len(tenants) - 1)
         tenants[-1]["cadConnector"] = seed_cad_connector(tenant.tenant_id, name)
+        tenants[-1]["media"] = seed_media(tenant.tenant_id, tenants[-1]["tenantData"]["eventIds"])
     resource_center = seed_resource_center([tenant["id"] for tenant in tenants])
     return {"tenants": tenants, "resourceCenter": resource_center}

@@ -71,7 +71,7 @@ def worker_environment(
         "AWS_LAMBDA_FUNCTION_NAME": function.logical_id,
         "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(function.memory_size),
         "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
-        "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{function.logical_id}",
+        "AWS_LAMBDA_LOG_GROUP_NAME": function.log_group or f"/aws/lambda/{function.logical_id}",
         "AWS_LAMBDA_LOG_STREAM_NAME": "local",
         "LAMBDA_TASK_ROOT": str(function.code_dir),
         "_HANDLER": function.handler,
@@ -373,14 +373,16 @@ class LambdaRuntime:
         log: LogSink = print_line,
         repo_root: Path = REPO_ROOT,
         reload_on_change: bool = True,
+        log_for: Callable[[Function, LogSink], LogSink] | None = None,
     ) -> None:
+        """`log_for` gives a function its own log sink (local.log_subscriptions)."""
         shared_layer = repo_root / "layers" / "shared"
         self._pools = {
             function.logical_id: FunctionPool(
                 function,
                 worker_environment(function, endpoint_url, repo_root),
                 size=pool_size,
-                log=log,
+                log=log_for(function, log) if log_for is not None else log,
                 code_folders=(function.code_dir, shared_layer) if reload_on_change else (),
             )
             for function in template.functions.values()

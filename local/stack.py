@@ -26,8 +26,9 @@ from local.aws import EmbeddedAws, PortInUseError, create_resources, local_aws_e
 from local.cad_receiver import CadReceiver, Endpoint
 from local.demo_cad import RECEIVER_URL_VARIABLE
 from local.gateway import ApiGateway, GatewayServer
+from local.log_subscriptions import LogSubscriptions
 from local.pollers import SqsPoller, create_pollers, stop_pollers
-from local.runtime import LambdaRuntime, print_line
+from local.runtime import InvokeResult, LambdaRuntime, print_line
 from local.schedules import ScheduleDriver, schedule_events
 from local.template import (
     DEFAULT_STACK_NAME,
@@ -153,6 +154,7 @@ class LocalStack:
         # The sample CAD endpoint the demo connectors deliver to (its own loopback port).
         self.cad_receiver = CadReceiver(arguments.host, arguments.cad_receiver_port, log=say)
         self.schedules: ScheduleDriver | None = None
+        self.log_subscriptions: LogSubscriptions | None = None
 
     def start(self) -> dict[str, Any]:
         arguments = self.arguments
@@ -179,7 +181,13 @@ class LocalStack:
                 if (function.logical_id, name) not in driven:
                     say(f"  note: {function.logical_id}.{name} ({kind}) is not emulated locally")
         say(create_resources(template, endpoint_url).summary(arguments.template.name))
-        self.runtime = LambdaRuntime(template, endpoint_url)
+        # The template's log subscriptions (the audit writer) get their functions' lines.
+        self.log_subscriptions = LogSubscriptions(template, self._invoke, say)
+        self.runtime = LambdaRuntime(
+            template, endpoint_url, log_for=self.log_subscriptions.sink_for
+        )
+        self.log_subscriptions.start()
+        say(f"started {self.log_subscriptions.count} log subscriptions")
         gateway = ApiGateway(template, self.runtime.invoke)
         self.server.start(gateway)
         say(f"gateway listening on {self.server.url}")
@@ -213,9 +221,16 @@ class LocalStack:
             "cadReceiverUrl": self.cad_receiver.base_url,
         }
 
+    def _invoke(self, function_id: str, event: Any) -> InvokeResult:
+        if self.runtime is None:
+            return InvokeResult(status="error", error_type="Runtime.Stopped")
+        return self.runtime.invoke(function_id, event)
+
     def stop(self) -> None:
         if self.schedules is not None:
             self.schedules.stop()
+        if self.log_subscriptions is not None:
+            self.log_subscriptions.stop()
         stop_pollers(self.pollers)
         self.cad_receiver.stop()
         self.server.stop()

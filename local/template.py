@@ -114,6 +114,15 @@ class SqsEvent:
 
 
 @dataclass(frozen=True)
+class LogSubscription:
+    """One `Type: CloudWatchLogs` event: lines of a log group that match a filter pattern."""
+
+    name: str
+    log_group: str
+    filter_pattern: str
+
+
+@dataclass(frozen=True)
 class Function:
     logical_id: str
     name: str
@@ -126,6 +135,9 @@ class Function:
     layers: tuple[str, ...]
     api_events: tuple[ApiEvent, ...]
     sqs_events: tuple[SqsEvent, ...]
+    # Where its log lines go (LoggingConfig.LogGroup, else Lambda's /aws/lambda/{name}).
+    log_group: str = ""
+    log_subscriptions: tuple[LogSubscription, ...] = ()
     # Event types the local stack does not drive (Schedule, DynamoDB streams...), by event name.
     ignored_events: Mapping[str, str] = field(default_factory=dict)
 
@@ -415,6 +427,7 @@ class Resolver:
             "AWS::Lambda::Function": "FunctionName",
             "AWS::Serverless::SimpleTable": "TableName",
             "AWS::Serverless::LayerVersion": "LayerName",
+            "AWS::Logs::LogGroup": "LogGroupName",
         }.get(kind)
         properties = self._resources[logical_id].get("Properties") or {}
         if name_property and name_property in properties:
@@ -809,6 +822,7 @@ class _TemplateBuilder:
         variables = (properties.get("Environment") or {}).get("Variables") or {}
         api_events: list[ApiEvent] = []
         sqs_events: list[SqsEvent] = []
+        subscriptions: list[LogSubscription] = []
         ignored: dict[str, str] = {}
         for event_name, event in (properties.get("Events") or {}).items():
             kind = str(event.get("Type"))
@@ -817,11 +831,22 @@ class _TemplateBuilder:
                 api_events.append(self._api_event(logical_id, event_name, event_properties, apis))
             elif kind == "SQS":
                 sqs_events.append(self._sqs_event(event_name, event_properties, queues))
+            elif kind == "CloudWatchLogs":
+                resolved = self._resolver.resolve(event_properties)
+                subscriptions.append(
+                    LogSubscription(
+                        name=event_name,
+                        log_group=str(resolved["LogGroupName"]),
+                        filter_pattern=str(resolved.get("FilterPattern", "")),
+                    )
+                )
             else:
                 ignored[event_name] = kind
+        name = self._resolver.physical_name(logical_id)
+        logging_config = self._resolver.resolve(properties.get("LoggingConfig") or {})
         return Function(
             logical_id=logical_id,
-            name=self._resolver.physical_name(logical_id),
+            name=name,
             code_dir=(self._path.parent / code_uri).resolve(),
             handler=str(self._resolver.resolve(properties.get("Handler", "app.handler"))),
             runtime=str(self._resolver.resolve(properties.get("Runtime", "python3.13"))),
@@ -836,6 +861,8 @@ class _TemplateBuilder:
             ),
             api_events=tuple(api_events),
             sqs_events=tuple(sqs_events),
+            log_group=str(logging_config.get("LogGroup") or f"/aws/lambda/{name}"),
+            log_subscriptions=tuple(subscriptions),
             ignored_events=ignored,
         )
 

@@ -18,13 +18,16 @@ import sys
 import time
 from collections.abc import Sequence
 
+from tools.bench_audit import SECTION as AUDIT
 from tools.bench_cad import SECTION as CAD
 from tools.bench_cold import SECTION as COLD_INIT
 from tools.bench_core import Options, Row, Section, print_table
 from tools.bench_knowledge import ITEMS_READ, WARM_LATENCY
 from tools.bench_knowledge_write import SECTION as KNOWLEDGE_WRITE
+from tools.bench_media import SECTION as MEDIA
 from tools.bench_search import SECTION as SEARCH
 from tools.bench_tenant_data import SECTION as EVALUATIONS
+from tools.bench_upload import SECTION as INCIDENT_UPLOAD
 
 SECTIONS: list[Section] = [
     COLD_INIT,
@@ -34,6 +37,9 @@ SECTIONS: list[Section] = [
     KNOWLEDGE_WRITE,
     SEARCH,
     EVALUATIONS,
+    AUDIT,
+    MEDIA,
+    INCIDENT_UPLOAD,
 ]
 
 

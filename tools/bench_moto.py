@@ -6,6 +6,7 @@ import bisect
 import itertools
 import math
 import os
+import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -45,6 +46,11 @@ def use_in_process_environment(specs: list[TableSpec]) -> None:
         os.environ.pop(name, None)
     os.environ.update(IN_PROCESS_ENVIRONMENT)
     os.environ.update(table_environment(specs))
+    # Powertools Metrics reads its namespace when first imported; another section's module
+    # may have imported it before this environment existed.
+    observability = sys.modules.get("psap.observability")
+    if observability is not None:
+        observability.metrics.namespace = IN_PROCESS_ENVIRONMENT["POWERTOOLS_METRICS_NAMESPACE"]
 
 
 def create_tables(client: "DynamoDBClient", specs: list[TableSpec]) -> list[str]:

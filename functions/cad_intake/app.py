@@ -2,6 +2,7 @@
 
 from aws_lambda_powertools.event_handler import Response
 
+from psap.audit.changes import note_change
 from psap.cad.intake import MAX_BODY_BYTES, IntakeReceipt, accept_submission, raw_body
 from psap.http.errors import ErrorInfo
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
@@ -51,6 +52,7 @@ def submit_incident() -> Response[str]:
         event.headers.get("content-type"),
         raw_body(event.body, event.is_base64_encoded),
     )
+    note_change("cadSubmission", receipt.receipt_id, "ACCEPTED")
     return Response(202, "application/json", receipt.model_dump_json(by_alias=True))
 
 

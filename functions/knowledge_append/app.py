@@ -4,6 +4,7 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
+from psap.audit.changes import note_change
 from psap.http.operations import KNOWLEDGE_BODY_LIMIT
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.knowledge.authoring import append_version
@@ -27,7 +28,9 @@ def append_knowledge_version(
     request: Annotated[KnowledgeAppendRequest, Body()],
 ) -> KnowledgeEntryDto:
     principal = current_principal(app)
-    return append_version(principal.tenant_id, knowledge_id, request, principal.credential_id)
+    entry = append_version(principal.tenant_id, knowledge_id, request, principal.credential_id)
+    note_change("knowledge", entry.id, "UPDATED", entry.version)
+    return entry
 
 
 handler = lambda_handler(app)

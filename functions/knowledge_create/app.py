@@ -4,6 +4,7 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
+from psap.audit.changes import note_change
 from psap.http.operations import KNOWLEDGE_BODY_LIMIT
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.knowledge.authoring import create_knowledge as create
@@ -24,7 +25,9 @@ app = create_resolver()
 )
 def create_knowledge(request: Annotated[KnowledgeCreateRequest, Body()]) -> KnowledgeEntryDto:
     principal = current_principal(app)
-    return create(principal.tenant_id, request, principal.credential_id)
+    entry = create(principal.tenant_id, request, principal.credential_id)
+    note_change("knowledge", entry.id, "CREATED", entry.version)
+    return entry
 
 
 handler = lambda_handler(app)

@@ -5,6 +5,7 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
+from psap.audit.changes import note_change
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.knowledge.authoring import delete_knowledge
 from psap.knowledge.openapi_text import DELETE_DESCRIPTION
@@ -25,6 +26,7 @@ def delete_knowledge_entry(
 ) -> Response[None]:
     principal = current_principal(app)
     delete_knowledge(principal.tenant_id, knowledge_id)
+    note_change("knowledge", knowledge_id, "DELETED")
     return Response(status_code=204)
 
 

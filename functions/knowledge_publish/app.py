@@ -4,6 +4,7 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
+from psap.audit.changes import note_change
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.knowledge.authoring import publish_version
 from psap.knowledge.models import ExternalKnowledgeDto
@@ -24,7 +25,9 @@ def publish_knowledge_version(
     version: Annotated[int, Path(description="The version number to publish")],
 ) -> ExternalKnowledgeDto:
     principal = current_principal(app)
-    return publish_version(principal.tenant_id, knowledge_id, version)
+    entry = publish_version(principal.tenant_id, knowledge_id, version)
+    note_change("knowledge", knowledge_id, "UPDATED", entry.published_version)
+    return entry
 
 
 handler = lambda_handler(app)

@@ -4,6 +4,7 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
+from psap.audit.changes import note_change
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.knowledge.authoring import unpublish
 from psap.knowledge.models import ExternalKnowledgeDto
@@ -23,7 +24,9 @@ def unpublish_knowledge(
     knowledge_id: Annotated[int, Path(alias="knowledgeId", description="Knowledge id")],
 ) -> ExternalKnowledgeDto:
     principal = current_principal(app)
-    return unpublish(principal.tenant_id, knowledge_id)
+    entry = unpublish(principal.tenant_id, knowledge_id)
+    note_change("knowledge", knowledge_id, "UPDATED")
+    return entry
 
 
 handler = lambda_handler(app)

@@ -83,11 +83,14 @@ def test_browse_or_manage_events_may_read_and_others_get_the_naming_403(
     }
 
 
-def test_one_get_item_per_request(api: TenantDataApi) -> None:
+def test_one_query_per_request_reads_the_event_and_its_uploaded_media(
+    api: TenantDataApi,
+) -> None:
     import_event(table(), api.tenant, Event.model_validate(EVENT), NOW)
     reads = ItemsRead()
     try:
         api.event(EVENT["id"])
     finally:
         reads.close()
-    assert reads.calls == ["GetItem"]
+    # The record and its media links share the event's partition (psap.events.store).
+    assert reads.calls == ["Query"]

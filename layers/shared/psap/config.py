@@ -66,3 +66,38 @@ def search_index_bucket() -> str:
 def search_index_queue_url() -> str:
     """The indexer's queue: catalog changes ask for a rebuild here (admin CLI)."""
     return required_env("SEARCH_INDEX_QUEUE_URL")
+
+
+def audit_table() -> str:
+    """The audit records (append-only; written by the audit writer only)."""
+    return required_env("AUDIT_TABLE")
+
+
+def audit_retention_days() -> int:
+    """How long an audit record is kept (its TTL); the template's AuditRetentionDays."""
+    return int(required_env("AUDIT_RETENTION_DAYS"))
+
+
+def audit_export_bucket() -> str:
+    """Where audit export files are written; they expire after a few days (lifecycle)."""
+    return required_env("AUDIT_EXPORT_BUCKET")
+
+
+def audit_export_queue_url() -> str:
+    """The audit export worker's queue."""
+    return required_env("AUDIT_EXPORT_QUEUE_URL")
+
+
+def incident_upload_bucket() -> str:
+    """Incident upload files: inline bodies too large to apply at once, and presigned PUTs."""
+    return required_env("INCIDENT_UPLOAD_BUCKET")
+
+
+def incident_upload_queue_url() -> str:
+    """The queue of the incident upload worker."""
+    return required_env("INCIDENT_UPLOAD_QUEUE_URL")
+
+
+def media_bucket() -> str:
+    """Uploaded media: SRT originals and large transcript segments (psap.media.store)."""
+    return required_env("MEDIA_BUCKET")

@@ -11,7 +11,13 @@ The write API, stable for its callers (the CAD intake worker, the import command
   has one incident and an incident one event: a previous partner on either side is
   unlinked in the same transaction. NotFound if either does not exist in the tenant.
 - `find_event_id(table, tenant_id, number) -> int | None`
-- `get_event(table, tenant_id, event_id) -> Event | None`: one GetItem.
+- `get_event(table, tenant_id, event_id) -> Event | None`: one strongly consistent Query of
+  the event's partition: the record, and the media links that media ingest writes beside it
+  (`T#{t}#EVT#{id}` / `MEDIA#{mediaId:012d}`: id, type). Uploads are never in the document,
+  which CAD updates replace whole; `media` is the document's media, then the uploaded ones
+  by id, without duplicates by id.
+- `media_link_item(tenant_id, event_id, media_id, media_type)`: the link item, for media
+  ingest to write in the same transaction as its media record.
 - `import_event(table, tenant_id, event, now) -> UpsertOutcome`: writes under `event.id`
   (the platform's id); re-importing updates. Its `incident` reference is stored as given.
 """
@@ -19,17 +25,21 @@ The write API, stable for its callers (the CAD intake worker, the import command
 from datetime import datetime
 from typing import Any
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from psap.errors import InvalidInput, NotFound, StoreUnavailable
-from psap.events.models import Event, IncidentReference
+from psap.events.models import Event, EventMedia, IncidentReference
 from psap.incidents.store import INCIDENTS
 from psap.storage import numbered
-from psap.storage.dynamodb import transact_write
+from psap.storage.attributes import from_item
+from psap.storage.dynamodb import dynamodb, transact_write
 from psap.storage.numbered import Link, NewRecord, RecordKind, StoredRecord
 from psap.storage.ordering import SourceOrder, UpsertOutcome, UpsertResult
 
 EVENTS = RecordKind(name="event", prefix="EVT", sequence="EVENT")
 _SERVICE_FIELDS = frozenset({"id", "created_at", "incident"})
 _LINK_ATTEMPTS = 5
+MEDIA_LINK_PREFIX = "MEDIA#"
 
 
 class _LinkChanged(Exception):
@@ -79,8 +89,60 @@ def find_event_id(table: str, tenant_id: int, number: str) -> int | None:
 
 
 def get_event(table: str, tenant_id: int, event_id: int) -> Event | None:
-    record = numbered.read(table, EVENTS, tenant_id, event_id)
-    return event_from_record(record) if record is not None else None
+    record, uploaded = _read_partition(table, tenant_id, event_id)
+    if record is None:
+        return None
+    event = event_from_record(record)
+    if not uploaded:
+        return event
+    known = {media.id for media in event.media}
+    extra = [media for media in uploaded if media.id not in known]
+    return event.model_copy(update={"media": [*event.media, *extra]})
+
+
+def media_link_item(
+    tenant_id: int, event_id: int, media_id: int, media_type: str
+) -> dict[str, Any]:
+    pk = numbered.record_key(EVENTS, tenant_id, event_id)["pk"]
+    return {
+        "pk": pk,
+        "sk": {"S": f"{MEDIA_LINK_PREFIX}{media_id:012d}"},
+        "id": {"N": str(media_id)},
+        "type": {"S": media_type},
+    }
+
+
+def _read_partition(
+    table: str, tenant_id: int, event_id: int
+) -> tuple[StoredRecord | None, list[EventMedia]]:
+    """The event's record and its uploaded media links, in sort-key (= media id) order."""
+    pk = numbered.record_key(EVENTS, tenant_id, event_id)["pk"]
+    record: StoredRecord | None = None
+    uploaded: list[EventMedia] = []
+    start: dict[str, Any] | None = None
+    while True:
+        request: dict[str, Any] = {
+            "TableName": table,
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": {":pk": pk},
+            "ConsistentRead": True,
+        }
+        if start:
+            request["ExclusiveStartKey"] = start
+        try:
+            answer = dynamodb().query(**request)
+        except (ClientError, BotoCoreError) as error:
+            raise StoreUnavailable(f"event: {error}") from error
+        for raw in answer.get("Items", []):
+            item = from_item(raw)
+            sk = str(item["sk"])
+            if sk.startswith(MEDIA_LINK_PREFIX):
+                uploaded.append(EventMedia(id=int(item["id"]), type=str(item["type"])))
+            elif sk == "RECORD":
+                record = numbered.stored_record(item)
+        start = answer.get("LastEvaluatedKey")
+        if not start:
+            return record, uploaded
 
 
 def import_event(table: str, tenant_id: int, event: Event, now: datetime) -> UpsertOutcome:

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 from psap.auth.credentials import CredentialKind
 from psap.auth.permissions import Permission, denial_message
+from psap.incidents.upload.limits import INLINE_MAX_BYTES as INCIDENT_UPLOAD_INLINE_BYTES
+from psap.media.limits import MAX_UPLOAD_BODY_BYTES
 
 P = Permission
 KNOWLEDGE_BODY_LIMIT = 1_048_576  # bytes of a knowledge create or append body
@@ -84,6 +86,32 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     # publish the results are help articles only (psap.resource_center.search).
     ("GET", "/api/v1/external/mcp/resources/resource-center/search"): Operation(
         "searchResourceCenter"
+    ),
+    # Media ingest (issue 6 part 2): the body limit lets a JSON upload carry a base64 file of
+    # psap.media.limits.MAX_SRT_BYTES; the logic checks the file's own size (413) too.
+    ("POST", "/api/v1/external/media/radio-traffic"): Operation(
+        "uploadRadioTraffic", (P.MANAGE_EVENTS,), max_body_bytes=MAX_UPLOAD_BODY_BYTES
+    ),
+    ("GET", "/api/v1/external/mcp/resources/media/{mediaId}"): Operation(
+        "getMedia", (P.BROWSE_EVENTS, P.MANAGE_EVENTS)
+    ),
+    # Audit log exports (issue 6 part 1): the tenant's admins only.
+    ("POST", "/api/v1/external/audit-log/exports"): Operation("createAuditExport", (P.ADMIN,)),
+    ("GET", "/api/v1/external/audit-log/exports/{exportId}"): Operation(
+        "getAuditExport", (P.ADMIN,)
+    ),
+    # Incident upload (issue 6 part 3): bodies over the inline limit go the presigned way.
+    ("POST", "/api/v1/external/incidents/upload"): Operation(
+        "uploadIncidents", (P.MANAGE_EVENTS,), max_body_bytes=INCIDENT_UPLOAD_INLINE_BYTES
+    ),
+    ("POST", "/api/v1/external/incidents/uploads"): Operation(
+        "createIncidentUpload", (P.MANAGE_EVENTS,)
+    ),
+    ("POST", "/api/v1/external/incidents/uploads/{uploadId}/start"): Operation(
+        "startIncidentUpload", (P.MANAGE_EVENTS,)
+    ),
+    ("GET", "/api/v1/external/incidents/uploads/{uploadId}"): Operation(
+        "getIncidentUpload", (P.MANAGE_EVENTS,)
     ),
     # CAD intake: a `cad` credential, no data permissions; the envelope's tenantId
     # cross-check (403) is made by psap.cad.intake.

@@ -16,6 +16,7 @@ class Principal:
     permissions: frozenset[Permission]
     # Which authorizer vouched for it; hand-written events without a kind are partner calls.
     kind: CredentialKind = CredentialKind.PARTNER
+    label: str = ""  # the credential's name, as the tenant's admin gave it (audit records)
 
     def has_any(self, wanted: tuple[Permission, ...]) -> bool:
         return not wanted or any(permission in self.permissions for permission in wanted)
@@ -31,6 +32,7 @@ def principal_from_event(event: Mapping[str, Any]) -> Principal:
             credential_id=str(context["credentialId"]),
             permissions=parse_permissions(str(context.get("permissions", ""))),
             kind=CredentialKind(str(context.get("kind", CredentialKind.PARTNER.value))),
+            label=str(context.get("label", "")),
         )
     except (KeyError, TypeError, ValueError) as error:
         raise NotAuthenticated() from error

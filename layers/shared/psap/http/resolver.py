@@ -3,7 +3,7 @@
 A function's app.py declares its routes on `create_resolver()` and exposes
 `handler = lambda_handler(app)`. The entrypoint binds tenant and request ids to the logs,
 checks the operation's permission (psap.http.operations), then lets Powertools route,
-validate and serialize.
+validate and serialize. Every call of a tenant leaves one audit line (psap.audit.recording).
 """
 
 import json
@@ -15,9 +15,12 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from psap.audit.changes import take_changes
+from psap.audit.recording import audit_record, emit
+from psap.clock import utc_now
 from psap.errors import NotAuthenticated, PayloadTooLarge
 from psap.http.errors import install_error_handlers, status_for
-from psap.http.operations import operation_for
+from psap.http.operations import Operation, operation_for
 from psap.http.principal import Principal, principal_from_event
 from psap.observability import bind_request, detailed_tracing, logger, metrics, tracer
 
@@ -40,30 +43,72 @@ def current_principal(app: APIGatewayRestResolver) -> Principal:
 def serve(
     app: APIGatewayRestResolver, event: dict[str, Any], context: LambdaContext
 ) -> dict[str, Any]:
-    request_context = event.get("requestContext") or {}
     operation = operation_for(str(event.get("httpMethod", "")), str(event.get("resource", "")))
     if operation is None:
         return _direct(404, "No such operation", "NOT_FOUND")
     app.context.clear()
+    take_changes()  # nothing noted by an earlier request may reach this one's record
     # Every request counts, refused ones included, per operation.
     logger.append_keys(operation=operation.operation_id)
     metrics.add_dimension(name="operation", value=operation.operation_id)
     metrics.add_metric(name="Requests", unit=MetricUnit.Count, value=1)
-    if not operation.public:
-        try:
-            principal = principal_from_event(event)
-        except NotAuthenticated:
-            logger.warning("request without authorizer context refused")
-            return _direct(401, "Authentication required", "UNAUTHENTICATED")
-        bind_request(principal.tenant_id, request_context.get("requestId"), principal.credential_id)
-        if principal.kind != operation.credential_kind:
-            # The authorizers already refuse this; a second check keeps a wrong policy harmless.
-            logger.warning("credential of the wrong kind refused", extra={"kind": principal.kind})
-            return _direct(401, "Authentication required", "UNAUTHENTICATED")
-        if not principal.has_any(operation.any_of):
-            logger.info("permission denied", extra={"operation": operation.operation_id})
-            return _direct(403, operation.denial, "FORBIDDEN")
-        app.append_context(principal=principal)
+    if operation.public:
+        return _answer(app, operation, event, context)
+    try:
+        principal = principal_from_event(event)
+    except NotAuthenticated:
+        logger.warning("request without authorizer context refused")
+        return _direct(401, "Authentication required", "UNAUTHENTICATED")
+    request_context = event.get("requestContext") or {}
+    bind_request(principal.tenant_id, request_context.get("requestId"), principal.credential_id)
+    started = utc_now()
+    status = 500  # what the caller sees if the route raises (API Gateway answers 502)
+    try:
+        response = _authorized(app, operation, principal, event, context)
+        status = int(response.get("statusCode", 500))
+        return response
+    finally:
+        # Every call of a tenant is audited, refusals included: one log line, no store write.
+        emit(
+            audit_record(
+                event,
+                tenant_id=principal.tenant_id,
+                credential_id=principal.credential_id,
+                principal=principal.label,
+                credential_kind=principal.kind.value,
+                operation=operation.operation_id,
+                status=status,
+                started=started,
+                finished=utc_now(),
+                changes=take_changes(),
+            )
+        )
+
+
+def _authorized(
+    app: APIGatewayRestResolver,
+    operation: Operation,
+    principal: Principal,
+    event: dict[str, Any],
+    context: LambdaContext,
+) -> dict[str, Any]:
+    if principal.kind != operation.credential_kind:
+        # The authorizers already refuse this; a second check keeps a wrong policy harmless.
+        logger.warning("credential of the wrong kind refused", extra={"kind": principal.kind})
+        return _direct(401, "Authentication required", "UNAUTHENTICATED")
+    if not principal.has_any(operation.any_of):
+        logger.info("permission denied", extra={"operation": operation.operation_id})
+        return _direct(403, operation.denial, "FORBIDDEN")
+    app.append_context(principal=principal)
+    return _answer(app, operation, event, context)
+
+
+def _answer(
+    app: APIGatewayRestResolver,
+    operation: Operation,
+    event: dict[str, Any],
+    context: LambdaContext,
+) -> dict[str, Any]:
     limit = operation.max_body_bytes
     if limit is not None and body_size(event) > limit:
         # Refused before Powertools parses and validates a body of any size.

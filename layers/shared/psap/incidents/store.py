@@ -17,9 +17,20 @@ The write API, stable for its callers (the CAD intake worker, the import command
   `incident.id` (the platform's id); re-importing updates. Conflict if the number belongs
   to another incident. Its `event` reference is stored as given.
 
+For uploads (psap.incidents.upload), which compare before they write:
+
+- `read_incidents_by_number(table, tenant_id, numbers) -> {number: StoredRecord}`: two
+  BatchGetItem, strongly consistent.
+- `reserve_incident_ids(table, count)`, then `create_incident_with_number(...) -> bool`:
+  False when the number was taken meanwhile (read again; it is an update now).
+- `replace_incident_if_unchanged(table, tenant_id, record, incident, now) -> bool`: the
+  document only (id, number, event link, createdAt and the CAD's source order are kept),
+  conditional on the record's updatedAt as read; False when someone wrote it since.
+
 Every call takes the tenant: an id or number of another tenant is simply not found.
 """
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -28,6 +39,7 @@ from psap.incidents.models import EventReference, Incident
 from psap.storage import numbered
 from psap.storage.numbered import Link, NewRecord, RecordKind, StoredRecord
 from psap.storage.ordering import SourceOrder, UpsertOutcome, UpsertResult
+from psap.storage.sequences import next_id
 
 INCIDENTS = RecordKind(name="incident", prefix="INC", sequence="INCIDENT")
 # Kept outside the compressed document: the service owns them.
@@ -43,6 +55,11 @@ def _number(incident: Incident) -> str:
 
 def _document(incident: Incident) -> dict[str, Any]:
     return incident.model_dump(mode="json", by_alias=True, exclude=set(_SERVICE_FIELDS))
+
+
+def incident_document(incident: Incident) -> dict[str, Any]:
+    """What the store keeps of an incident: its fields without the service-owned ones."""
+    return _document(incident)
 
 
 def incident_from_record(record: StoredRecord) -> Incident:
@@ -119,3 +136,33 @@ def _imported_id(incident: Incident) -> int:
 
 def _link(incident: Incident) -> Link | None:
     return Link(incident.event.id, incident.event.number) if incident.event is not None else None
+
+
+def read_incidents_by_number(
+    table: str, tenant_id: int, numbers: Sequence[str]
+) -> dict[str, StoredRecord]:
+    return numbered.read_by_numbers(table, INCIDENTS, tenant_id, numbers)
+
+
+def reserve_incident_ids(table: str, count: int) -> list[int]:
+    """`count` new incident ids in one sequence write (an unused one is only a gap)."""
+    if count <= 0:
+        return []
+    last = next_id(table, INCIDENTS.sequence, count)
+    return list(range(last - count + 1, last + 1))
+
+
+def create_incident_with_number(
+    table: str, tenant_id: int, incident_id: int, incident: Incident, now: datetime
+) -> bool:
+    return numbered.create_with_number(
+        table, INCIDENTS, tenant_id, incident_id, _number(incident), _document(incident), now
+    )
+
+
+def replace_incident_if_unchanged(
+    table: str, tenant_id: int, record: StoredRecord, incident: Incident, now: datetime
+) -> bool:
+    return numbered.replace_document_if_unchanged(
+        table, INCIDENTS, tenant_id, record, _document(incident), now
+    )

@@ -82,12 +82,15 @@ def batch_get(
     keys: Sequence[Mapping[str, AttributeValue]],
     projection: str | None = None,
     names: Mapping[str, str] | None = None,
+    consistent: bool = False,
 ) -> list[Item]:
     """Reads items by key, 100 per request (DynamoDB's limit), retrying what DynamoDB leaves
     unprocessed. The order of the result is not the order of `keys`."""
     found: list[Item] = []
     for first in range(0, len(keys), _BATCH_GET_LIMIT):
         request: dict[str, Any] = {"Keys": list(keys[first : first + _BATCH_GET_LIMIT])}
+        if consistent:
+            request["ConsistentRead"] = True
         if projection:
             request["ProjectionExpression"] = projection
         if names:

@@ -12,6 +12,7 @@ writers of the same new number cannot both create one: the loser finds the index
 the record the winner created. Updates carry a SourceOrder and are conditional on it.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -23,7 +24,7 @@ from psap.clock import format_timestamp
 from psap.errors import Conflict, StoreUnavailable
 from psap.storage.attributes import from_item
 from psap.storage.documents import decode_document, encode_document
-from psap.storage.dynamodb import batch_put, dynamodb, transact_write
+from psap.storage.dynamodb import batch_get, batch_put, dynamodb, transact_write
 from psap.storage.ordering import SourceOrder, UpsertOutcome, UpsertResult
 from psap.storage.sequences import next_id, raise_floor
 
@@ -91,6 +92,12 @@ def find_id(table: str, kind: RecordKind, tenant_id: int, number: str) -> int | 
 def read(table: str, kind: RecordKind, tenant_id: int, record_id: int) -> StoredRecord | None:
     item = _get(record_key(kind, tenant_id, record_id), table, kind.name)
     return _stored(item) if item else None
+
+
+def stored_record(item: dict[str, Any]) -> StoredRecord:
+    """A RECORD item read by a store that Queries the record's partition (events read their
+    media links with the record in one Query)."""
+    return _stored(item)
 
 
 def _stored(item: dict[str, Any]) -> StoredRecord:
@@ -247,6 +254,98 @@ def _update_document(
     except BotoCoreError as error:
         raise StoreUnavailable(f"{kind.name} update: {error}") from error
     return UpsertOutcome.UPDATED
+
+
+def read_by_numbers(
+    table: str, kind: RecordKind, tenant_id: int, numbers: Sequence[str]
+) -> dict[str, StoredRecord]:
+    """The records holding these numbers (absent numbers are left out): two strongly
+    consistent BatchGetItem, the number index and then the records."""
+    if not numbers:
+        return {}
+    index = batch_get(
+        table, [number_key(kind, tenant_id, number) for number in numbers], consistent=True
+    )
+    ids = {int(item["recordId"]) for item in index}
+    if not ids:
+        return {}
+    records = [
+        _stored(item)
+        for item in batch_get(
+            table, [record_key(kind, tenant_id, record_id) for record_id in ids], consistent=True
+        )
+    ]
+    wanted = set(numbers)
+    return {record.number: record for record in records if record.number in wanted}
+
+
+def create_with_number(
+    table: str,
+    kind: RecordKind,
+    tenant_id: int,
+    record_id: int,
+    number: str,
+    document: dict[str, Any],
+    now: datetime,
+) -> bool:
+    """Creates a record under an id reserved by the caller, without a source order. False
+    when the number (or the id) was taken meanwhile: nothing is written then."""
+    stamp = format_timestamp(now)
+    item = _record_item(kind, tenant_id, record_id, number, document, stamp, stamp, None, None)
+    writes = [
+        {
+            "Put": {
+                "TableName": table,
+                "Item": _number_item(kind, tenant_id, number, record_id),
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+        },
+        {
+            "Put": {
+                "TableName": table,
+                "Item": item,
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+        },
+    ]
+    try:
+        transact_write(writes, on_cancel=_Cancelled)
+    except _Cancelled:
+        return False
+    return True
+
+
+def replace_document_if_unchanged(
+    table: str,
+    kind: RecordKind,
+    tenant_id: int,
+    record: StoredRecord,
+    document: dict[str, Any],
+    now: datetime,
+) -> bool:
+    """Replaces the record's document, keeping its id, number, link, createdAt and source
+    order, only if nobody wrote it since `record` was read (its updatedAt). False otherwise:
+    read again and decide again, so a concurrent connector update is never lost."""
+    try:
+        dynamodb().update_item(
+            TableName=table,
+            Key=record_key(kind, tenant_id, record.id),
+            UpdateExpression="SET #doc = :doc, updatedAt = :now",
+            ConditionExpression="attribute_exists(pk) AND updatedAt = :seen",
+            ExpressionAttributeNames={"#doc": "doc"},
+            ExpressionAttributeValues={
+                ":doc": {"B": encode_document(document)},
+                ":now": {"S": format_timestamp(now)},
+                ":seen": {"S": record.updated_at},
+            },
+        )
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+            return False
+        raise StoreUnavailable(f"{kind.name} update: {error}") from error
+    except BotoCoreError as error:
+        raise StoreUnavailable(f"{kind.name} update: {error}") from error
+    return True
 
 
 def put_by_id(

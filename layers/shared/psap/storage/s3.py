@@ -1,5 +1,7 @@
 """The S3 client for objects too large for a DynamoDB item (botocore directly, not boto3)."""
 
+import contextlib
+from collections.abc import Iterator
 from functools import cache
 from typing import TYPE_CHECKING, cast
 
@@ -39,3 +41,132 @@ def get_object(bucket: str, key: str) -> bytes:
         return answer["Body"].read()
     except (ClientError, BotoCoreError) as error:
         raise StoreUnavailable(f"S3 get {key}: {error}") from error
+
+
+def presigned_put_url(bucket: str, key: str, expires_in_seconds: int) -> str:
+    """A URL a client PUTs one object to, without credentials of its own, until it expires."""
+    try:
+        return s3().generate_presigned_url(
+            "put_object",
+            Params={"Bucket": bucket, "Key": key},
+            ExpiresIn=expires_in_seconds,
+        )
+    except (ClientError, BotoCoreError) as error:
+        raise StoreUnavailable(f"S3 presign {key}: {error}") from error
+
+
+def object_size(bucket: str, key: str) -> int | None:
+    """The object's size in bytes, or None when there is no such object."""
+    try:
+        answer = s3().head_object(Bucket=bucket, Key=key)
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") in {"404", "NoSuchKey", "NotFound"}:
+            return None
+        raise StoreUnavailable(f"S3 head {key}: {error}") from error
+    except BotoCoreError as error:
+        raise StoreUnavailable(f"S3 head {key}: {error}") from error
+    return int(answer["ContentLength"])
+
+
+def iter_object_lines(bucket: str, key: str, chunk_bytes: int = 65_536) -> Iterator[bytes]:
+    """The object's lines (each with its b"\\n"), streamed: never the whole object in memory.
+    Only b"\\n" ends a line, so a b"\\r\\n" split across two chunks still counts once."""
+    try:
+        body = s3().get_object(Bucket=bucket, Key=key)["Body"]
+        pending = b""
+        for chunk in body.iter_chunks(chunk_bytes):
+            lines = (pending + chunk).split(b"\n")
+            pending = lines.pop()
+            for line in lines:
+                yield line + b"\n"
+        if pending:
+            yield pending
+    except (ClientError, BotoCoreError) as error:
+        raise StoreUnavailable(f"S3 get {key}: {error}") from error
+
+
+def presigned_get_url(bucket: str, key: str, expires_seconds: int, filename: str) -> str:
+    """A short-lived download link; signing is local (no call to S3)."""
+    return s3().generate_presigned_url(
+        "get_object",
+        Params={
+            "Bucket": bucket,
+            "Key": key,
+            "ResponseContentDisposition": f'attachment; filename="{filename}"',
+        },
+        ExpiresIn=expires_seconds,
+    )
+
+
+class MultipartWriter:
+    """Writes one S3 object in parts as text arrives, holding at most one part in memory.
+
+    S3 parts are at least 5 MiB except the last; a file smaller than one part is one part.
+    Leaving the `with` block by an exception aborts the upload, so no half file appears.
+    """
+
+    PART_BYTES = 8 * 1024 * 1024
+
+    def __init__(self, bucket: str, key: str, content_type: str) -> None:
+        self.bucket = bucket
+        self.key = key
+        self.content_type = content_type
+        self.size = 0
+        self._buffer = bytearray()
+        self._parts: list[dict[str, object]] = []
+        self._upload_id = ""
+
+    def __enter__(self) -> "MultipartWriter":
+        try:
+            answer = s3().create_multipart_upload(
+                Bucket=self.bucket, Key=self.key, ContentType=self.content_type
+            )
+        except (ClientError, BotoCoreError) as error:
+            raise StoreUnavailable(f"S3 upload {self.key}: {error}") from error
+        self._upload_id = answer["UploadId"]
+        return self
+
+    def write(self, text: str) -> None:
+        data = text.encode("utf-8")
+        self._buffer.extend(data)
+        self.size += len(data)
+        if len(self._buffer) >= self.PART_BYTES:
+            self._flush()
+
+    def _flush(self) -> None:
+        number = len(self._parts) + 1
+        try:
+            answer = s3().upload_part(
+                Bucket=self.bucket,
+                Key=self.key,
+                UploadId=self._upload_id,
+                PartNumber=number,
+                Body=bytes(self._buffer),
+            )
+        except (ClientError, BotoCoreError) as error:
+            raise StoreUnavailable(f"S3 upload {self.key} part {number}: {error}") from error
+        self._parts.append({"ETag": answer["ETag"], "PartNumber": number})
+        self._buffer.clear()
+
+    def __exit__(self, kind: object, raised: object, traceback: object) -> None:
+        if kind is not None:
+            with contextlib.suppress(ClientError, BotoCoreError):
+                s3().abort_multipart_upload(
+                    Bucket=self.bucket, Key=self.key, UploadId=self._upload_id
+                )
+            return
+        try:
+            if self._buffer or not self._parts:
+                self._flush()
+            s3().complete_multipart_upload(
+                Bucket=self.bucket,
+                Key=self.key,
+                UploadId=self._upload_id,
+                MultipartUpload={"Parts": self._parts},  # type: ignore[typeddict-item]
+            )
+        except (ClientError, BotoCoreError) as error:
+            with contextlib.suppress(ClientError, BotoCoreError):
+                s3().abort_multipart_upload(
+                    Bucket=self.bucket, Key=self.key, UploadId=self._upload_id
+                )
+            raise StoreUnavailable(f"S3 upload {self.key}: {error}") from error

@@ -13,6 +13,7 @@ new version (and a new dataschema), additions of optional fields do not. Kinds:
 - incident.accepted: the submission was applied (or recognised as older than what is stored)
 - incident.rejected: the submission could not be applied; `reasons` say why
 - connector.test: sent by `tools.admin connector test` to check an endpoint end to end
+- incident.updated: an incident upload (psap.incidents.upload) changed an existing incident
 """
 
 import uuid
@@ -31,6 +32,7 @@ class UpdateKind(StrEnum):
     INCIDENT_ACCEPTED = "incident.accepted"
     INCIDENT_REJECTED = "incident.rejected"
     CONNECTOR_TEST = "connector.test"
+    INCIDENT_UPDATED = "incident.updated"
 
 
 class IncidentOutcome(StrEnum):
@@ -73,7 +75,18 @@ class ConnectorTest(WireModel):
     message: str
 
 
-type UpdateData = IncidentAccepted | IncidentRejected | ConnectorTest
+class IncidentUpdated(WireModel):
+    """An incident upload changed an incident the service already held (read it again with
+    GET /api/v1/external/mcp/resources/incidents/{incidentId})."""
+
+    incident_id: int
+    number: str  # the incident number (also the event's subject)
+    source: Literal["UPLOAD"] = "UPLOAD"
+    upload_id: str
+    line: int  # the line of the uploaded file that changed it
+
+
+type UpdateData = IncidentAccepted | IncidentRejected | ConnectorTest | IncidentUpdated
 
 
 class WebhookEvent(WireModel):

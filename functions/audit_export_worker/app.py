@@ -1,0 +1,50 @@
+"""SQS worker: writes an audit export's file to S3, a page of records at a time.
+
+Partial batch responses: a failed export is retried alone; its last attempt (the queue's
+maxReceiveCount) marks it FAILED before the message goes to the DLQ.
+"""
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    process_partial_response,
+)
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from psap.audit.exports import ExportMessage, run_export
+from psap.config import required_env
+from psap.observability import bind_request, detailed_tracing, logger, metrics, tracer
+
+processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+
+
+def export_record(record: SQSRecord) -> str:
+    message = ExportMessage.model_validate_json(record.body)
+    bind_request(message.tenant_id, record.message_id, None)
+    # The queue's maxReceiveCount, as the template tells the function.
+    max_receives = int(required_env("AUDIT_EXPORT_MAX_RECEIVES"))
+    last_attempt = int(record.attributes.approximate_receive_count) >= max_receives
+    state = run_export(message.tenant_id, message.export_id, last_attempt)
+    logger.info("audit export", extra={"export_id": message.export_id, "state": state})
+    return state
+
+
+def export_batch(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return dict(
+        process_partial_response(
+            event=event, record_handler=export_record, processor=processor, context=context
+        )
+    )
+
+
+# The Tracer imports the X-Ray SDK: only with detailed tracing on (psap.observability).
+traced = tracer().capture_lambda_handler(export_batch) if detailed_tracing() else export_batch
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return traced(event, context)

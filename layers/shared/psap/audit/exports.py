@@ -1,0 +1,288 @@
+"""Audit log exports: an Admin asks for a time range; a worker writes the file to S3.
+
+An export job lives in the tenant-data table (T#{t}#AUDITEXPORT#{exportId} / EXPORT) and
+moves QUEUED -> RUNNING -> SUCCEEDED | FAILED. The worker streams the audit table a Query
+page at a time into an S3 multipart upload, so neither the records nor the file are ever
+whole in memory. A message delivered twice rewrites the same object; a SUCCEEDED job ignores
+it. The download URL is presigned on each status read and lives for DOWNLOAD_URL_SECONDS.
+"""
+
+import csv
+import io
+import json
+import uuid
+from collections.abc import Iterable
+from datetime import timedelta
+from enum import StrEnum
+from typing import Any, Final, Self
+
+from botocore.exceptions import BotoCoreError, ClientError
+from pydantic import Field, model_validator
+
+from psap.audit.store import RecordFilter, records_between
+from psap.clock import format_timestamp, utc_now
+from psap.config import (
+    audit_export_bucket,
+    audit_export_queue_url,
+    audit_table,
+    tenant_data_table,
+)
+from psap.errors import NotFound, StoreUnavailable
+from psap.models import Timestamp, WireModel
+from psap.storage.dynamodb import dynamodb
+from psap.storage.s3 import MultipartWriter, presigned_get_url
+from psap.storage.sqs import send_message
+
+MAX_RANGE: Final = timedelta(days=31)
+DOWNLOAD_URL_SECONDS: Final = 900
+_EXPORT_SK: Final = "EXPORT"
+CSV_COLUMNS: Final = (
+    "time",
+    "tenantId",
+    "credentialId",
+    "principal",
+    "credentialKind",
+    "operation",
+    "method",
+    "path",
+    "resourceIds",
+    "status",
+    "requestId",
+    "sourceIp",
+    "userAgent",
+    "changes",
+    "durationMs",
+)
+
+
+class ExportFormat(StrEnum):
+    NDJSON = "ndjson"
+    CSV = "csv"
+
+
+class ExportState(StrEnum):
+    QUEUED = "QUEUED"
+    RUNNING = "RUNNING"
+    SUCCEEDED = "SUCCEEDED"
+    FAILED = "FAILED"
+
+
+class AuditExportRequest(WireModel):
+    start: Timestamp = Field(alias="from", description="First instant included")
+    end: Timestamp = Field(
+        alias="to", description=f"First instant excluded; at most {MAX_RANGE.days} days after from"
+    )
+    format: ExportFormat = ExportFormat.NDJSON
+    operation: str | None = Field(default=None, max_length=100, description="Only this operationId")
+    credential_id: str | None = Field(
+        default=None, max_length=100, description="Only this credential"
+    )
+    status: int | None = Field(default=None, ge=100, le=599, description="Only this status code")
+
+    @model_validator(mode="after")
+    def _range(self) -> Self:
+        if self.end <= self.start:
+            raise ValueError("'to' must be after 'from'")
+        if self.end - self.start > MAX_RANGE:
+            raise ValueError(f"the range from 'from' to 'to' is at most {MAX_RANGE.days} days")
+        return self
+
+
+class ExportFilters(WireModel):
+    operation: str | None = None
+    credential_id: str | None = None
+    status: int | None = None
+
+
+class AuditExport(WireModel):
+    export_id: str
+    status: ExportState
+    start: Timestamp = Field(alias="from")
+    end: Timestamp = Field(alias="to")
+    format: ExportFormat
+    filters: ExportFilters
+    requested_by: str = Field(description="The credential id that asked for the export")
+    created_at: Timestamp
+    finished_at: Timestamp | None = None
+    record_count: int | None = Field(default=None, description="Records in the file, when done")
+    size_bytes: int | None = None
+    failure: str | None = None
+    download_url: str | None = Field(
+        default=None, description=f"When SUCCEEDED: a presigned GET, {DOWNLOAD_URL_SECONDS} s"
+    )
+    download_url_expires_at: Timestamp | None = None
+
+
+class ExportMessage(WireModel):
+    """What the export queue carries."""
+
+    tenant_id: int
+    export_id: str
+
+
+def _key(tenant_id: int, export_id: str) -> dict[str, dict[str, str]]:
+    return {"pk": {"S": f"T#{tenant_id}#AUDITEXPORT#{export_id}"}, "sk": {"S": _EXPORT_SK}}
+
+
+def object_key(tenant_id: int, export: AuditExport) -> str:
+    return f"tenants/{tenant_id}/audit-exports/{export.export_id}.{export.format.value}"
+
+
+def create_export(tenant_id: int, request: AuditExportRequest, credential_id: str) -> AuditExport:
+    export = AuditExport(
+        export_id=str(uuid.uuid4()),
+        status=ExportState.QUEUED,
+        start=request.start,
+        end=request.end,
+        format=request.format,
+        filters=ExportFilters(
+            operation=request.operation,
+            credential_id=request.credential_id,
+            status=request.status,
+        ),
+        requested_by=credential_id,
+        created_at=utc_now(),
+    )
+    _put(tenant_id, export, new=True)
+    # Stored first: a job whose message is lost stays QUEUED and is visible as such.
+    message = ExportMessage(tenant_id=tenant_id, export_id=export.export_id)
+    send_message(audit_export_queue_url(), message.model_dump(mode="json", by_alias=True))
+    return export
+
+
+def get_export(tenant_id: int, export_id: str) -> AuditExport:
+    export = _read(tenant_id, _known_id(export_id))
+    if export is None:
+        raise NotFound(f"Audit export {export_id} not found")
+    if export.status is not ExportState.SUCCEEDED:
+        return export
+    url = presigned_get_url(
+        audit_export_bucket(),
+        object_key(tenant_id, export),
+        DOWNLOAD_URL_SECONDS,
+        filename=f"audit-{export.export_id}.{export.format.value}",
+    )
+    return export.model_copy(
+        update={
+            "download_url": url,
+            "download_url_expires_at": utc_now() + timedelta(seconds=DOWNLOAD_URL_SECONDS),
+        }
+    )
+
+
+def run_export(tenant_id: int, export_id: str, last_attempt: bool) -> ExportState:
+    """Writes the export's file; on the queue's last attempt a failure is recorded."""
+    export = _read(tenant_id, export_id)
+    if export is None:
+        return ExportState.FAILED  # nothing to do: the job is gone (or never was)
+    if export.status in (ExportState.SUCCEEDED, ExportState.FAILED):
+        return export.status
+    _put(tenant_id, export.model_copy(update={"status": ExportState.RUNNING}))
+    try:
+        count, size = _write_file(tenant_id, export)
+    except StoreUnavailable as error:
+        if last_attempt:
+            failed = export.model_copy(
+                update={
+                    "status": ExportState.FAILED,
+                    "finished_at": utc_now(),
+                    "failure": "The export could not be written; ask for it again",
+                }
+            )
+            _put(tenant_id, failed)
+            return ExportState.FAILED
+        raise error
+    done = export.model_copy(
+        update={
+            "status": ExportState.SUCCEEDED,
+            "finished_at": utc_now(),
+            "record_count": count,
+            "size_bytes": size,
+        }
+    )
+    _put(tenant_id, done)
+    return ExportState.SUCCEEDED
+
+
+def _write_file(tenant_id: int, export: AuditExport) -> tuple[int, int]:
+    content_type = "application/x-ndjson" if export.format is ExportFormat.NDJSON else "text/csv"
+    filters = export.filters
+    where = RecordFilter(filters.operation, filters.credential_id, filters.status)
+    count = 0
+    with MultipartWriter(
+        audit_export_bucket(), object_key(tenant_id, export), content_type
+    ) as file:
+        if export.format is ExportFormat.CSV:
+            file.write(_csv_rows([list(CSV_COLUMNS)]))
+        for page in records_between(audit_table(), tenant_id, export.start, export.end, where):
+            if export.format is ExportFormat.NDJSON:
+                file.write(
+                    "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in page)
+                )
+            else:
+                file.write(_csv_rows(_csv_values(record) for record in page))
+            count += len(page)
+    return count, file.size
+
+
+def _ndjson_line(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def _csv_values(record: dict[str, Any]) -> list[str]:
+    values: list[str] = []
+    for column in CSV_COLUMNS:
+        value = record.get(column)
+        if value is None:
+            values.append("")
+        elif isinstance(value, dict | list):
+            values.append(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+        else:
+            values.append(_spreadsheet_safe(str(value)))
+    return values
+
+
+def _spreadsheet_safe(text: str) -> str:
+    """Caller-chosen text (a user agent, a path) must not run as a spreadsheet formula."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def _csv_rows(rows: Iterable[list[str]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\r\n")
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def _read(tenant_id: int, export_id: str) -> AuditExport | None:
+    try:
+        answer = dynamodb().get_item(
+            TableName=tenant_data_table(), Key=_key(tenant_id, export_id), ConsistentRead=True
+        )
+    except (ClientError, BotoCoreError) as error:
+        raise StoreUnavailable(f"audit export {export_id}: {error}") from error
+    item = answer.get("Item")
+    return AuditExport.model_validate_json(item["job"]["S"]) if item else None
+
+
+def _put(tenant_id: int, export: AuditExport, *, new: bool = False) -> None:
+    item: dict[str, Any] = {
+        **_key(tenant_id, export.export_id),
+        "job": {"S": export.model_dump_json(by_alias=True)},
+        "status": {"S": export.status.value},
+        "updatedAt": {"S": format_timestamp(utc_now())},
+    }
+    request: dict[str, Any] = {"TableName": tenant_data_table(), "Item": item}
+    if new:
+        request["ConditionExpression"] = "attribute_not_exists(pk)"
+    try:
+        dynamodb().put_item(**request)
+    except (ClientError, BotoCoreError) as error:
+        raise StoreUnavailable(f"audit export {export.export_id}: {error}") from error
+
+
+def _known_id(text: str) -> str:
+    try:
+        return str(uuid.UUID(text))
+    except ValueError as error:
+        raise NotFound(f"Audit export {text} not found") from error

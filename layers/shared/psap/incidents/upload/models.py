@@ -1,0 +1,87 @@
+"""The wire shapes of incident uploads (ours: the spec shows none)."""
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import Field
+
+from psap.models import Timestamp, WireModel
+
+
+class UploadFormat(StrEnum):
+    CSV = "csv"
+    JSONL = "jsonl"
+
+
+class RowOutcome(StrEnum):
+    CREATED = "CREATED"
+    UPDATED = "UPDATED"
+    UNCHANGED = "UNCHANGED"
+
+
+class UploadStatus(StrEnum):
+    AWAITING_FILE = "AWAITING_FILE"  # created for a presigned PUT; waits for /start
+    QUEUED = "QUEUED"
+    RUNNING = "RUNNING"
+    SUCCEEDED = "SUCCEEDED"  # every row was read; rejected rows are listed, not a failure
+    FAILED = "FAILED"  # the file as a whole could not be read (failureReason)
+
+
+class RowRejection(WireModel):
+    line: int = Field(description="1-based line of the file where the row starts")
+    number: str | None = Field(description="The row's incident number, when it has one")
+    reason: str
+
+
+class RowResult(WireModel):
+    line: int
+    number: str
+    id: int = Field(description="The service's incident id")
+    outcome: RowOutcome
+
+
+class UploadCounts(WireModel):
+    rows: int = 0  # rows read so far (blank lines and the CSV header are not rows)
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    rejected: int = 0
+
+
+class UploadReport(UploadCounts):
+    """The answer of a synchronous upload: every row's outcome."""
+
+    upload_id: str
+    format: UploadFormat
+    status: Literal[UploadStatus.SUCCEEDED] = UploadStatus.SUCCEEDED
+    rejections: list[RowRejection]
+    incidents: list[RowResult]
+
+
+class UploadJob(UploadCounts):
+    """An asynchronous upload and its progress (counters move every few hundred rows)."""
+
+    upload_id: str
+    format: UploadFormat
+    status: UploadStatus
+    created_at: Timestamp
+    started_at: Timestamp | None = None
+    finished_at: Timestamp | None = None
+    rejections: list[RowRejection] = Field(
+        default_factory=list, description="The first rejected rows, in file order (capped)"
+    )
+    rejections_truncated: bool = Field(
+        default=False, description="More rows were rejected than `rejections` lists"
+    )
+    failure_reason: str | None = None
+
+
+class UploadTicket(UploadJob):
+    """A new upload waiting for its file: PUT it to `uploadUrl`, then POST .../start."""
+
+    upload_url: str
+    upload_url_expires_at: Timestamp
+
+
+class NewUploadRequest(WireModel):
+    format: UploadFormat = Field(description="csv or jsonl: how the file will be read")

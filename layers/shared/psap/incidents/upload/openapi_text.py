@@ -1,0 +1,50 @@
+"""The OpenAPI descriptions of the incident upload operations (one place for the rules)."""
+
+from psap.incidents.upload.limits import FILE_MAX_BYTES, INLINE_MAX_BYTES, SYNC_MAX_ROWS
+from psap.incidents.upload.service import REJECTIONS_KEPT, UPLOAD_URL_SECONDS
+
+UPLOAD_ID_PATTERN = r"^upl-[0-9a-f]{32}$"
+
+_ROWS = (
+    "Rows: JSON Lines (`application/x-ndjson` or `application/jsonl`), one Incident object "
+    "per line with the spec's camelCase fields, `notes` and `responders` as arrays; or CSV "
+    "(`text/csv`, RFC 4180), a header row of Incident field names, then one incident per "
+    "record, an empty cell null, `notes` and `responders` cells holding a JSON array. UTF-8. "
+    "A CSV header with an unknown or repeated column, or without `number`, rejects the file "
+    "(400, nothing written). Each row is created or updated by its `number` (required): the "
+    "fields a row carries replace the stored ones (null or an empty cell clears), fields it "
+    "does not carry are kept. `id`, `createdAt` and `event` are the service's and ignored. "
+    "Timestamps are ISO 8601 with Z or an offset. A row equal to what is stored changes "
+    "nothing (UNCHANGED), so re-uploading a file is harmless. A bad row (unknown field, bad "
+    "type or timestamp, no number, a number already on an earlier line of the file) is "
+    "rejected with its line and reason; the other rows are applied. An UPDATED incident "
+    "sends `incident.updated` to the tenant's CAD connectors."
+)
+
+UPLOAD_DESCRIPTION = (
+    f"The file is the request body (at most {INLINE_MAX_BYTES} bytes, else 413). Up to "
+    f"{SYNC_MAX_ROWS} rows are applied at once: 200 with counts (created, updated, "
+    "unchanged, rejected), every rejection {line, number, reason} and every incident "
+    "{line, number, id, outcome}. A larger file is stored and applied asynchronously: 202 "
+    "with the upload job and `Location` = its status resource. " + _ROWS
+)
+
+CREATE_DESCRIPTION = (
+    f"For files over {INLINE_MAX_BYTES} bytes (up to {FILE_MAX_BYTES}): 201 with `uploadUrl`, "
+    f"an S3 URL valid {UPLOAD_URL_SECONDS} s to PUT the file to (no Authorization header), "
+    "and the job in status AWAITING_FILE. Then POST .../uploads/{uploadId}/start. " + _ROWS
+)
+
+START_DESCRIPTION = (
+    "Queues the upload once its file was PUT (409 before). 202 with the job and `Location`; "
+    "starting a started upload again answers its current state and changes nothing. Do not "
+    "PUT the file again after starting it."
+)
+
+GET_DESCRIPTION = (
+    "The upload's status (AWAITING_FILE, QUEUED, RUNNING, SUCCEEDED, FAILED), its counters "
+    "(moving every few hundred rows while RUNNING), `createdAt`, `startedAt`, `finishedAt`, "
+    f"the first {REJECTIONS_KEPT} rejections in file order (`rejectionsTruncated` when there "
+    "are more) and `failureReason` when the file as a whole could not be read. An upload of "
+    "another tenant is 404."
+)

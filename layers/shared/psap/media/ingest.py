@@ -1,0 +1,260 @@
+"""POST /api/v1/external/media/radio-traffic: an SRT transcript of a radio channel, for an event.
+
+Two forms of the same upload:
+- raw: Content-Type application/x-subrip, the file as the body, and the fields as query
+  parameters (eventId or incidentNumber, channel, recordingStartedAt);
+- JSON: Content-Type application/json, {eventId | incidentNumber, channel,
+  recordingStartedAt, contentBase64}.
+Any other media type is 415.
+
+Checks, all before anything is written: the form (415, 400), the file's size (413), the
+file itself (400, psap.media.subrip), then the event (404; an incident without an event is
+409). A file already stored for the event (same SHA-256) answers its existing record
+(created False: 200, same id), whatever the other fields say; the first upload's channel
+and start time stand.
+"""
+
+import base64
+import binascii
+import hashlib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from pydantic import ValidationError
+
+from psap.audit.changes import note_change
+from psap.clock import utc_now
+from psap.config import media_bucket, tenant_data_table
+from psap.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, UnsupportedMediaType
+from psap.events import store as events_store
+from psap.events.models import Event
+from psap.incidents import store as incidents_store
+from psap.media import store, subrip
+from psap.media.limits import MAX_SRT_BYTES
+from psap.media.models import RadioTrafficMedia, RadioTrafficUpload, TranscriptSegment
+from psap.observability import logger
+
+SRT_MEDIA_TYPE = "application/x-subrip"
+JSON_MEDIA_TYPE = "application/json"
+_MAX_CHANNEL_CHARS = 100
+
+
+@dataclass(frozen=True)
+class RadioTrafficTarget:
+    """Where a recording belongs and what it is: the fields of either form."""
+
+    event_id: int | None = None
+    incident_number: str | None = None
+    channel: str | None = None
+    recording_started_at: datetime | None = None
+
+    def given(self) -> bool:
+        return any(
+            value is not None
+            for value in (
+                self.event_id,
+                self.incident_number,
+                self.channel,
+                self.recording_started_at,
+            )
+        )
+
+
+@dataclass(frozen=True)
+class UploadOutcome:
+    media: RadioTrafficMedia
+    created: bool  # False: this content was already stored for the event (idempotent replay)
+
+
+def request_body(body: str | None, is_base64_encoded: bool) -> bytes:
+    """The body's bytes as the client sent them (API Gateway base64s binary bodies)."""
+    if not body:
+        return b""
+    if is_base64_encoded:
+        try:
+            return base64.b64decode(body, validate=True)
+        except binascii.Error as error:
+            raise InvalidInput("The request body could not be decoded") from error
+    return body.encode("utf-8")
+
+
+def upload_radio_traffic(
+    tenant_id: int,
+    content_type: str | None,
+    parameters: RadioTrafficTarget,
+    body: bytes,
+    now: datetime | None = None,
+) -> UploadOutcome:
+    media_type = (content_type or "").partition(";")[0].strip().lower()
+    if media_type == SRT_MEDIA_TYPE:
+        return ingest(tenant_id, parameters, body, now)
+    if media_type == JSON_MEDIA_TYPE:
+        if parameters.given():
+            raise InvalidInput(
+                "With a JSON body, give eventId/incidentNumber, channel and "
+                "recordingStartedAt in the body, not as query parameters"
+            )
+        target, content = _json_upload(body)
+        return ingest(tenant_id, target, content, now)
+    raise UnsupportedMediaType(
+        f"Content-Type must be {SRT_MEDIA_TYPE} (the file, fields as query parameters) "
+        f"or {JSON_MEDIA_TYPE} (fields and contentBase64)"
+    )
+
+
+def ingest(
+    tenant_id: int, target: RadioTrafficTarget, content: bytes, now: datetime | None = None
+) -> UploadOutcome:
+    if len(content) > MAX_SRT_BYTES:
+        raise PayloadTooLarge(
+            f"The SRT file is {len(content)} bytes; at most {MAX_SRT_BYTES} are accepted"
+        )
+    channel, started = _checked_fields(target)
+    cues = subrip.parse(subrip.decode(content))
+    table, bucket = tenant_data_table(), media_bucket()
+    event = _resolve_event(tenant_id, target)
+    event_id = int(event.id or 0)
+    sha = hashlib.sha256(content).hexdigest()
+    existing = store.find_media_by_content(table, tenant_id, event_id, sha)
+    if existing is not None:
+        return _replay(tenant_id, existing)
+    media = radio_traffic_media(
+        store.next_media_id(table),
+        event,
+        channel,
+        started,
+        cues,
+        sha,
+        len(content),
+        now or utc_now(),
+    )
+    try:
+        store.create_radio_traffic(table, bucket, tenant_id, media, content)
+    except store.DuplicateContent:
+        found = store.find_media_by_content(table, tenant_id, event_id, sha)
+        if found is None:
+            raise
+        return _replay(tenant_id, found)
+    note_change("media", media.id, "CREATED")
+    logger.info(
+        "radio traffic stored",
+        extra={"media_id": media.id, "event_id": event_id, "cues": media.cue_count},
+    )
+    return UploadOutcome(media, created=True)
+
+
+def radio_traffic_media(
+    media_id: int,
+    event: Event,
+    channel: str,
+    started: datetime,
+    cues: list[subrip.Cue],
+    sha256: str,
+    size_bytes: int,
+    now: datetime,
+) -> RadioTrafficMedia:
+    segments = [
+        TranscriptSegment(
+            cue=cue.number,
+            start_seconds=round(cue.start.total_seconds(), 3),
+            end_seconds=round(cue.end.total_seconds(), 3),
+            start_at=started + cue.start,
+            end_at=started + cue.end,
+            speaker=cue.speaker,
+            text=cue.text,
+        )
+        for cue in cues
+    ]
+    incident = event.incident
+    return RadioTrafficMedia(
+        id=media_id,
+        event_id=int(event.id or 0),
+        incident_id=incident.id if incident else None,
+        incident_number=incident.number if incident else None,
+        channel=channel,
+        recording_started_at=started,
+        duration_seconds=round(max(cue.end for cue in cues).total_seconds(), 3),
+        cue_count=len(cues),
+        content_sha256=sha256,
+        size_bytes=size_bytes,
+        created_at=now,
+        segments=segments,
+    )
+
+
+def _replay(tenant_id: int, media_id: int) -> UploadOutcome:
+    media = store.get_radio_traffic(tenant_data_table(), media_bucket(), tenant_id, media_id)
+    if media is None:
+        raise NotFound(f"media {media_id} not found")
+    note_change("media", media.id, "UNCHANGED")
+    return UploadOutcome(media, created=False)
+
+
+def _checked_fields(target: RadioTrafficTarget) -> tuple[str, datetime]:
+    number = (target.incident_number or "").strip()
+    if (target.event_id is None) == (not number):
+        raise InvalidInput("Give exactly one of eventId and incidentNumber")
+    channel = (target.channel or "").strip()
+    if not channel or len(channel) > _MAX_CHANNEL_CHARS:
+        raise InvalidInput(
+            f"Invalid parameter 'channel': the radio channel's name, 1-{_MAX_CHANNEL_CHARS} "
+            "characters, is required"
+        )
+    started = target.recording_started_at
+    if started is None:
+        raise InvalidInput("Invalid parameter 'recordingStartedAt': it is required")
+    if started.tzinfo is None:
+        raise InvalidInput(
+            "Invalid parameter 'recordingStartedAt': give an offset or Z "
+            "(e.g. 2026-01-05T14:00:00Z)"
+        )
+    return channel, started.astimezone(UTC)
+
+
+def _json_upload(body: bytes) -> tuple[RadioTrafficTarget, bytes]:
+    try:
+        upload = RadioTrafficUpload.model_validate_json(body)
+    except ValidationError as error:
+        raise InvalidInput(_describe(error)) from error
+    try:
+        content = base64.b64decode(upload.content_base64, validate=True)
+    except binascii.Error as error:
+        raise InvalidInput("Invalid field 'contentBase64': it is not valid base64") from error
+    target = RadioTrafficTarget(
+        upload.event_id, upload.incident_number, upload.channel, upload.recording_started_at
+    )
+    return target, content
+
+
+def _describe(error: ValidationError) -> str:
+    problems = []
+    for detail in error.errors():
+        if detail.get("type") == "json_invalid":
+            problems.append("The request body is not valid JSON")
+            continue
+        field = ".".join(str(part) for part in detail.get("loc", ())) or "body"
+        problems.append(f"Invalid field '{field}': {detail.get('msg', 'is not valid')}")
+    return "; ".join(problems)
+
+
+def _resolve_event(tenant_id: int, target: RadioTrafficTarget) -> Event:
+    table = tenant_data_table()
+    if target.event_id is not None:
+        event = events_store.get_event(table, tenant_id, target.event_id)
+        if event is None:
+            raise NotFound(f"event {target.event_id} not found")
+        return event
+    number = (target.incident_number or "").strip()
+    incident_id = incidents_store.find_incident_id(table, tenant_id, number)
+    incident = incidents_store.get_incident(table, tenant_id, incident_id) if incident_id else None
+    if incident is None:
+        raise NotFound(f"incident number '{number}' not found")
+    if incident.event is None or incident.event.id is None:
+        raise Conflict(
+            f"incident '{number}' has no event yet: upload with eventId, or once the "
+            "incident is linked to its event"
+        )
+    event = events_store.get_event(table, tenant_id, incident.event.id)
+    if event is None:
+        raise NotFound(f"event {incident.event.id} of incident '{number}' not found")
+    return event

@@ -1,0 +1,174 @@
+"""Radio-traffic media in the tenant-data table and the media bucket.
+
+Layout (every key begins with the tenant):
+
+  T#{t}#MEDIA#{id}                       / RECORD      the media record: eventId, type,
+                                                       contentSha256, originalKey, doc (the
+                                                       wire record, zlib JSON) and, when the
+                                                       segments are too large to sit inline,
+                                                       segmentsKey
+  T#{t}#EVT#{eventId}                    / MEDIA#{id:012d}   the event's link (id, type),
+                                                       read with the event in one Query
+  T#{t}#EVT#{eventId}#MEDIAHASH#{sha256} / MEDIAHASH   which media holds this content for the
+                                                       event: re-uploads find it (its own
+                                                       partition, so event reads never read it)
+  SEQ#MEDIA                              / SEQ         the id sequence (ids unique across tenants)
+
+S3 (MEDIA_BUCKET):
+  media/T{t}/EVT{eventId}/radio-traffic/{sha256}.srt             the original, as uploaded
+  media/T{t}/EVT{eventId}/radio-traffic/{sha256}/{id}.segments.zz  segments over the inline
+                                                                   limit (zlib JSON)
+
+Nothing is half-stored: the objects are written first under keys that only this content (and
+this media id) can have, so a failed transaction leaves at most an unreferenced object; then
+one transaction writes the record, the link and the hash item (conditional: a racing upload
+of the same content makes exactly one record) and checks that the event still exists.
+"""
+
+from collections.abc import Callable
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from psap.errors import NotFound, StoreUnavailable
+from psap.events.store import EVENTS, media_link_item
+from psap.media.models import RadioTrafficMedia
+from psap.storage import numbered
+from psap.storage.attributes import from_item
+from psap.storage.documents import decode_document, encode_document
+from psap.storage.dynamodb import dynamodb, transact_write
+from psap.storage.s3 import get_object, put_object
+from psap.storage.sequences import next_id
+
+MEDIA_SEQUENCE = "MEDIA"
+# Segments stay inline while their compressed JSON is under this (a 400 KB item holds the
+# rest); a 2-hour channel (~2 400 cues) compresses to about 60 KB: `make bench` prints it.
+INLINE_SEGMENTS_BYTES = 300_000
+SRT_CONTENT_TYPE = "application/x-subrip"
+_RECORD_SK = "RECORD"
+_HASH_SK = "MEDIAHASH"
+
+
+class DuplicateContent(Exception):
+    """Another upload of the same content for the same event won the race."""
+
+
+def media_key(tenant_id: int, media_id: int) -> dict[str, dict[str, str]]:
+    return {"pk": {"S": f"T#{tenant_id}#MEDIA#{media_id}"}, "sk": {"S": _RECORD_SK}}
+
+
+def hash_key(tenant_id: int, event_id: int, sha256: str) -> dict[str, dict[str, str]]:
+    event_pk = numbered.record_key(EVENTS, tenant_id, event_id)["pk"]["S"]
+    return {"pk": {"S": f"{event_pk}#MEDIAHASH#{sha256}"}, "sk": {"S": _HASH_SK}}
+
+
+def original_key(tenant_id: int, event_id: int, sha256: str) -> str:
+    return f"media/T{tenant_id}/EVT{event_id}/radio-traffic/{sha256}.srt"
+
+
+def segments_key(tenant_id: int, event_id: int, sha256: str, media_id: int) -> str:
+    return f"media/T{tenant_id}/EVT{event_id}/radio-traffic/{sha256}/{media_id}.segments.zz"
+
+
+def next_media_id(table: str) -> int:
+    return next_id(table, MEDIA_SEQUENCE)
+
+
+def _get(table: str, key: dict[str, Any]) -> dict[str, Any] | None:
+    try:
+        answer = dynamodb().get_item(TableName=table, Key=key, ConsistentRead=True)
+    except (ClientError, BotoCoreError) as error:
+        raise StoreUnavailable(f"media: {error}") from error
+    raw = answer.get("Item")
+    return from_item(raw) if raw else None
+
+
+def find_media_by_content(table: str, tenant_id: int, event_id: int, sha256: str) -> int | None:
+    """The media that already holds this content for this event, if any."""
+    item = _get(table, hash_key(tenant_id, event_id, sha256))
+    return int(item["mediaId"]) if item else None
+
+
+def create_radio_traffic(
+    table: str, bucket: str, tenant_id: int, media: RadioTrafficMedia, original: bytes
+) -> None:
+    """Stores the original and the record (see the module's layout). DuplicateContent when a
+    concurrent upload of the same content for the event stored its record first; NotFound
+    when the event no longer exists."""
+    sha = media.content_sha256
+    put_object(bucket, original_key(tenant_id, media.event_id, sha), original, SRT_CONTENT_TYPE)
+    document = media.model_dump(mode="json", by_alias=True)
+    blob = encode_document(document)
+    record: dict[str, Any] = {
+        **media_key(tenant_id, media.id),
+        "id": {"N": str(media.id)},
+        "tenantId": {"N": str(tenant_id)},
+        "eventId": {"N": str(media.event_id)},
+        "type": {"S": media.type.value},
+        "contentSha256": {"S": sha},
+        "originalKey": {"S": original_key(tenant_id, media.event_id, sha)},
+    }
+    if len(blob) > INLINE_SEGMENTS_BYTES:
+        key = segments_key(tenant_id, media.event_id, sha, media.id)
+        put_object(bucket, key, encode_document({"segments": document["segments"]}), "zlib")
+        blob = encode_document({**document, "segments": []})
+        record["segmentsKey"] = {"S": key}
+    record["doc"] = {"B": blob}
+    writes: list[dict[str, Any]] = [
+        {
+            "Put": {
+                "TableName": table,
+                "Item": record,
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+        },
+        {
+            "Put": {
+                "TableName": table,
+                "Item": media_link_item(tenant_id, media.event_id, media.id, media.type.value),
+            }
+        },
+        {
+            "Put": {
+                "TableName": table,
+                "Item": {
+                    **hash_key(tenant_id, media.event_id, sha),
+                    "mediaId": {"N": str(media.id)},
+                },
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+        },
+        {
+            "ConditionCheck": {
+                "TableName": table,
+                "Key": numbered.record_key(EVENTS, tenant_id, media.event_id),
+                "ConditionExpression": "attribute_exists(pk)",
+            }
+        },
+    ]
+    transact_write(writes, on_cancel=_cancelled(media.event_id))
+
+
+def _cancelled(event_id: int) -> Callable[[list[str]], Exception]:
+    def explain(codes: list[str]) -> Exception:
+        if len(codes) > 3 and codes[3] == "ConditionalCheckFailed":
+            return NotFound(f"event {event_id} not found")
+        if len(codes) > 2 and codes[2] == "ConditionalCheckFailed":
+            return DuplicateContent()
+        return StoreUnavailable(f"media write cancelled: {codes}")
+
+    return explain
+
+
+def get_radio_traffic(
+    table: str, bucket: str, tenant_id: int, media_id: int
+) -> RadioTrafficMedia | None:
+    """One GetItem, plus one S3 read when the segments are stored beside the record."""
+    item = _get(table, media_key(tenant_id, media_id))
+    if item is None:
+        return None
+    document = decode_document(bytes(item["doc"]))
+    key = item.get("segmentsKey")
+    if key:
+        document["segments"] = decode_document(get_object(bucket, str(key)))["segments"]
+    return RadioTrafficMedia.model_validate(document)

@@ -1,0 +1,488 @@
+"""Issue 6 part 1, the audit log: every tenant call leaves a record (one log line, no store
+write on the request path), the writer appends the lines, Admins export a time range.
+
+Given/When/Then in each test; the audit writer and the export worker run as Lambda would run
+them (their handlers), against moto.
+"""
+
+import csv
+import io
+import json
+import urllib.request
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+import yaml
+
+from psap.audit import store as audit_store
+from psap.audit.recording import AuditRecord
+from psap.config import audit_export_queue_url, audit_table
+from psap.storage.dynamodb import dynamodb
+from psap.storage.s3 import s3
+from psap.storage.sqs import sqs
+from tests.integration.audit_support import (
+    TEMPLATE,
+    ApiCaller,
+    audit_lines,
+    awslogs_event,
+    set_function_environment,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+NOW = datetime.now(UTC)
+
+
+@pytest.fixture
+def api(
+    monkeypatch: pytest.MonkeyPatch,
+    import_function: Callable[[str], ModuleType],
+    load_event: Callable[[str], dict[str, Any]],
+    lambda_context: Any,
+) -> ApiCaller:
+    set_function_environment(monkeypatch)
+    return ApiCaller(import_function, load_event, lambda_context)
+
+
+def _record(tenant: int, when: datetime, request_id: str, **fields: Any) -> AuditRecord:
+    values: dict[str, Any] = {
+        "time": when,
+        "tenant_id": tenant,
+        "credential_id": "cred-reader",
+        "principal": "reader",
+        "credential_kind": "partner",
+        "operation": "getIncident",
+        "method": "GET",
+        "path": "/api/v1/external/mcp/resources/incidents/1",
+        "resource_ids": {"incidentId": "1"},
+        "status": 200,
+        "request_id": request_id,
+        "source_ip": "203.0.113.10",
+        "user_agent": "partner-sync/1.0",
+        "duration_ms": 5,
+    }
+    values.update(fields)
+    return AuditRecord(**values)
+
+
+def _stored(tenant: int, day: datetime) -> list[dict[str, Any]]:
+    answer = dynamodb().query(
+        TableName=audit_table(),
+        KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": {"S": audit_store.day_key(tenant, day.date())}},
+    )
+    return answer["Items"]
+
+
+def _run_worker(
+    import_function: Callable[[str], ModuleType],
+    load_event: Callable[[str], dict[str, Any]],
+    lambda_context: Any,
+    receive_count: int = 1,
+) -> list[dict[str, Any]]:
+    """Delivers the export queue's messages to the worker; returns its batch failures."""
+    worker = import_function("audit_export_worker")
+    failures: list[dict[str, Any]] = []
+    messages = (
+        sqs()
+        .receive_message(QueueUrl=audit_export_queue_url(), MaxNumberOfMessages=10)
+        .get("Messages", [])
+    )
+    for message in messages:
+        event = load_event("audit_export_worker")
+        event["Records"][0].update(messageId=message["MessageId"], body=message["Body"])
+        event["Records"][0]["attributes"]["ApproximateReceiveCount"] = str(receive_count)
+        answer = worker.handler(event, lambda_context)
+        failures.extend(answer["batchItemFailures"])
+    return failures
+
+
+# ---------------------------------------------------------------- recording
+
+
+def test_every_tenant_call_leaves_one_audit_line_with_who_what_and_outcome(
+    aws: None, api: ApiCaller, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given an unknown incident of tenant 7
+    # When a partner reads it (404), and a credential without the permission tries (403)
+    status, _, _ = api.call(
+        "incident_get",
+        tenant=7,
+        permissions="BROWSE_EVENTS",
+        credential_id="cred-reader",
+        path={"incidentId": "424242"},
+    )
+    refused, _, _ = api.call(
+        "incident_get", tenant=7, permissions="MANAGE_USERS", path={"incidentId": "424242"}
+    )
+    # Then each call printed exactly one audit line, refusals included
+    assert (status, refused) == (404, 403)
+    lines = audit_lines(capsys.readouterr().out)
+    assert [line["status"] for line in lines] == [404, 403]
+    first = lines[0]
+    assert first["tenantId"] == 7
+    assert first["credentialId"] == "cred-reader"
+    assert first["principal"] == "partner sync"
+    assert first["operation"] == "getIncident"
+    assert first["method"] == "GET"
+    assert first["path"] == "/api/v1/external/mcp/resources/incidents/424242"
+    assert first["resourceIds"] == {"incidentId": "424242"}
+    assert first["sourceIp"] == "203.0.113.10"
+    assert first["userAgent"] == "partner-sync/1.0"
+    assert first["requestId"]
+    assert first["time"].endswith("Z")
+    # And the token never appears, only the credential id
+    assert "psap_partner_example-token" not in json.dumps(lines)
+
+
+def test_audit_recording_makes_no_store_write_on_a_read(
+    aws: None, api: ApiCaller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given every DynamoDB write call counted
+    writes: list[str] = []
+    client = dynamodb()
+    for name in ("put_item", "batch_write_item", "transact_write_items", "update_item"):
+        original = getattr(client, name)
+
+        def counted(*args: Any, _name: str = name, _original: Any = original, **kw: Any) -> Any:
+            writes.append(_name)
+            return _original(*args, **kw)
+
+        monkeypatch.setattr(client, name, counted)
+    # When a partner reads an incident
+    api.call("incident_get", tenant=8, permissions="BROWSE_EVENTS", path={"incidentId": "1"})
+    # Then the request wrote nothing: its record left as a log line
+    assert writes == []
+
+
+def test_a_write_records_the_ids_and_versions_it_changed_not_the_payload(
+    aws: None, api: ApiCaller, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a knowledge entry created by a partner
+    body = {
+        "name": "Chest Pain",
+        "provider": "NENA-Standards",
+        "knowledgeType": "GUIDE_CARD",
+        "apiControl": {"questionList": True},
+        "questionList": [{"questionText": "Is the patient awake and breathing normally?"}],
+    }
+    status, created, _ = api.call(
+        "knowledge_create", tenant=9, permissions="MANAGE_KNOWLEDGE", body=body
+    )
+    assert status == 201, created
+    # Then its audit line names the entry and its version, and none of its content
+    (line,) = audit_lines(capsys.readouterr().out)
+    assert line["changes"] == [
+        {"resource": "knowledge", "id": str(created["id"]), "action": "CREATED", "version": 1}
+    ]
+    assert created["name"] not in json.dumps(line)
+
+
+def test_a_cad_submission_is_audited_with_its_receipt(
+    aws: None,
+    api: ApiCaller,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Given the CAD intake function's environment
+    for name, value in TEMPLATE.functions["CadIntakeFunction"].environment.items():
+        monkeypatch.setenv(name, value)
+    # When a CAD submits an incident
+    status, receipt, _ = api.call(
+        "cad_intake", tenant=1, permissions="", credential_id="cred-00cad0000000cad0"
+    )
+    # Then its audit line is the CAD credential's, naming the receipt it was given
+    assert status == 202, receipt
+    (line,) = audit_lines(capsys.readouterr().out)
+    assert (line["operation"], line["credentialKind"], line["status"]) == (
+        "submitCadIncident",
+        "cad",
+        202,
+    )
+    assert line["changes"] == [
+        {
+            "resource": "cadSubmission",
+            "id": receipt["receiptId"],
+            "action": "ACCEPTED",
+            "version": None,
+        }
+    ]
+
+
+# ---------------------------------------------------------------- the writer
+
+
+def test_the_writer_appends_each_line_once_even_when_delivered_twice(
+    aws: None,
+    api: ApiCaller,
+    import_function: Callable[[str], ModuleType],
+    lambda_context: Any,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Given two calls' audit lines, and a Powertools log line that is not an audit record
+    api.call("incident_get", tenant=11, permissions="BROWSE_EVENTS", path={"incidentId": "1"})
+    api.call("incident_get", tenant=11, permissions="BROWSE_EVENTS", path={"incidentId": "2"})
+    lines = [json.dumps(line) for line in audit_lines(capsys.readouterr().out)]
+    writer = import_function("audit_writer")
+    # When the subscription delivers them, then delivers the same batch again
+    noise = json.dumps({"auditVersion": 1, "level": "INFO", "message": "not a record"})
+    first = writer.handler(awslogs_event([*lines, noise]), lambda_context)
+    writer.handler(awslogs_event(lines), lambda_context)
+    # Then the tenant's day holds exactly the two records, readable as they were written
+    assert first == {"written": 2}
+    items = _stored(11, datetime.now(UTC))
+    assert sorted(json.loads(item["record"]["S"])["path"][-1] for item in items) == ["1", "2"]
+
+
+def test_records_expire_after_the_retention_and_control_messages_write_nothing(
+    aws: None, api: ApiCaller, import_function: Callable[[str], ModuleType], lambda_context: Any
+) -> None:
+    # Given the writer with the template's retention
+    writer = import_function("audit_writer")
+    retention = int(TEMPLATE.functions["AuditWriterFunction"].environment["AUDIT_RETENTION_DAYS"])
+    when = NOW.replace(microsecond=0)
+    line = _record(12, when, "req-ttl").model_dump_json(by_alias=True)
+    # When CloudWatch checks the destination, then sends a record
+    assert writer.handler(awslogs_event([], "CONTROL_MESSAGE"), lambda_context) == {"written": 0}
+    writer.handler(awslogs_event([line]), lambda_context)
+    # Then the record's TTL is its time plus the retention
+    (item,) = _stored(12, when)
+    assert int(item["expiresAt"]["N"]) == int((when + timedelta(days=retention)).timestamp())
+
+
+def test_audit_records_are_append_only_in_code_and_in_iam() -> None:
+    # Given the audit package's sources and the template
+    sources = "".join(path.read_text() for path in (ROOT / "layers/shared/psap/audit").glob("*.py"))
+    template = yaml.safe_load(
+        (ROOT / "template.yaml").read_text().replace("!", "")  # tags are not needed here
+    )
+    # Then no code path updates or deletes an audit record
+    for forbidden in ("update_item", "delete_item", "DeleteRequest", '"Update"', '"Delete"'):
+        assert forbidden not in sources
+    # And only the writer may write the audit table, with Put/BatchWrite alone
+    writers = []
+    for logical_id, resource in template["Resources"].items():
+        policies = json.dumps((resource.get("Properties") or {}).get("Policies") or [])
+        if "AuditTable" in policies and "ReadPolicy" not in policies:
+            writers.append(logical_id)
+    assert writers == ["AuditWriterFunction"]
+    statement = template["Resources"]["AuditWriterFunction"]["Properties"]["Policies"][0]
+    assert statement["Statement"][0]["Action"] == ["dynamodb:PutItem", "dynamodb:BatchWriteItem"]
+    assert template["Resources"]["AuditTable"]["Properties"]["TimeToLiveSpecification"] == {
+        "AttributeName": "expiresAt",
+        "Enabled": True,
+    }
+
+
+# ---------------------------------------------------------------- exports
+
+
+def _export_body(**fields: Any) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "from": (NOW - timedelta(days=1)).isoformat(),
+        "to": (NOW + timedelta(hours=1)).isoformat(),
+    }
+    body.update(fields)
+    return body
+
+
+@pytest.mark.parametrize(
+    ("fields", "fragment"),
+    [
+        ({"from": None}, "from"),
+        ({"to": (NOW - timedelta(days=2)).isoformat()}, "'to' must be after 'from'"),
+        ({"from": (NOW - timedelta(days=40)).isoformat()}, "at most 31 days"),
+        ({"format": "xml"}, "format"),
+        ({"status": 99}, "status"),
+        ({"to": "yesterday"}, "to"),
+    ],
+)
+def test_export_request_is_checked_before_anything_is_stored(
+    aws: None, api: ApiCaller, fields: dict[str, Any], fragment: str
+) -> None:
+    # Given a bad export request
+    body = {key: value for key, value in _export_body(**fields).items() if value is not None}
+    # When an Admin sends it
+    status, answer, _ = api.call("audit_export_create", tenant=20, body=body)
+    # Then it is 400 with an ErrorInfo naming the problem, and nothing was queued
+    assert status == 400, answer
+    assert set(answer) == {"info", "reason"}
+    assert fragment in answer["info"]
+    queued = sqs().receive_message(QueueUrl=audit_export_queue_url()).get("Messages", [])
+    assert queued == []
+
+
+def test_only_admins_start_or_read_exports(aws: None, api: ApiCaller) -> None:
+    # Given a credential with every data permission but Admin
+    others = "MANAGE_KNOWLEDGE,MANAGE_EVENTS,BROWSE_EVENTS,MANAGE_USERS,VIEW_QA"
+    # When it asks for an export or its status
+    started, _, _ = api.call("audit_export_create", tenant=21, permissions=others, body={})
+    read, _, _ = api.call(
+        "audit_export_get",
+        tenant=21,
+        permissions=others,
+        path={"exportId": "0b5e8a52-5a3c-4d55-9f0e-6c3f1d2a9b11"},
+    )
+    # Then both are 403
+    assert (started, read) == (403, 403)
+
+
+def _seed(tenant: int, records: list[AuditRecord]) -> None:
+    audit_store.append_records(audit_table(), records, retention_days=365)
+
+
+def _download(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=10) as answer:
+        return str(answer.read().decode("utf-8"))
+
+
+def test_an_export_streams_the_tenants_records_in_range_to_a_presigned_file(
+    aws_server: str,
+    api: ApiCaller,
+    import_function: Callable[[str], ModuleType],
+    load_event: Callable[[str], dict[str, Any]],
+    lambda_context: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given 1 203 records of tenant 30 over two days (more than two Query pages), one before
+    # the range, and records of tenant 31 at the same times
+    monkeypatch.setattr(audit_store, "_PAGE", 500)
+    start = (NOW - timedelta(days=1)).replace(hour=12, minute=0, second=0, microsecond=0)
+    inside = [
+        _record(30, start + timedelta(seconds=index * 60), f"req-{index:05d}")
+        for index in range(1203)
+    ]
+    _seed(30, [*inside, _record(30, start - timedelta(seconds=1), "req-before")])
+    _seed(
+        31, [_record(31, r.time, f"other-{r.request_id}", credential_id="cred-b") for r in inside]
+    )
+    # When tenant 30's Admin exports the range and the worker runs
+    end = start + timedelta(days=2)
+    status, export, headers = api.call(
+        "audit_export_create",
+        tenant=30,
+        body={"from": start.isoformat(), "to": end.isoformat()},
+    )
+    assert status == 202, export
+    assert headers["Location"].endswith(export["exportId"])
+    assert export["status"] == "QUEUED"
+    assert _run_worker(import_function, load_event, lambda_context) == []
+    status, done, _ = api.call("audit_export_get", tenant=30, path={"exportId": export["exportId"]})
+    # Then the status says SUCCEEDED with the count, and the presigned file holds exactly the
+    # tenant's records in the range, in time order
+    assert status == 200
+    assert done["status"] == "SUCCEEDED"
+    assert done["recordCount"] == 1203
+    lines = [json.loads(line) for line in _download(done["downloadUrl"]).splitlines()]
+    assert [line["requestId"] for line in lines] == [r.request_id for r in inside]
+    assert {line["tenantId"] for line in lines} == {30}
+    assert done["sizeBytes"] > 0
+    assert done["downloadUrlExpiresAt"].endswith("Z")
+    # And tenant 31 cannot see tenant 30's export
+    other, answer, _ = api.call(
+        "audit_export_get", tenant=31, path={"exportId": export["exportId"]}
+    )
+    assert other == 404, answer
+
+
+def test_export_filters_and_csv_keep_spreadsheets_safe(
+    aws_server: str,
+    api: ApiCaller,
+    import_function: Callable[[str], ModuleType],
+    load_event: Callable[[str], dict[str, Any]],
+    lambda_context: Any,
+) -> None:
+    # Given records of two operations and statuses, one with a formula-like user agent
+    when = NOW - timedelta(minutes=30)
+    _seed(
+        32,
+        [
+            _record(32, when, "req-a", status=404, user_agent="=HYPERLINK(1)"),
+            _record(32, when + timedelta(seconds=1), "req-b", status=200),
+            _record(32, when + timedelta(seconds=2), "req-c", status=404, operation="listUsers"),
+        ],
+    )
+    # When the Admin exports getIncident calls answered 404, as CSV
+    status, export, _ = api.call(
+        "audit_export_create",
+        tenant=32,
+        body=_export_body(format="csv", operation="getIncident", status=404),
+    )
+    assert status == 202, export
+    _run_worker(import_function, load_event, lambda_context)
+    _, done, _ = api.call("audit_export_get", tenant=32, path={"exportId": export["exportId"]})
+    # Then the file has the header and the one matching record, its agent neutralized
+    rows = list(csv.DictReader(io.StringIO(_download(done["downloadUrl"]))))
+    assert done["recordCount"] == 1
+    assert [row["requestId"] for row in rows] == ["req-a"]
+    assert rows[0]["userAgent"] == "'=HYPERLINK(1)"
+    assert json.loads(rows[0]["resourceIds"]) == {"incidentId": "1"}
+    assert done["filters"] == {"operation": "getIncident", "credentialId": None, "status": 404}
+
+
+def test_a_failing_export_is_retried_then_marked_failed_on_the_last_attempt(
+    aws: None,
+    api: ApiCaller,
+    import_function: Callable[[str], ModuleType],
+    load_event: Callable[[str], dict[str, Any]],
+    lambda_context: Any,
+) -> None:
+    # Given an export whose bucket is gone
+    status, export, _ = api.call("audit_export_create", tenant=33, body=_export_body())
+    assert status == 202
+    bucket = TEMPLATE.buckets["AuditExportBucket"].name
+    s3().delete_bucket(Bucket=bucket)
+    queue = audit_export_queue_url()
+    message = sqs().receive_message(QueueUrl=queue)["Messages"][0]
+    worker = import_function("audit_export_worker")
+    event = load_event("audit_export_worker")
+    event["Records"][0].update(messageId=message["MessageId"], body=message["Body"])
+    # When the first attempt fails, then the last one
+    first = worker.handler(event, lambda_context)
+    _, running, _ = api.call("audit_export_get", tenant=33, path={"exportId": export["exportId"]})
+    event["Records"][0]["attributes"]["ApproximateReceiveCount"] = "3"
+    last = worker.handler(event, lambda_context)
+    _, failed, _ = api.call("audit_export_get", tenant=33, path={"exportId": export["exportId"]})
+    # Then the first is retried (batch item failure), the last records FAILED with a reason
+    assert first["batchItemFailures"] == [{"itemIdentifier": message["MessageId"]}]
+    assert running["status"] == "RUNNING"
+    assert last["batchItemFailures"] == []
+    assert failed["status"] == "FAILED"
+    assert failed["failure"]
+    assert failed["downloadUrl"] is None
+
+
+def test_a_finished_export_ignores_a_redelivered_message(
+    aws: None,
+    api: ApiCaller,
+    import_function: Callable[[str], ModuleType],
+    load_event: Callable[[str], dict[str, Any]],
+    lambda_context: Any,
+) -> None:
+    # Given an export that succeeded
+    _seed(34, [_record(34, NOW - timedelta(minutes=5), "req-1")])
+    _, export, _ = api.call("audit_export_create", tenant=34, body=_export_body())
+    queue = audit_export_queue_url()
+    message = sqs().receive_message(QueueUrl=queue)["Messages"][0]
+    worker = import_function("audit_export_worker")
+    event = load_event("audit_export_worker")
+    event["Records"][0].update(messageId=message["MessageId"], body=message["Body"])
+    worker.handler(event, lambda_context)
+    _, first, _ = api.call("audit_export_get", tenant=34, path={"exportId": export["exportId"]})
+    # When the same message arrives again after more records exist
+    _seed(34, [_record(34, NOW - timedelta(minutes=4), "req-2")])
+    worker.handler(event, lambda_context)
+    _, again, _ = api.call("audit_export_get", tenant=34, path={"exportId": export["exportId"]})
+    # Then the export is unchanged
+    assert first["recordCount"] == again["recordCount"] == 1
+    assert first["finishedAt"] == again["finishedAt"]
+
+
+def test_unknown_export_ids_are_404(aws: None, api: ApiCaller) -> None:
+    for export_id in ("0b5e8a52-5a3c-4d55-9f0e-6c3f1d2a9b11", "not-a-uuid"):
+        status, answer, _ = api.call("audit_export_get", tenant=35, path={"exportId": export_id})
+        assert status == 404, answer
+        assert set(answer) == {"info", "reason"}
