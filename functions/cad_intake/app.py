@@ -3,7 +3,8 @@
 from aws_lambda_powertools.event_handler import Response
 
 from psap.audit.changes import note_change
-from psap.cad.intake import MAX_BODY_BYTES, IntakeReceipt, accept_submission, raw_body
+from psap.cad.intake import MAX_BODY_BYTES, IntakeReceipt, accept_submission
+from psap.http.body import request_bytes
 from psap.http.errors import ErrorInfo
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 
@@ -50,7 +51,7 @@ def submit_incident() -> Response[str]:
     receipt = accept_submission(
         principal.tenant_id,
         event.headers.get("content-type"),
-        raw_body(event.body, event.is_base64_encoded),
+        request_bytes(event.body, event.is_base64_encoded),
     )
     note_change("cadSubmission", receipt.receipt_id, "ACCEPTED")
     return Response(202, "application/json", receipt.model_dump_json(by_alias=True))

@@ -1,11 +1,9 @@
 """POST /api/v1/external/incidents/upload: incidents as JSON Lines or CSV, by number."""
 
-import base64
-
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
-from psap.errors import InvalidInput
+from psap.http.body import request_bytes
 from psap.http.errors import ErrorInfo
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.incidents.upload.models import UploadJob, UploadReport
@@ -42,11 +40,7 @@ def _json(model: type[UploadReport] | type[UploadJob], text: str) -> OpenAPIResp
 def upload() -> Response[str]:
     principal = current_principal(app)
     event = app.current_event
-    body = event.body or ""
-    try:
-        raw = base64.b64decode(body, validate=True) if event.is_base64_encoded else body.encode()
-    except ValueError as error:
-        raise InvalidInput("The body could not be decoded") from error
+    raw = request_bytes(event.body, event.is_base64_encoded)
     answer = upload_incidents(principal.tenant_id, event.headers.get("content-type"), raw)
     if isinstance(answer, UploadReport):
         return Response(200, "application/json", answer.model_dump_json(by_alias=True))

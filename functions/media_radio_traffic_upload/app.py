@@ -6,8 +6,9 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
+from psap.http.body import request_bytes
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
-from psap.media.ingest import RadioTrafficTarget, request_body, upload_radio_traffic
+from psap.media.ingest import RadioTrafficTarget, upload_radio_traffic
 from psap.media.openapi_text import UPLOAD_DESCRIPTION, UPLOAD_RESPONSES
 
 app = create_resolver()
@@ -40,7 +41,7 @@ def upload(
         principal.tenant_id,
         request.headers.get("content-type"),
         RadioTrafficTarget(event_id, incident_number, channel, recording_started_at),
-        request_body(request.body, bool(request.is_base64_encoded)),
+        request_bytes(request.body, request.is_base64_encoded),
     )
     body = outcome.media.model_dump_json(by_alias=True)
     return Response(201 if outcome.created else 200, "application/json", body)

@@ -77,27 +77,43 @@ def _stored(tenant: int, day: datetime) -> list[dict[str, Any]]:
     return answer["Items"]
 
 
-def _run_worker(
+class ExportWorker:
+    """The export worker's handler, fed with the export queue's messages as SQS feeds it."""
+
+    def __init__(
+        self,
+        import_function: Callable[[str], ModuleType],
+        load_event: Callable[[str], dict[str, Any]],
+        lambda_context: Any,
+    ) -> None:
+        self._handler = import_function("audit_export_worker").handler
+        self._load_event = load_event
+        self._context = lambda_context
+
+    def take(self) -> dict[str, Any]:
+        messages = sqs().receive_message(QueueUrl=audit_export_queue_url())["Messages"]
+        return dict(messages[0])
+
+    def run(self, message: dict[str, Any], receive_count: int = 1) -> list[dict[str, Any]]:
+        """Delivers one message; returns the batch item failures."""
+        event = self._load_event("audit_export_worker")
+        event["Records"][0].update(messageId=message["MessageId"], body=message["Body"])
+        event["Records"][0]["attributes"]["ApproximateReceiveCount"] = str(receive_count)
+        failures: list[dict[str, Any]] = self._handler(event, self._context)["batchItemFailures"]
+        return failures
+
+    def run_next(self) -> list[dict[str, Any]]:
+        return self.run(self.take())
+
+
+@pytest.fixture
+def export_worker(
+    api: ApiCaller,
     import_function: Callable[[str], ModuleType],
     load_event: Callable[[str], dict[str, Any]],
     lambda_context: Any,
-    receive_count: int = 1,
-) -> list[dict[str, Any]]:
-    """Delivers the export queue's messages to the worker; returns its batch failures."""
-    worker = import_function("audit_export_worker")
-    failures: list[dict[str, Any]] = []
-    messages = (
-        sqs()
-        .receive_message(QueueUrl=audit_export_queue_url(), MaxNumberOfMessages=10)
-        .get("Messages", [])
-    )
-    for message in messages:
-        event = load_event("audit_export_worker")
-        event["Records"][0].update(messageId=message["MessageId"], body=message["Body"])
-        event["Records"][0]["attributes"]["ApproximateReceiveCount"] = str(receive_count)
-        answer = worker.handler(event, lambda_context)
-        failures.extend(answer["batchItemFailures"])
-    return failures
+) -> ExportWorker:
+    return ExportWorker(import_function, load_event, lambda_context)
 
 
 # ---------------------------------------------------------------- recording
@@ -342,9 +358,7 @@ def _download(url: str) -> str:
 def test_an_export_streams_the_tenants_records_in_range_to_a_presigned_file(
     aws_server: str,
     api: ApiCaller,
-    import_function: Callable[[str], ModuleType],
-    load_event: Callable[[str], dict[str, Any]],
-    lambda_context: Any,
+    export_worker: ExportWorker,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # Given 1 203 records of tenant 30 over two days (more than two Query pages), one before
@@ -369,7 +383,7 @@ def test_an_export_streams_the_tenants_records_in_range_to_a_presigned_file(
     assert status == 202, export
     assert headers["Location"].endswith(export["exportId"])
     assert export["status"] == "QUEUED"
-    assert _run_worker(import_function, load_event, lambda_context) == []
+    assert export_worker.run_next() == []
     status, done, _ = api.call("audit_export_get", tenant=30, path={"exportId": export["exportId"]})
     # Then the status says SUCCEEDED with the count, and the presigned file holds exactly the
     # tenant's records in the range, in time order
@@ -391,9 +405,7 @@ def test_an_export_streams_the_tenants_records_in_range_to_a_presigned_file(
 def test_export_filters_and_csv_keep_spreadsheets_safe(
     aws_server: str,
     api: ApiCaller,
-    import_function: Callable[[str], ModuleType],
-    load_event: Callable[[str], dict[str, Any]],
-    lambda_context: Any,
+    export_worker: ExportWorker,
 ) -> None:
     # Given records of two operations and statuses, one with a formula-like user agent
     when = NOW - timedelta(minutes=30)
@@ -412,7 +424,7 @@ def test_export_filters_and_csv_keep_spreadsheets_safe(
         body=_export_body(format="csv", operation="getIncident", status=404),
     )
     assert status == 202, export
-    _run_worker(import_function, load_event, lambda_context)
+    export_worker.run_next()
     _, done, _ = api.call("audit_export_get", tenant=32, path={"exportId": export["exportId"]})
     # Then the file has the header and the one matching record, its agent neutralized
     rows = list(csv.DictReader(io.StringIO(_download(done["downloadUrl"]))))
@@ -426,30 +438,23 @@ def test_export_filters_and_csv_keep_spreadsheets_safe(
 def test_a_failing_export_is_retried_then_marked_failed_on_the_last_attempt(
     aws: None,
     api: ApiCaller,
-    import_function: Callable[[str], ModuleType],
-    load_event: Callable[[str], dict[str, Any]],
-    lambda_context: Any,
+    export_worker: ExportWorker,
 ) -> None:
     # Given an export whose bucket is gone
     status, export, _ = api.call("audit_export_create", tenant=33, body=_export_body())
     assert status == 202
     bucket = TEMPLATE.buckets["AuditExportBucket"].name
     s3().delete_bucket(Bucket=bucket)
-    queue = audit_export_queue_url()
-    message = sqs().receive_message(QueueUrl=queue)["Messages"][0]
-    worker = import_function("audit_export_worker")
-    event = load_event("audit_export_worker")
-    event["Records"][0].update(messageId=message["MessageId"], body=message["Body"])
+    message = export_worker.take()
     # When the first attempt fails, then the last one
-    first = worker.handler(event, lambda_context)
+    first = export_worker.run(message, receive_count=1)
     _, running, _ = api.call("audit_export_get", tenant=33, path={"exportId": export["exportId"]})
-    event["Records"][0]["attributes"]["ApproximateReceiveCount"] = "3"
-    last = worker.handler(event, lambda_context)
+    last = export_worker.run(message, receive_count=3)
     _, failed, _ = api.call("audit_export_get", tenant=33, path={"exportId": export["exportId"]})
     # Then the first is retried (batch item failure), the last records FAILED with a reason
-    assert first["batchItemFailures"] == [{"itemIdentifier": message["MessageId"]}]
+    assert first == [{"itemIdentifier": message["MessageId"]}]
     assert running["status"] == "RUNNING"
-    assert last["batchItemFailures"] == []
+    assert last == []
     assert failed["status"] == "FAILED"
     assert failed["failure"]
     assert failed["downloadUrl"] is None
@@ -458,23 +463,17 @@ def test_a_failing_export_is_retried_then_marked_failed_on_the_last_attempt(
 def test_a_finished_export_ignores_a_redelivered_message(
     aws: None,
     api: ApiCaller,
-    import_function: Callable[[str], ModuleType],
-    load_event: Callable[[str], dict[str, Any]],
-    lambda_context: Any,
+    export_worker: ExportWorker,
 ) -> None:
     # Given an export that succeeded
     _seed(34, [_record(34, NOW - timedelta(minutes=5), "req-1")])
     _, export, _ = api.call("audit_export_create", tenant=34, body=_export_body())
-    queue = audit_export_queue_url()
-    message = sqs().receive_message(QueueUrl=queue)["Messages"][0]
-    worker = import_function("audit_export_worker")
-    event = load_event("audit_export_worker")
-    event["Records"][0].update(messageId=message["MessageId"], body=message["Body"])
-    worker.handler(event, lambda_context)
+    message = export_worker.take()
+    export_worker.run(message)
     _, first, _ = api.call("audit_export_get", tenant=34, path={"exportId": export["exportId"]})
     # When the same message arrives again after more records exist
     _seed(34, [_record(34, NOW - timedelta(minutes=4), "req-2")])
-    worker.handler(event, lambda_context)
+    export_worker.run(message)
     _, again, _ = api.call("audit_export_get", tenant=34, path={"exportId": export["exportId"]})
     # Then the export is unchanged
     assert first["recordCount"] == again["recordCount"] == 1

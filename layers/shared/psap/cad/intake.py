@@ -12,7 +12,6 @@ is 409. Checks run in this order: media type (415), size (413), JSON and envelop
 tenant cross-check (403), incident document (400), idempotency (422/409).
 """
 
-import base64
 import hashlib
 import json
 import uuid
@@ -25,7 +24,6 @@ from psap.cad.store import SubmissionKey, SubmissionState
 from psap.config import cad_intake_queue_url, cad_table
 from psap.errors import (
     IdempotencyKeyReused,
-    InvalidInput,
     PayloadTooLarge,
     PermissionDenied,
     RequestInFlight,
@@ -55,18 +53,6 @@ class IntakeMessage(WireModel):
 
     def key(self) -> SubmissionKey:
         return SubmissionKey(self.tenant_id, self.source, self.event_id)
-
-
-def raw_body(body: str | None, is_base64_encoded: bool | None) -> bytes:
-    """The request body's bytes as the CAD sent them (API Gateway may base64 them)."""
-    if not body:
-        return b""
-    if is_base64_encoded:
-        try:
-            return base64.b64decode(body, validate=True)
-        except ValueError as error:
-            raise InvalidInput("The body could not be decoded") from error
-    return body.encode("utf-8")
 
 
 def check_media_type(content_type: str | None) -> None:

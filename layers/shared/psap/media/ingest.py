@@ -66,18 +66,6 @@ class UploadOutcome:
     created: bool  # False: this content was already stored for the event (idempotent replay)
 
 
-def request_body(body: str | None, is_base64_encoded: bool) -> bytes:
-    """The body's bytes as the client sent them (API Gateway base64s binary bodies)."""
-    if not body:
-        return b""
-    if is_base64_encoded:
-        try:
-            return base64.b64decode(body, validate=True)
-        except binascii.Error as error:
-            raise InvalidInput("The request body could not be decoded") from error
-    return body.encode("utf-8")
-
-
 def upload_radio_traffic(
     tenant_id: int,
     content_type: str | None,

@@ -148,6 +148,29 @@ def _number_item(kind: RecordKind, tenant_id: int, number: str, record_id: int) 
     return {**number_key(kind, tenant_id, number), "recordId": {"N": str(record_id)}}
 
 
+def _creation(
+    table: str, kind: RecordKind, tenant_id: int, number: str, item: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """A new record and its number index, each only if absent: one transaction."""
+    record_id = int(item["id"]["N"])
+    return [
+        {
+            "Put": {
+                "TableName": table,
+                "Item": _number_item(kind, tenant_id, number, record_id),
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+        },
+        {
+            "Put": {
+                "TableName": table,
+                "Item": item,
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+        },
+    ]
+
+
 def upsert_by_number(
     table: str,
     kind: RecordKind,
@@ -178,24 +201,8 @@ def upsert_by_number(
                 order_key,
                 None,
             )
-            writes = [
-                {
-                    "Put": {
-                        "TableName": table,
-                        "Item": _number_item(kind, tenant_id, number, record_id),
-                        "ConditionExpression": "attribute_not_exists(pk)",
-                    }
-                },
-                {
-                    "Put": {
-                        "TableName": table,
-                        "Item": item,
-                        "ConditionExpression": "attribute_not_exists(pk)",
-                    }
-                },
-            ]
             try:
-                transact_write(writes, on_cancel=_Cancelled)
+                transact_write(_creation(table, kind, tenant_id, number, item), _Cancelled)
             except _Cancelled:
                 # Another writer created this number first (updated next round), or an
                 # imported record holds this id (the next round draws a new one).
@@ -292,24 +299,8 @@ def create_with_number(
     when the number (or the id) was taken meanwhile: nothing is written then."""
     stamp = format_timestamp(now)
     item = _record_item(kind, tenant_id, record_id, number, document, stamp, stamp, None, None)
-    writes = [
-        {
-            "Put": {
-                "TableName": table,
-                "Item": _number_item(kind, tenant_id, number, record_id),
-                "ConditionExpression": "attribute_not_exists(pk)",
-            }
-        },
-        {
-            "Put": {
-                "TableName": table,
-                "Item": item,
-                "ConditionExpression": "attribute_not_exists(pk)",
-            }
-        },
-    ]
     try:
-        transact_write(writes, on_cancel=_Cancelled)
+        transact_write(_creation(table, kind, tenant_id, number, item), _Cancelled)
     except _Cancelled:
         return False
     return True
