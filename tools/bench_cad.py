@@ -140,7 +140,7 @@ def _receiver(secret: str, port: int, path: str) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def _transactions_without_snapshots() -> Iterator[None]:
+def transactions_without_snapshots() -> Iterator[None]:
     """moto deep-copies a whole table for every item of a TransactWriteItems (its rollback
     copy), so a transaction costs O(table) there and O(1) in DynamoDB. The benchmark's
     transactions never fail, so the copy is skipped for tables while the dispatcher runs."""
@@ -284,7 +284,7 @@ def _dispatcher(connector_id: str, progress: Progress) -> list[Row]:
         }
         for first in range(0, len(ids), 10)
     ]
-    with _transactions_without_snapshots():
+    with transactions_without_snapshots():
         started = time.perf_counter()
         for event in events:
             dispatcher.handler(event, _Context())

@@ -46,11 +46,16 @@ def use_in_process_environment(specs: list[TableSpec]) -> None:
         os.environ.pop(name, None)
     os.environ.update(IN_PROCESS_ENVIRONMENT)
     os.environ.update(table_environment(specs))
-    # Powertools Metrics reads its namespace when first imported; another section's module
-    # may have imported it before this environment existed.
+    settle_observability()
+
+
+def settle_observability() -> None:
+    """Powertools reads its namespace and log level when first imported; another section's
+    module may have imported it before this environment existed."""
     observability = sys.modules.get("psap.observability")
     if observability is not None:
         observability.metrics.namespace = IN_PROCESS_ENVIRONMENT["POWERTOOLS_METRICS_NAMESPACE"]
+        observability.logger.setLevel(IN_PROCESS_ENVIRONMENT["POWERTOOLS_LOG_LEVEL"])
 
 
 def create_tables(client: "DynamoDBClient", specs: list[TableSpec]) -> list[str]:

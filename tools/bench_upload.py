@@ -12,7 +12,9 @@ per upload.
 """
 
 import base64
+import contextlib
 import importlib.util
+import io
 import json
 import os
 import time
@@ -22,8 +24,9 @@ from typing import Any
 from moto import mock_aws
 
 from local.template import load_template
-from tools.bench_cad import _transactions_without_snapshots
+from tools.bench_cad import transactions_without_snapshots
 from tools.bench_core import Options, Progress, Row, Section
+from tools.bench_moto import settle_observability
 
 ROOT = Path(__file__).resolve().parent.parent
 TENANT = 1
@@ -59,6 +62,7 @@ def _environment() -> None:
     )
     for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB", "AWS_PROFILE"):
         os.environ.pop(name, None)
+    settle_observability()
 
 
 def _create_resources() -> None:
@@ -114,7 +118,8 @@ def _one_pass(upload: Any, worker: Any, body: str) -> tuple[float, dict[str, Any
     from psap.storage.sqs import sqs  # noqa: PLC0415
 
     started = time.perf_counter()
-    answer = upload.handler(_upload_event(body), _Context())
+    with contextlib.redirect_stdout(io.StringIO()):  # the audit line of the request
+        answer = upload.handler(_upload_event(body), _Context())
     if answer["statusCode"] != 202:
         raise RuntimeError(f"upload answered {answer['statusCode']}: {answer['body']}")
     upload_id = json.loads(answer["body"])["uploadId"]
@@ -137,7 +142,8 @@ def _one_pass(upload: Any, worker: Any, body: str) -> tuple[float, dict[str, Any
             "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:bench",
             "awsRegion": "us-east-1",
         }
-        worker.handler({"Records": [record]}, _Context())
+        with contextlib.redirect_stdout(io.StringIO()):
+            worker.handler({"Records": [record]}, _Context())
         sqs().delete_message(
             QueueUrl=incident_upload_queue_url(), ReceiptHandle=messages[0]["ReceiptHandle"]
         )
@@ -150,7 +156,7 @@ def run(options: Options) -> list[Row]:
     progress = Progress("incident-upload")
     _environment()
     body = _csv(ROWS)
-    with mock_aws(), _transactions_without_snapshots():
+    with mock_aws(), transactions_without_snapshots():
         _create_resources()
         upload, worker = _load("incident_upload"), _load("incident_upload_worker")
         progress(f"uploading {ROWS} rows ({len(body) // 1024} KB of CSV)")
