@@ -17,12 +17,13 @@ from psap.config import cad_table, incident_upload_bucket, tenant_data_table
 from psap.incidents import store as incidents
 from psap.incidents.models import Incident
 from psap.incidents.upload import service
+from psap.incidents.upload import store as upload_store
 from psap.incidents.upload.applying import Applier
 from psap.incidents.upload.limits import INLINE_MAX_BYTES
 from psap.incidents.upload.models import RowOutcome, UploadReport
 from psap.incidents.upload.parsing import ParsedRow
 from psap.storage.ordering import SourceOrder, UpsertOutcome
-from psap.storage.s3 import s3
+from psap.storage.s3 import ObjectChanged, iter_object_lines, s3
 from psap.webhooks import store as webhook_store
 from tests.integration.cad_support import TEMPLATE, add_connector, cad_aws, drain
 
@@ -514,6 +515,46 @@ def test_presigned_upload_then_start_then_status(call: Call) -> None:
     assert (done["created"], done["rejected"]) == (30, 1)
     assert done["rejections"][0]["line"] == 31
     assert "closedAt" in done["rejections"][0]["reason"]
+
+
+def test_a_file_replaced_after_start_is_refused_not_half_applied(call: Call) -> None:
+    # Given a presigned upload whose file was PUT and started
+    _, ticket, _ = call(
+        "incident_upload_create", json.dumps({"format": "jsonl"}), "application/json"
+    )
+    upload_id = ticket["uploadId"]
+    key = f"tenants/{TENANT}/incident-uploads/{upload_id}.jsonl"
+    first = "\n".join(json.dumps({"number": f"R-{n}", "priority": "1"}) for n in range(5))
+    s3().put_object(Bucket=incident_upload_bucket(), Key=key, Body=first.encode())
+    assert call("incident_upload_start", path={"uploadId": upload_id})[0] == 202
+    # When another file is PUT to the same URL before the worker runs
+    second = json.dumps({"number": "R-other", "priority": "2"})
+    s3().put_object(Bucket=incident_upload_bucket(), Key=key, Body=second.encode())
+    # Then the job fails naming why, and neither file's incidents were written
+    assert run_worker() == ["FAILED"]
+    _, done = job(call, upload_id)
+    assert done["status"] == "FAILED"
+    assert "replaced" in done["failureReason"]
+    assert stored("R-0") is None and stored("R-other") is None
+
+
+def test_a_resumed_run_reads_the_same_file_version(call: Call) -> None:
+    # Given a started upload whose file is replaced while the job is being read
+    _, ticket, _ = call(
+        "incident_upload_create", json.dumps({"format": "jsonl"}), "application/json"
+    )
+    upload_id = ticket["uploadId"]
+    key = f"tenants/{TENANT}/incident-uploads/{upload_id}.jsonl"
+    body = "\n".join(json.dumps({"number": f"V-{n}", "priority": "1"}) for n in range(5))
+    s3().put_object(Bucket=incident_upload_bucket(), Key=key, Body=body.encode())
+    call("incident_upload_start", path={"uploadId": upload_id})
+    record = upload_store.get_job(tenant_data_table(), TENANT, upload_id)
+    assert record is not None and record.file_etag
+    # When the object is read pinned to that version after a replacement
+    s3().put_object(Bucket=incident_upload_bucket(), Key=key, Body=b'{"number": "V-x"}')
+    # Then S3 refuses the read instead of serving the other file
+    with pytest.raises(ObjectChanged):
+        list(iter_object_lines(incident_upload_bucket(), key, record.file_etag))
 
 
 def test_an_unknown_upload_is_404(call: Call) -> None:

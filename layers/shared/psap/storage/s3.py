@@ -2,6 +2,7 @@
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, cast
 
@@ -55,8 +56,18 @@ def presigned_put_url(bucket: str, key: str, expires_in_seconds: int) -> str:
         raise StoreUnavailable(f"S3 presign {key}: {error}") from error
 
 
-def object_size(bucket: str, key: str) -> int | None:
-    """The object's size in bytes, or None when there is no such object."""
+@dataclass(frozen=True)
+class StoredObject:
+    size: int
+    etag: str  # changes whenever the object is written again
+
+
+class ObjectChanged(Exception):
+    """The object is no longer the version the caller pinned (If-Match failed)."""
+
+
+def stored_object(bucket: str, key: str) -> StoredObject | None:
+    """The object's size and ETag, or None when there is no such object."""
     try:
         answer = s3().head_object(Bucket=bucket, Key=key)
     except ClientError as error:
@@ -65,14 +76,20 @@ def object_size(bucket: str, key: str) -> int | None:
         raise StoreUnavailable(f"S3 head {key}: {error}") from error
     except BotoCoreError as error:
         raise StoreUnavailable(f"S3 head {key}: {error}") from error
-    return int(answer["ContentLength"])
+    return StoredObject(size=int(answer["ContentLength"]), etag=str(answer["ETag"]))
 
 
-def iter_object_lines(bucket: str, key: str, chunk_bytes: int = 65_536) -> Iterator[bytes]:
+def iter_object_lines(
+    bucket: str, key: str, if_match: str | None = None, chunk_bytes: int = 65_536
+) -> Iterator[bytes]:
     """The object's lines (each with its b"\\n"), streamed: never the whole object in memory.
-    Only b"\\n" ends a line, so a b"\\r\\n" split across two chunks still counts once."""
+    Only b"\\n" ends a line, so a b"\\r\\n" split across two chunks still counts once. With
+    `if_match` (an ETag), another version of the object raises ObjectChanged."""
     try:
-        body = s3().get_object(Bucket=bucket, Key=key)["Body"]
+        if if_match:
+            body = s3().get_object(Bucket=bucket, Key=key, IfMatch=if_match)["Body"]
+        else:
+            body = s3().get_object(Bucket=bucket, Key=key)["Body"]
         pending = b""
         for chunk in body.iter_chunks(chunk_bytes):
             lines = (pending + chunk).split(b"\n")
@@ -81,7 +98,11 @@ def iter_object_lines(bucket: str, key: str, chunk_bytes: int = 65_536) -> Itera
                 yield line + b"\n"
         if pending:
             yield pending
-    except (ClientError, BotoCoreError) as error:
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") in {"412", "PreconditionFailed"}:
+            raise ObjectChanged(key) from error
+        raise StoreUnavailable(f"S3 get {key}: {error}") from error
+    except BotoCoreError as error:
         raise StoreUnavailable(f"S3 get {key}: {error}") from error
 
 

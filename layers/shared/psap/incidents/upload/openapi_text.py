@@ -37,8 +37,9 @@ CREATE_DESCRIPTION = (
 
 START_DESCRIPTION = (
     "Queues the upload once its file was PUT (409 before). 202 with the job and `Location`; "
-    "starting a started upload again answers its current state and changes nothing. Do not "
-    "PUT the file again after starting it."
+    "starting a started upload again answers its current state and changes nothing. The "
+    "start pins the file's version (its ETag): a file PUT again after the start makes the "
+    'job FAILED ("replaced") before any row of it is applied.'
 )
 
 GET_DESCRIPTION = (

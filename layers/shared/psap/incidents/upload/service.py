@@ -269,14 +269,14 @@ def start_upload(tenant_id: int, upload_id: str) -> UploadJob:
     if record is None:
         raise NotFound(f"Upload {upload_id} not found")
     if record.status is UploadStatus.AWAITING_FILE:
-        size = s3.object_size(incident_upload_bucket(), record.object_key)
-        if size is None:
+        stored = s3.stored_object(incident_upload_bucket(), record.object_key)
+        if stored is None:
             raise Conflict("No file was uploaded yet: PUT it to the uploadUrl first")
-        if size > FILE_MAX_BYTES:
+        if stored.size > FILE_MAX_BYTES:
             raise PayloadTooLarge(f"The file is larger than {FILE_MAX_BYTES} bytes")
-        if size == 0:
+        if stored.size == 0:
             raise InvalidInput("The file is empty")
-        if store.mark_queued(table, tenant_id, upload_id):
+        if store.mark_queued(table, tenant_id, upload_id, stored.etag):
             _enqueue(tenant_id, upload_id)
             note_change("incidentUpload", upload_id, "STARTED")
     return _view(tenant_id, upload_id)
@@ -287,6 +287,20 @@ def get_upload(tenant_id: int, upload_id: str) -> UploadJob:
 
 
 # ---------------------------------------------------------------- the worker
+
+
+FILE_REPLACED = "The file was replaced after the upload started; create a new upload for it"
+
+
+def _unusable(stored: s3.StoredObject | None, pinned_etag: str | None) -> str | None:
+    """Why the job's file cannot be read, or None."""
+    if stored is None:
+        return "The file is gone"
+    if stored.size > FILE_MAX_BYTES:
+        return f"Larger than {FILE_MAX_BYTES} bytes"
+    if pinned_etag is not None and stored.etag != pinned_etag:
+        return FILE_REPLACED
+    return None
 
 
 def run_upload(message: UploadMessage, remaining_ms: Callable[[], int]) -> str:
@@ -307,9 +321,9 @@ def run_upload(message: UploadMessage, remaining_ms: Callable[[], int]) -> str:
     progress = claimed.progress
     taken_over = job.status is UploadStatus.RUNNING
     bucket = incident_upload_bucket()
-    size = s3.object_size(bucket, claimed.object_key)
-    if size is None or size > FILE_MAX_BYTES:
-        reason = "The file is gone" if size is None else f"Larger than {FILE_MAX_BYTES} bytes"
+    stored = s3.stored_object(bucket, claimed.object_key)
+    reason = _unusable(stored, claimed.file_etag)
+    if reason is not None:
         store.finish(
             table, tenant_id, upload_id, run_id, UploadStatus.FAILED, progress, reason, now
         )
@@ -323,13 +337,17 @@ def run_upload(message: UploadMessage, remaining_ms: Callable[[], int]) -> str:
 
     try:
         outcome = _run_rows(
-            parse_rows(claimed.format, s3.iter_object_lines(bucket, claimed.object_key)),
+            parse_rows(
+                claimed.format,
+                s3.iter_object_lines(bucket, claimed.object_key, claimed.file_etag),
+            ),
             applier,
             progress,
             checkpoint,
             time_is_up=lambda: remaining_ms() < HANDOVER_MARGIN_MS,
         )
-    except InvalidInput as error:
+    except (InvalidInput, s3.ObjectChanged) as error:
+        reason = error.info if isinstance(error, InvalidInput) else FILE_REPLACED
         store.finish(
             table,
             tenant_id,
@@ -337,7 +355,7 @@ def run_upload(message: UploadMessage, remaining_ms: Callable[[], int]) -> str:
             run_id,
             UploadStatus.FAILED,
             progress,
-            error.info,
+            reason,
             clock.utc_now(),
         )
         return "FAILED"

@@ -75,6 +75,8 @@ class JobRecord:
     failure_reason: str | None
     run_id: str | None
     heartbeat_at: datetime | None
+    # The ETag of the file as it was when the upload started: later runs read only that one.
+    file_etag: str | None = None
 
     def view(self, rejections_cap: int) -> UploadJob:
         kept = self.progress.rejections[:rejections_cap]
@@ -183,6 +185,7 @@ def _record(item: dict[str, Any]) -> JobRecord:
         ),
         failure_reason=item.get("failureReason"),
         run_id=item.get("runId"),
+        file_etag=item.get("fileEtag"),
         heartbeat_at=_time(item.get("heartbeatAt")),
     )
 
@@ -218,17 +221,19 @@ def _update(
     return from_item(answer["Attributes"])
 
 
-def mark_queued(table: str, tenant_id: int, upload_id: str) -> bool:
-    """AWAITING_FILE -> QUEUED; False when the job was not waiting for its file."""
+def mark_queued(table: str, tenant_id: int, upload_id: str, file_etag: str) -> bool:
+    """AWAITING_FILE -> QUEUED, pinning the file's version; False when the job was not
+    waiting for its file."""
     item = _update(
         table,
         tenant_id,
         upload_id,
-        "SET #status = :queued",
+        "SET #status = :queued, fileEtag = :etag",
         "#status = :awaiting",
         {
             ":queued": {"S": UploadStatus.QUEUED.value},
             ":awaiting": {"S": UploadStatus.AWAITING_FILE.value},
+            ":etag": {"S": file_etag},
         },
         {"#status": "status"},
     )
