@@ -36,6 +36,7 @@ from moto import mock_aws
 
 from local.template import load_template
 from tools.bench_core import Options, Progress, Row, Section, ratio_row
+from tools.bench_moto import use_function_environment
 
 ROOT = Path(__file__).resolve().parent.parent
 TENANT = 1
@@ -54,28 +55,8 @@ def _free_port() -> int:
 
 
 def _environment() -> None:
-    template = load_template()
-    os.environ.update(template.globals_environment)
-    for function in ("CadIntakeFunction", "CadWorkerFunction", "WebhookDispatcherFunction"):
-        os.environ.update(template.functions[function].environment)
-    os.environ.update(
-        {
-            "AWS_REGION": "us-east-1",
-            "AWS_DEFAULT_REGION": "us-east-1",
-            "AWS_ACCESS_KEY_ID": "bench",
-            "AWS_SECRET_ACCESS_KEY": "bench",
-            "POWERTOOLS_TRACE_DISABLED": "true",
-            "POWERTOOLS_METRICS_DISABLED": "true",
-            "POWERTOOLS_LOG_LEVEL": "WARNING",
-        }
-    )
-    for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB", "AWS_PROFILE"):
-        os.environ.pop(name, None)
+    use_function_environment("CadIntakeFunction", "CadWorkerFunction", "WebhookDispatcherFunction")
     os.environ["WEBHOOK_LOCAL_DEV"] = "true"  # the receiver is on loopback, over http
-    from psap.observability import metrics  # noqa: PLC0415 - may be imported already
-
-    # Created at import, perhaps before this environment: it would lack its namespace.
-    metrics.namespace = os.environ["POWERTOOLS_METRICS_NAMESPACE"]
 
 
 def _create_resources() -> None:

@@ -49,6 +49,22 @@ def use_in_process_environment(specs: list[TableSpec]) -> None:
     settle_observability()
 
 
+def use_function_environment(*function_ids: str) -> None:
+    """What the template's functions see (Globals plus each one's own variables), for
+    sections that call handlers in-process against moto: dummy credentials, no endpoint."""
+    from local.template import load_template  # noqa: PLC0415 - sections that need it only
+
+    template = load_template()
+    os.environ.update(template.globals_environment)
+    os.environ.update(IN_PROCESS_ENVIRONMENT)
+    os.environ["POWERTOOLS_METRICS_DISABLED"] = "true"
+    for function_id in function_ids:
+        os.environ.update(template.functions[function_id].environment)
+    for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB", "AWS_PROFILE"):
+        os.environ.pop(name, None)
+    settle_observability()
+
+
 def settle_observability() -> None:
     """Powertools reads its namespace and log level when first imported; another section's
     module may have imported it before this environment existed."""

@@ -16,7 +16,6 @@ import contextlib
 import importlib.util
 import io
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from moto import mock_aws
 from local.template import load_template
 from tools.bench_cad import transactions_without_snapshots
 from tools.bench_core import Options, Progress, Row, Section
-from tools.bench_moto import settle_observability
+from tools.bench_moto import use_function_environment
 
 ROOT = Path(__file__).resolve().parent.parent
 TENANT = 1
@@ -45,24 +44,7 @@ class _Context:
 
 
 def _environment() -> None:
-    template = load_template()
-    os.environ.update(template.globals_environment)
-    for function in ("IncidentUploadFunction", "IncidentUploadWorkerFunction"):
-        os.environ.update(template.functions[function].environment)
-    os.environ.update(
-        {
-            "AWS_REGION": "us-east-1",
-            "AWS_DEFAULT_REGION": "us-east-1",
-            "AWS_ACCESS_KEY_ID": "bench",
-            "AWS_SECRET_ACCESS_KEY": "bench",
-            "POWERTOOLS_TRACE_DISABLED": "true",
-            "POWERTOOLS_METRICS_DISABLED": "true",
-            "POWERTOOLS_LOG_LEVEL": "WARNING",
-        }
-    )
-    for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB", "AWS_PROFILE"):
-        os.environ.pop(name, None)
-    settle_observability()
+    use_function_environment("IncidentUploadFunction", "IncidentUploadWorkerFunction")
 
 
 def _create_resources() -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from local.template import load_template
+from tests.integration.proxy_events import answer_of, with_caller, with_path
 
 TEMPLATE = load_template()
 # What the audit functions see beyond the Globals (their own Environment in the template).
@@ -78,20 +79,9 @@ class ApiCaller:
             self._handlers[function] = self._import(function).handler
         event = self._load_event(event_name or function)
         event["requestContext"]["requestId"] = str(uuid.uuid4())
-        event["requestContext"]["authorizer"].update(
-            tenantId=str(tenant), permissions=permissions, credentialId=credential_id
-        )
+        with_caller(event, tenant, permissions, credential_id)
         if path is not None:
-            event["pathParameters"] = path
-            concrete = event["resource"]
-            for name, value in path.items():
-                concrete = concrete.replace("{" + name + "}", value)
-            event["path"] = concrete
+            with_path(event, path)
         if body is not None:
             event["body"] = body if isinstance(body, str) else json.dumps(body)
-        answer = self._handlers[function](event, self._context)
-        text = answer.get("body") or "null"
-        headers = dict(answer.get("headers") or {})
-        for name, values in (answer.get("multiValueHeaders") or {}).items():
-            headers[name] = values[-1]
-        return answer["statusCode"], json.loads(text), headers
+        return answer_of(self._handlers[function](event, self._context))

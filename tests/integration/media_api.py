@@ -12,6 +12,7 @@ from typing import Any
 from psap.config import media_bucket, tenant_data_table
 from psap.storage.dynamodb import dynamodb
 from psap.storage.s3 import s3
+from tests.integration.proxy_events import answer_of, with_caller, with_path, with_query
 
 _TENANTS = itertools.count(3000, 2)
 UPLOAD = "media_radio_traffic_upload"
@@ -70,12 +71,13 @@ class MediaApi:
     ) -> tuple[int, Any]:
         if function not in self._handlers:
             self._handlers[function] = self._import(function).handler
-        event["requestContext"]["authorizer"].update(
-            tenantId=str(tenant if tenant is not None else self.tenant),
-            permissions=permissions or _PERMISSIONS[function],
+        with_caller(
+            event,
+            tenant if tenant is not None else self.tenant,
+            permissions or _PERMISSIONS[function],
         )
-        answer = self._handlers[function](event, self._context)
-        return answer["statusCode"], json.loads(answer["body"])
+        status, body, _ = answer_of(self._handlers[function](event, self._context))
+        return status, body
 
     def upload(
         self,
@@ -89,11 +91,7 @@ class MediaApi:
         event = self._load_event(UPLOAD)
         event["headers"]["Content-Type"] = content_type
         event["multiValueHeaders"]["Content-Type"] = [content_type]
-        params = {name: str(value) for name, value in query.items() if value is not None}
-        event["queryStringParameters"] = params or None
-        event["multiValueQueryStringParameters"] = {
-            name: [value] for name, value in params.items()
-        } or None
+        with_query(event, {name: str(value) for name, value in query.items() if value is not None})
         raw = body.encode("utf-8") if isinstance(body, str) else body
         if base64_body or isinstance(body, bytes):
             event["body"], event["isBase64Encoded"] = base64.b64encode(raw).decode(), True
@@ -126,14 +124,12 @@ class MediaApi:
         self, media_id: int | str, tenant: int | None = None, permissions: str | None = None
     ) -> tuple[int, Any]:
         event = self._load_event(GET)
-        event["pathParameters"] = {"mediaId": str(media_id)}
-        event["path"] = f"/api/v1/external/mcp/resources/media/{media_id}"
+        with_path(event, {"mediaId": str(media_id)})
         return self._call(GET, event, tenant, permissions)
 
     def event(self, event_id: int, tenant: int | None = None) -> tuple[int, Any]:
         event = self._load_event(EVENT_GET)
-        event["pathParameters"] = {"eventId": str(event_id)}
-        event["path"] = f"/api/v1/external/mcp/resources/events/{event_id}"
+        with_path(event, {"eventId": str(event_id)})
         return self._call(EVENT_GET, event, tenant, None)
 
 

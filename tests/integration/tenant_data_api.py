@@ -9,6 +9,7 @@ from typing import Any
 
 from psap.config import tenant_data_table
 from psap.storage.dynamodb import dynamodb
+from tests.integration.proxy_events import answer_of, with_caller, with_path, with_query
 
 # Tenant ids differ from test to test, so no test can pass on another's leftovers.
 _TENANTS = itertools.count(1000, 2)
@@ -52,21 +53,15 @@ class TenantDataApi:
             self._handlers[function] = self._import(function).handler
         event = self._load_event(function)
         if path is not None:
-            event["pathParameters"] = path
-            concrete = event["resource"]
-            for name, value in path.items():
-                concrete = concrete.replace("{" + name + "}", value)
-            event["path"] = concrete
-        event["queryStringParameters"] = query or None
-        event["multiValueQueryStringParameters"] = (
-            {name: [value] for name, value in query.items()} if query else None
+            with_path(event, path)
+        with_query(event, query)
+        with_caller(
+            event,
+            tenant if tenant is not None else self.tenant,
+            permissions or FUNCTIONS[function],
         )
-        event["requestContext"]["authorizer"].update(
-            tenantId=str(tenant if tenant is not None else self.tenant),
-            permissions=permissions or FUNCTIONS[function],
-        )
-        answer = self._handlers[function](event, self._context)
-        return answer["statusCode"], json.loads(answer["body"])
+        status, body, _ = answer_of(self._handlers[function](event, self._context))
+        return status, body
 
     def users(
         self, tenant: int | None = None, query: dict[str, str] | None = None, **params: str
