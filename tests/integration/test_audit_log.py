@@ -154,6 +154,30 @@ def test_every_tenant_call_leaves_one_audit_line_with_who_what_and_outcome(
     assert "psap_partner_example-token" not in json.dumps(lines)
 
 
+def test_a_call_whose_route_fails_is_audited_as_500(
+    aws: None,
+    api: ApiCaller,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Given a read whose store call fails unexpectedly
+    from psap.incidents import reading
+
+    def broken(*_args: Any) -> Any:
+        raise RuntimeError("store exploded")
+
+    monkeypatch.setattr(reading.store, "get_incident", broken)
+    # When the partner calls it
+    status, answer, _ = api.call(
+        "incident_get", tenant=10, permissions="BROWSE_EVENTS", path={"incidentId": "1"}
+    )
+    # Then the caller gets a 500 ErrorInfo without the cause, and the call is audited as such
+    assert status == 500
+    assert "exploded" not in json.dumps(answer)
+    (line,) = audit_lines(capsys.readouterr().out)
+    assert (line["operation"], line["status"]) == ("getIncident", 500)
+
+
 def test_audit_recording_makes_no_store_write_on_a_read(
     aws: None, api: ApiCaller, monkeypatch: pytest.MonkeyPatch
 ) -> None:
