@@ -161,12 +161,12 @@ def test_a_call_whose_route_fails_is_audited_as_500(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     # Given a read whose store call fails unexpectedly
-    from psap.incidents import reading
+    from psap.incidents import store as incident_store
 
     def broken(*_args: Any) -> Any:
         raise RuntimeError("store exploded")
 
-    monkeypatch.setattr(reading.store, "get_incident", broken)
+    monkeypatch.setattr(incident_store, "get_incident", broken)
     # When the partner calls it
     status, answer, _ = api.call(
         "incident_get", tenant=10, permissions="BROWSE_EVENTS", path={"incidentId": "1"}
