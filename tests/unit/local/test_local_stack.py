@@ -31,6 +31,8 @@ def test_a_taken_api_port_is_one_clear_line_and_exit_1(taken_port, tmp_path, cap
 
 
 def test_a_taken_aws_port_names_the_aws_port_option(taken_port, tmp_path, capsys):
+    # The caller's own handler: Python's default, or SIG_IGN under a background shell job.
+    handler_before = signal.getsignal(signal.SIGINT)
     code = main(
         [
             "--port",
@@ -46,8 +48,8 @@ def test_a_taken_aws_port_names_the_aws_port_option(taken_port, tmp_path, capsys
     assert code == 1
     assert f"port {taken_port}" in output.out
     assert "--aws-port <port>" in output.out
-    # And Ctrl-C works again in the caller once main() has returned
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    # And the caller's Ctrl-C handling is back once main() has returned
+    assert signal.getsignal(signal.SIGINT) is handler_before
 
 
 # Every interface, a LAN address and a name: anything that is not loopback.
