@@ -1,6 +1,7 @@
 """Fixtures for the local stack's own tests: a miniature template, moto, probe functions."""
 
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -29,6 +30,18 @@ class ConsoleLines:
     def text(self) -> str:
         with self._lock:
             return "\n".join(self.lines)
+
+    def has(self, line: str, timeout: float = 5.0) -> bool:
+        """Whether `line` was printed, waiting for it a little: a worker's output reaches the
+        console on its own thread, possibly after the invoke's result."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                if line in self.lines:
+                    return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.01)
 
 
 class FakeFunctions:

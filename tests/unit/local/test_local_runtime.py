@@ -32,9 +32,9 @@ def test_handler_output_does_not_corrupt_the_result(lambdas, console):
     assert result.ok
     assert result.payload == {"answer": 42}
     # And what it printed went to the console, prefixed with the function's name
-    assert "[EchoFunction] echo says hello on stdout" in console.lines
-    assert '[EchoFunction] {"looks": "like a result"}' in console.lines
-    assert "[EchoFunction] echo says hello on stderr" in console.lines
+    assert console.has("[EchoFunction] echo says hello on stdout")
+    assert console.has('[EchoFunction] {"looks": "like a result"}')
+    assert console.has("[EchoFunction] echo says hello on stderr")
 
 
 def test_worker_environment_is_the_template_environment_plus_local_overrides(lambdas):
