@@ -100,7 +100,3 @@ def _header(event: Mapping[str, Any], name: str) -> str | None:
         if str(key).lower() == name:
             return str(value)
     return None
-
-
-def is_audit_line(message: str) -> bool:
-    return message.startswith('{"auditVersion":')
