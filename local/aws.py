@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING, Any, Final
 import boto3
 from moto.server import ThreadedMotoServer
 
+from local import iam_enforcement
+from local.iam import OPERATOR_ACCESS_KEY_ID, OPERATOR_SECRET_ACCESS_KEY
 from local.moto_transactions import back_up_only_touched_items
 from local.template import REGION, StackTemplate, Table
 
@@ -30,18 +32,18 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs.client import SQSClient
     from mypy_boto3_sqs.literals import QueueAttributeNameType
 
-DUMMY_CREDENTIALS: Final = {
-    "AWS_ACCESS_KEY_ID": "testing",
-    "AWS_SECRET_ACCESS_KEY": "testing",
-    "AWS_SESSION_TOKEN": "testing",
+# The local operator's credentials (local.iam): full access, like an admin's on AWS.
+OPERATOR_CREDENTIALS: Final = {
+    "AWS_ACCESS_KEY_ID": OPERATOR_ACCESS_KEY_ID,
+    "AWS_SECRET_ACCESS_KEY": OPERATOR_SECRET_ACCESS_KEY,
 }
 
 
 def local_aws_environment(endpoint_url: str) -> dict[str, str]:
-    """Environment that points boto3 at the embedded AWS with dummy credentials."""
+    """Environment that points boto3 at the embedded AWS as the local operator."""
     return {
         "AWS_ENDPOINT_URL": endpoint_url,
-        **DUMMY_CREDENTIALS,
+        **OPERATOR_CREDENTIALS,
         "AWS_DEFAULT_REGION": REGION,
         "AWS_REGION": REGION,
         # A developer's ~/.aws profile must never leak into the local stack.
@@ -130,6 +132,7 @@ class EmbeddedAws:
         # werkzeug logs every request at INFO; the stack prints its own request lines.
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
         serialize_dynamodb_requests()
+        iam_enforcement.install()
         if self._requested_port:
             _ensure_free(self._host, self._requested_port)
         server = _MotoServer(self._host, self._requested_port)
@@ -172,8 +175,8 @@ def _client_options(endpoint_url: str) -> dict[str, Any]:
     return {
         "endpoint_url": endpoint_url,
         "region_name": REGION,
-        "aws_access_key_id": DUMMY_CREDENTIALS["AWS_ACCESS_KEY_ID"],
-        "aws_secret_access_key": DUMMY_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+        "aws_access_key_id": OPERATOR_ACCESS_KEY_ID,
+        "aws_secret_access_key": OPERATOR_SECRET_ACCESS_KEY,
     }
 
 

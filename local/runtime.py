@@ -56,9 +56,15 @@ class InvokeResult:
 
 
 def worker_environment(
-    function: Function, endpoint_url: str, repo_root: Path = REPO_ROOT
+    function: Function,
+    endpoint_url: str,
+    repo_root: Path = REPO_ROOT,
+    credentials: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """What a function sees in os.environ: its template environment plus the local overrides."""
+    """What a function sees in os.environ: its template environment plus the local overrides.
+
+    `credentials` are its role's session (local.iam); without them it acts as the operator.
+    """
     return {
         # Only what a process needs to run; the developer's own environment stays out.
         "PATH": os.environ.get("PATH", os.defpath),
@@ -66,6 +72,7 @@ def worker_environment(
         "TZ": "UTC",
         **function.environment,
         **local_aws_environment(endpoint_url),
+        **(credentials or {}),
         "POWERTOOLS_TRACE_DISABLED": "true",
         "POWERTOOLS_DEV": "false",
         "AWS_LAMBDA_FUNCTION_NAME": function.logical_id,
@@ -374,13 +381,20 @@ class LambdaRuntime:
         repo_root: Path = REPO_ROOT,
         reload_on_change: bool = True,
         log_for: Callable[[Function, LogSink], LogSink] | None = None,
+        credentials: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
-        """`log_for` gives a function its own log sink (local.log_subscriptions)."""
+        """`log_for` gives a function its own log sink (local.log_subscriptions);
+        `credentials` each function's role session by logical id (local.iam)."""
         shared_layer = repo_root / "layers" / "shared"
         self._pools = {
             function.logical_id: FunctionPool(
                 function,
-                worker_environment(function, endpoint_url, repo_root),
+                worker_environment(
+                    function,
+                    endpoint_url,
+                    repo_root,
+                    (credentials or {}).get(function.logical_id),
+                ),
                 size=pool_size,
                 log=log_for(function, log) if log_for is not None else log,
                 code_folders=(function.code_dir, shared_layer) if reload_on_change else (),

@@ -22,10 +22,18 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Final
 
-from local.aws import EmbeddedAws, PortInUseError, create_resources, local_aws_environment
+from local import iam, iam_enforcement
+from local.aws import (
+    OPERATOR_CREDENTIALS,
+    EmbeddedAws,
+    PortInUseError,
+    create_resources,
+    local_aws_environment,
+)
 from local.cad_receiver import CadReceiver, Endpoint
 from local.demo_cad import RECEIVER_URL_VARIABLE
 from local.gateway import ApiGateway, GatewayServer
+from local.iam import function_roles
 from local.log_subscriptions import LogSubscriptions
 from local.pollers import SqsPoller, create_pollers, stop_pollers
 from local.runtime import InvokeResult, LambdaRuntime, print_line
@@ -39,6 +47,8 @@ from local.template import (
 )
 
 DEFAULT_STATE_FILE: Final = Path(".local") / "stack.json"
+# Lets the demo connectors deliver over http to the loopback sample receiver.
+LOCAL_PARAMETERS: Final = {"WebhookLocalDev": "true"}
 
 
 def _loopback(host: str) -> str:
@@ -166,8 +176,7 @@ class LocalStack:
             arguments.template,
             stack_name=arguments.stack_name,
             sqs_endpoint=endpoint_url,
-            # Lets the demo connectors deliver over http to the loopback sample receiver.
-            parameter_overrides={"WebhookLocalDev": "true"},
+            parameter_overrides=LOCAL_PARAMETERS,
         )
         routes = sum(len(function.api_events) for function in template.functions.values())
         say(
@@ -181,10 +190,25 @@ class LocalStack:
                 if (function.logical_id, name) not in driven:
                     say(f"  note: {function.logical_id}.{name} ({kind}) is not emulated locally")
         say(create_resources(template, endpoint_url).summary(arguments.template.name))
+        roles = function_roles(
+            arguments.template,
+            stack_name=arguments.stack_name,
+            sqs_endpoint=endpoint_url,
+            parameter_overrides=LOCAL_PARAMETERS,
+        )
+        sessions = iam.set_up(endpoint_url, roles)
+        # From here on the embedded AWS refuses what a caller's policies do not allow.
+        iam_enforcement.set_enforced(True)
+        say(f"created {len(roles)} function roles from the SAM-translated template; IAM enforced")
         # The template's log subscriptions (the audit writer) get their functions' lines.
         self.log_subscriptions = LogSubscriptions(template, self._invoke, say)
         self.runtime = LambdaRuntime(
-            template, endpoint_url, log_for=self.log_subscriptions.sink_for
+            template,
+            endpoint_url,
+            log_for=self.log_subscriptions.sink_for,
+            credentials={
+                function_id: session.environment() for function_id, session in sessions.items()
+            },
         )
         self.log_subscriptions.start()
         say(f"started {self.log_subscriptions.count} log subscriptions")
@@ -214,6 +238,9 @@ class LocalStack:
         return {
             "baseUrl": self.server.url,
             "awsEndpointUrl": endpoint_url,
+            # The local operator's key (full access), for the admin CLI and the AWS CLI.
+            "awsAccessKeyId": OPERATOR_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+            "awsSecretAccessKey": OPERATOR_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
             "region": REGION,
             "stackName": template.stack_name,
             "resources": template.physical_resources(),

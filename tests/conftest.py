@@ -7,15 +7,23 @@
   speaks HTTP itself (the authorizer's signed client).
 - `load_event` and `import_function`: sample events from events/ and a function's app.py
   imported fresh, as Lambda imports it.
+
+IAM is enforced in both moto modes, as on AWS: the tests' own setup and read-back act as
+the local operator (full access), and a handler loaded with `import_function` runs under its
+function's role from the SAM-translated template (local.iam), so a permission the template
+lacks fails here the way it would fail on AWS.
 """
 
+import contextlib
 import copy
+import functools
 import importlib.util
 import json
 import os
 import sys
+import threading
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -24,11 +32,13 @@ import pytest
 from moto import mock_aws
 from moto.server import ThreadedMotoServer
 
-from local.aws import serialize_dynamodb_requests, table_definition
-from local.template import StackTemplate, load_template
+from local import iam, iam_enforcement
+from local.aws import OPERATOR_CREDENTIALS, serialize_dynamodb_requests, table_definition
+from local.template import Function, StackTemplate, load_template
 from psap.storage.dynamodb import dynamodb
 from psap.storage.s3 import s3
 from psap.storage.sqs import sqs
+from psap.webhooks.secrets import secrets_manager
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE: StackTemplate = load_template()
@@ -60,8 +70,7 @@ def lambda_context() -> LambdaContext:
 def lambda_environment(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     environment = dict(TEMPLATE.globals_environment)
     environment.update(
-        AWS_ACCESS_KEY_ID="testing",
-        AWS_SECRET_ACCESS_KEY="testing",
+        **OPERATOR_CREDENTIALS,
         AWS_DEFAULT_REGION="us-east-1",
         AWS_REGION="us-east-1",
         POWERTOOLS_TRACE_DISABLED="true",
@@ -87,8 +96,68 @@ def _create_tables(client: Any) -> None:
 
 def _clear_clients() -> None:
     # Cached per warm container; a test's moto (or server endpoint) needs fresh ones.
-    for cached in (dynamodb, s3, sqs):
+    for cached in (dynamodb, s3, sqs, secrets_manager):
         cached.cache_clear()
+
+
+class _FunctionRoles:
+    """The active embedded AWS's function roles, created on a handler's first call."""
+
+    def __init__(self, endpoint_url: str | None) -> None:
+        self._endpoint_url = endpoint_url
+        self._sessions: dict[str, Mapping[str, str]] = {}
+        self._lock = threading.Lock()
+        self._active: list[Mapping[str, str]] = []
+
+    def session(self, function_id: str) -> Mapping[str, str]:
+        with self._lock:
+            if function_id not in self._sessions:
+                role = iam.default_function_roles()[function_id]
+                with iam_enforcement.paused():
+                    credentials = iam.create_role(role, self._endpoint_url)
+                self._sessions[function_id] = credentials.environment()
+            return self._sessions[function_id]
+
+    def call_as(self, function_id: str, handler: Callable[..., Any], *args: Any) -> Any:
+        """Runs a handler with its role's credentials, as Lambda does; then the operator's."""
+        session = self.session(function_id)
+        with self._lock:
+            self._active.append(session)
+            os.environ.update(session)
+            _clear_clients()
+        try:
+            return handler(*args)
+        finally:
+            with self._lock:
+                self._active.remove(session)
+                # Concurrent handlers (threads) keep the identity until the last one returns.
+                if self._active:
+                    os.environ.update(self._active[-1])
+                else:
+                    os.environ.update(OPERATOR_CREDENTIALS)
+                    os.environ.pop("AWS_SESSION_TOKEN", None)
+                _clear_clients()
+
+
+_roles: _FunctionRoles | None = None
+
+
+@contextlib.contextmanager
+def _enforced_iam(endpoint_url: str | None) -> Iterator[None]:
+    """The operator exists and enforcement is on for the block; handlers get their roles."""
+    global _roles  # noqa: PLW0603 - one embedded AWS at a time, like the fixtures using it
+    with iam_enforcement.paused():
+        iam.create_operator(endpoint_url)
+    # mock_aws sets fake keys of its own; the tests act as the operator.
+    os.environ.update(OPERATOR_CREDENTIALS)
+    os.environ.pop("AWS_SESSION_TOKEN", None)
+    _clear_clients()
+    _roles = _FunctionRoles(endpoint_url)
+    try:
+        with iam_enforcement.enforcing():
+            yield
+    finally:
+        _roles = None
 
 
 def _create_resources() -> None:
@@ -116,7 +185,8 @@ def aws(lambda_environment: dict[str, str]) -> Iterator[None]:
     with mock_aws():
         _clear_clients()
         _create_resources()
-        yield
+        with _enforced_iam(None):
+            yield
     _clear_clients()
 
 
@@ -139,7 +209,8 @@ def aws_server(
     monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server)
     _clear_clients()
     _create_resources()
-    yield moto_server
+    with _enforced_iam(moto_server):
+        yield moto_server
     _clear_clients()
 
 
@@ -166,8 +237,64 @@ def import_function() -> Iterator[Callable[[str], ModuleType]]:
         sys.modules[name] = module
         loaded.append(name)
         spec.loader.exec_module(module)
+        _run_handlers_as_their_roles(module, ROOT / "functions" / directory)
         return module
 
     yield load
     for name in loaded:
         sys.modules.pop(name, None)
+
+
+def _run_handlers_as_their_roles(module: ModuleType, code_dir: Path) -> None:
+    """Wraps each handler of the module so that a call runs under its function's role."""
+    by_handler: dict[str, list[Function]] = {}
+    for function in TEMPLATE.functions.values():
+        if function.code_dir == code_dir.resolve():
+            by_handler.setdefault(function.handler.rpartition(".")[2], []).append(function)
+    for name, functions in by_handler.items():
+        handler = getattr(module, name, None)
+        if handler is not None:
+            setattr(module, name, _as_role(functions, handler))
+
+
+def _as_role(functions: list[Function], handler: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(handler)
+    def call(*args: Any) -> Any:
+        if _roles is None:  # no embedded AWS in this test
+            return handler(*args)
+        return _roles.call_as(_deployed_as(functions).logical_id, handler, *args)
+
+    return call
+
+
+def _deployed_as(functions: list[Function]) -> Function:
+    """Of the functions that share this code, the one whose environment the test has set."""
+    for function in functions:
+        if all(os.environ.get(name) == value for name, value in function.environment.items()):
+            return function
+    return functions[0]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def iam_usage_report() -> Iterator[None]:
+    """With PSAP_IAM_USAGE=<file>, writes every IAM decision of the run there (JSON Lines):
+    the record of which role used which action on which resource, for least privilege."""
+    target = os.environ.get("PSAP_IAM_USAGE")
+    if not target:
+        yield
+        return
+    seen: set[tuple[str, str, str, bool]] = set()
+    stop = iam_enforcement.listen(
+        lambda caller, action, resource, allowed: seen.add((caller, action, resource, allowed))
+    )
+    yield
+    stop()
+    with open(target, "w", encoding="utf-8") as report:
+        for caller, action, resource, allowed in sorted(seen):
+            decision = {
+                "caller": caller,
+                "action": action,
+                "resource": resource,
+                "allowed": allowed,
+            }
+            report.write(json.dumps(decision) + "\n")

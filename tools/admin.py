@@ -92,8 +92,10 @@ def configure_target(arguments: argparse.Namespace) -> None:
             )
         state = json.loads(state_file.read_text(encoding="utf-8"))
         os.environ["AWS_ENDPOINT_URL"] = state["awsEndpointUrl"]
-        os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
-        os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+        # The local stack enforces IAM: act as its operator, never as a caller's own profile.
+        os.environ["AWS_ACCESS_KEY_ID"] = state["awsAccessKeyId"]
+        os.environ["AWS_SECRET_ACCESS_KEY"] = state["awsSecretAccessKey"]
+        os.environ.pop("AWS_SESSION_TOKEN", None)
         os.environ["AWS_DEFAULT_REGION"] = state.get("region", "us-east-1")
         os.environ["AUTH_TABLE"] = state["resources"]["AuthTable"]
         os.environ["KNOWLEDGE_TABLE"] = state["resources"]["KnowledgeTable"]

@@ -3,7 +3,6 @@ SAM-translated template (plain cfn-lint no longer applies the transform, so a wr
 reference or batch size inside a SAM event would slip through). Runs offline."""
 
 import json
-import logging
 import os
 import subprocess
 import sys
@@ -11,12 +10,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import boto3
-from samtranslator.model.exceptions import InvalidDocumentException
-from samtranslator.parser.parser import Parser
-from samtranslator.translator.translator import Translator
-
-from local.template import load_yaml
+from local.iam import translate
+from local.template import TemplateError, load_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "template.yaml"
@@ -25,31 +20,50 @@ BIN = Path(sys.executable).parent
 
 def translated_template() -> dict[str, Any]:
     """The CloudFormation SAM would deploy, translated locally (no AWS call)."""
-    logging.getLogger("samtranslator").setLevel(logging.ERROR)  # feature-toggle chatter
-    document = load_yaml(TEMPLATE)
-    # What `sam package` does first: local code folders become S3 locations.
-    for logical_id, resource in document["Resources"].items():
-        properties = resource.get("Properties", {})
-        for key in ("CodeUri", "ContentUri"):
-            if isinstance(properties.get(key), str):
-                properties[key] = f"s3://lint-artifacts/{logical_id}.zip"
-    translator = Translator(
-        managed_policy_map={},
-        sam_parser=Parser(),
-        boto_session=boto3.Session(region_name="us-east-1"),
-    )
-    parameters = {
-        "AWS::Region": "us-east-1",
-        "AWS::Partition": "aws",
-        "AWS::AccountId": "123456789012",
-        "AWS::StackName": "psap-lint",
-    }
     try:
-        result: dict[str, Any] = translator.translate(document, parameter_values=parameters)
-    except InvalidDocumentException as error:
-        causes = "; ".join(str(cause) for cause in error.causes)
-        raise SystemExit(f"SAM translation failed: {causes}") from error
-    return result
+        return translate(load_yaml(TEMPLATE), stack_name="psap-lint")
+    except TemplateError as error:
+        raise SystemExit(str(error)) from error
+
+
+def _get_att_target(value: Any, attribute: str) -> str | None:
+    """The logical id X of `!GetAtt X.<attribute>`, else None."""
+    if isinstance(value, dict) and "Fn::GetAtt" in value:
+        target = value["Fn::GetAtt"]
+        if isinstance(target, list) and len(target) == 2 and target[1] == attribute:
+            return str(target[0])
+    return None
+
+
+def dead_letter_queues_without_alarm(document: dict[str, Any]) -> list[str]:
+    """House rule: every dead-letter queue has a CloudWatch alarm on a visible message that
+    notifies someone. A message parked there is work nobody does until someone is told."""
+    resources: dict[str, Any] = document.get("Resources") or {}
+    dead_letter: set[str] = set()
+    alarmed: set[str] = set()
+    for resource in resources.values():
+        properties = resource.get("Properties") or {}
+        redrive = properties.get("RedrivePolicy") or {}
+        target = _get_att_target(redrive.get("deadLetterTargetArn"), "Arn")
+        target = target or _get_att_target(
+            (properties.get("DeadLetterQueue") or {}).get("TargetArn"), "Arn"
+        )
+        if target:
+            dead_letter.add(target)
+        watches_queue = (
+            resource.get("Type") == "AWS::CloudWatch::Alarm"
+            and bool(properties.get("AlarmActions"))
+            and properties.get("Namespace") == "AWS/SQS"
+            and properties.get("MetricName") == "ApproximateNumberOfMessagesVisible"
+        )
+        for dimension in properties.get("Dimensions") or [] if watches_queue else []:
+            queue = _get_att_target(dimension.get("Value"), "QueueName")
+            if dimension.get("Name") == "QueueName" and queue:
+                alarmed.add(queue)
+    return [
+        f"{queue}: a dead-letter queue without an alarm on ApproximateNumberOfMessagesVisible"
+        for queue in sorted(dead_letter - alarmed)
+    ]
 
 
 def run(step: str, command: list[str]) -> bool:
@@ -73,6 +87,11 @@ def main() -> int:
         results.append(
             run("cfn-lint on the SAM-translated template", [str(BIN / "cfn-lint"), str(translated)])
         )
+    print("-- house rules", flush=True)
+    problems = dead_letter_queues_without_alarm(load_yaml(TEMPLATE))
+    for problem in problems:
+        print(f"template.yaml: {problem}", file=sys.stderr)
+    results.append(not problems)
     if not all(results):
         print("template checks failed", file=sys.stderr)
         return 1

@@ -151,8 +151,8 @@ def current_index_version(stack: dict[str, Any], table: str) -> int:
         "dynamodb",
         endpoint_url=stack["awsEndpointUrl"],
         region_name=stack["region"],
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
+        aws_access_key_id=stack["awsAccessKeyId"],
+        aws_secret_access_key=stack["awsSecretAccessKey"],
     )
     item = client.get_item(
         TableName=table, Key={"pk": {"S": "INDEX"}, "sk": {"S": "CURRENT"}}, ConsistentRead=True

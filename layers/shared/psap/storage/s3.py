@@ -19,6 +19,9 @@ _CONFIG = Config(
     retries={"mode": "standard", "max_attempts": 4},
     connect_timeout=2,
     read_timeout=5,
+    # Without it, this botocore presigns SigV2 URLs in us-east-1, which S3 refuses for every
+    # bucket created since June 2020: uploads and export downloads would fail on AWS.
+    signature_version="s3v4",
 )
 
 
