@@ -57,6 +57,8 @@ class HttpRequest:
     source_ip: str = "127.0.0.1"
     # Set when the server stopped reading a body over the 10 MB limit.
     body_too_large: bool = False
+    # Set when the body's framing cannot be read (a negative or malformed Content-Length).
+    malformed_framing: str | None = None
 
 
 @dataclass
@@ -480,6 +482,7 @@ class RequestFacts:
     received_at: datetime
     trace_id: str
     body_too_large: bool = False
+    malformed_framing: str | None = None
 
     @classmethod
     def of(cls, request: HttpRequest, now: datetime | None = None) -> RequestFacts:
@@ -497,6 +500,7 @@ class RequestFacts:
             received_at=now or datetime.now(UTC),
             trace_id=f"Root=1-{int(time.time()):08x}-{secrets.token_hex(12)}",
             body_too_large=request.body_too_large or len(request.body) > MAX_REQUEST_BODY_BYTES,
+            malformed_framing=request.malformed_framing,
         )
 
 
@@ -761,6 +765,9 @@ class ApiGateway:
         )
 
     def _dispatch(self, facts: RequestFacts) -> _Outcome:
+        if facts.malformed_framing is not None:
+            error = GatewayError("BAD_REQUEST_BODY", facts.malformed_framing, 400)
+            return _Outcome(self._error(facts, None, error))
         if facts.body_too_large:
             error = GatewayError("REQUEST_TOO_LARGE", "Request Too Long")
             return _Outcome(self._error(facts, None, error))
@@ -879,6 +886,8 @@ class ApiGateway:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    # socketserver's listen backlog is 5: a burst of clients would see connection resets.
+    request_queue_size = 1024
     gateway: ApiGateway
 
     def server_bind(self) -> None:
@@ -893,6 +902,13 @@ class _RequestTooLargeError(Exception):
     pass
 
 
+class _MalformedFramingError(Exception):
+    pass
+
+
+_CONTENT_LENGTH = re.compile(r"[0-9]{1,19}")
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     # Headers and body leave in separate writes; with Nagle's algorithm and the client's
@@ -903,10 +919,46 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         """The gateway logs one line per request itself."""
 
+    def __getattr__(self, name: str) -> Any:
+        # http.server looks up do_<METHOD>; every method reaches the gateway, which answers
+        # one without a route as API Gateway does, never with http.server's 501 HTML page.
+        if name.startswith("do_"):
+            return self._serve
+        raise AttributeError(name)
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        # As http.server's, without the Server header that names its software and version.
+        self.log_request(code)
+        self.send_response_only(code, message)
+        self.send_header("Date", self.date_time_string())
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own refusals (a malformed request line, headers too long) as
+        ErrorInfo, like every other answer; the connection closes after them."""
+        reason = "BAD_REQUEST" if 400 <= code < 500 else "INTERNAL_ERROR"
+        info = message or self.responses.get(code, ("Error",))[0]
+        body = json.dumps({"info": info, "reason": reason}).encode()
+        self.close_connection = True
+        # A request line it could not parse leaves HTTP/0.9, which would drop the headers.
+        self.request_version = self.protocol_version
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Connection", "close")
+            self.end_headers()
+            if self.command != "HEAD" and code >= 200 and code not in (204, 304):
+                self.wfile.write(body)
+
     def _read_body(self) -> bytes:
         if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
             return self._read_chunked()
-        length = int(self.headers.get("Content-Length") or 0)
+        declared = self.headers.get_all("Content-Length") or []
+        if len(set(declared)) > 1 or not all(
+            _CONTENT_LENGTH.fullmatch(v.strip()) for v in declared
+        ):
+            raise _MalformedFramingError(f"Invalid Content-Length header: {', '.join(declared)}")
+        length = int(declared[0]) if declared else 0
         if length > MAX_REQUEST_BODY_BYTES:
             raise _RequestTooLargeError
         return self.rfile.read(length) if length else b""
@@ -927,12 +979,17 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         headers = tuple(self.headers.items())
         too_large = False
+        malformed: str | None = None
         try:
             body = self._read_body()
         except _RequestTooLargeError:
             # The rest of the body stays unread, so this connection cannot carry another request.
             self.close_connection = True
             body, too_large = b"", True
+        except _MalformedFramingError as error:
+            # Where this body ends is unknown, so nothing more can be read on this connection.
+            self.close_connection = True
+            body, malformed = b"", str(error)
         except ValueError:
             self.send_error(400, "Malformed request body")
             return
@@ -943,6 +1000,7 @@ class _Handler(BaseHTTPRequestHandler):
             body=body,
             source_ip=self.client_address[0],
             body_too_large=too_large,
+            malformed_framing=malformed,
         )
         self._send(self.server.gateway.handle(request))
 
@@ -961,9 +1019,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(response.body)
-
-    # http.server dispatches on these names; every method takes the same path.
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve  # noqa: N815
 
 
 class GatewayServer:

@@ -1,9 +1,12 @@
 """The API Gateway emulator: routing, proxy events, authorizer flow, responses, errors."""
 
 import base64
+import concurrent.futures
 import json
 import re
 import socket
+import subprocess
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -533,6 +536,84 @@ def test_oversized_content_length_is_refused_before_the_body_is_read(served, fak
     assert reply.startswith("HTTP/1.1 413")
     assert "Connection: close" in reply
     assert fake_functions.calls == []
+
+
+def _raw_exchange(port: int, request: bytes) -> str:
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as connection:
+        connection.sendall(request)
+        reply = b""
+        while chunk := connection.recv(65536):
+            reply += chunk
+    return reply.decode()
+
+
+@pytest.mark.parametrize("length", ["-1", "abc", "1e3", "5, 7", " "])
+def test_negative_or_malformed_content_length_is_400_error_info(served, fake_functions, length):
+    # Given a request whose Content-Length cannot frame a body (-1 used to hang the connection)
+    reply = _raw_exchange(
+        served.port, f"POST /open HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n\r\n".encode()
+    )
+    # Then it is a 400 ErrorInfo at once, the connection closes, and no function ran
+    head, _, body = reply.partition("\r\n\r\n")
+    assert head.startswith("HTTP/1.1 400")
+    assert "Connection: close" in head
+    assert set(json.loads(body)) == {"info", "reason"}
+    assert fake_functions.calls == []
+
+
+@pytest.mark.parametrize("method", ["TRACE", "CONNECT", "PROPFIND", "BREW"])
+def test_a_method_api_gateway_has_no_route_for_gets_its_gateway_response(served, method):
+    # Given a method no route maps (http.server would answer 501 with an HTML page)
+    reply = _raw_exchange(
+        served.port, f"{method} /open HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode()
+    )
+    # Then the answer is API Gateway's for a route that does not exist, from the template's
+    # MISSING_AUTHENTICATION_TOKEN gateway response, exactly as for an unknown path
+    unknown_path = httpx.get(f"{served.url}/nowhere")
+    head, _, body = reply.partition("\r\n\r\n")
+    assert head.startswith(f"HTTP/1.1 {unknown_path.status_code}"), head
+    assert "x-amzn-ErrorType: MissingAuthenticationTokenException" in head
+    assert json.loads(body) == unknown_path.json()
+
+
+def test_http_level_refusals_are_error_info_too(served):
+    # Given a request line http.server cannot parse
+    reply = _raw_exchange(served.port, b"GET /open HTTP/1.1 extra\r\n\r\n")
+    head, _, body = reply.partition("\r\n\r\n")
+    # Then the 400 is JSON ErrorInfo, not an HTML page
+    assert head.startswith("HTTP/1.1 400")
+    assert json.loads(body)["reason"] == "BAD_REQUEST"
+
+
+def test_no_response_names_the_server_software(served):
+    # When any request is answered
+    replies = [
+        httpx.get(f"{served.url}/nowhere"),
+        httpx.request("TRACE", f"{served.url}/open"),
+    ]
+    # Then no Server header tells which software (and version) answered
+    assert all("server" not in reply.headers for reply in replies)
+
+
+def test_a_hundred_simultaneous_connections_are_all_answered(served):
+    # Given 100 clients that connect at the same moment (the listen backlog used to be 5)
+    barrier = threading.Barrier(100)
+
+    def one_client(_: int) -> int:
+        barrier.wait(timeout=10)
+        with socket.create_connection(("127.0.0.1", served.port), timeout=30) as connection:
+            connection.sendall(b"GET /nowhere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            return int(connection.recv(64).split(b" ")[1])
+
+    # The kernel queues at most the listen backlog of connections not yet accepted.
+    listening = subprocess.run(
+        ["ss", "-Hltn", f"sport = :{served.port}"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert int(listening[2]) >= 100  # LISTEN's Send-Q column is its backlog
+    with concurrent.futures.ThreadPoolExecutor(max_workers=100) as pool:
+        statuses = list(pool.map(one_client, range(100)))
+    # Then none was reset: every one got its answer
+    assert statuses == [httpx.get(f"{served.url}/nowhere").status_code] * 100
 
 
 def test_keep_alive_responses_are_not_held_back_by_nagle(served):
