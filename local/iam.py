@@ -37,6 +37,7 @@ from local.template import (
 
 if TYPE_CHECKING:
     from mypy_boto3_iam.client import IAMClient
+    from mypy_boto3_sts.client import STSClient
 
 # The operator's key. AKIA marks a long-term user key (moto tells user keys from role
 # sessions by it); neither value is a secret: they exist only in the embedded AWS.
@@ -251,14 +252,25 @@ class RoleCredentials:
         }
 
 
-def _iam(endpoint_url: str | None) -> IAMClient:
-    return boto3.client(
-        "iam",
-        endpoint_url=endpoint_url,
+@cache
+def _session() -> boto3.Session:
+    # Kept across moto mocks, which reset boto3's default session: loading the service
+    # models again for every test's roles would cost a second each.
+    return boto3.Session(
         region_name=REGION,
         aws_access_key_id=OPERATOR_ACCESS_KEY_ID,
         aws_secret_access_key=OPERATOR_SECRET_ACCESS_KEY,
     )
+
+
+@cache
+def _iam(endpoint_url: str | None) -> IAMClient:
+    return _session().client("iam", endpoint_url=endpoint_url)
+
+
+@cache
+def _sts(endpoint_url: str | None) -> STSClient:
+    return _session().client("sts", endpoint_url=endpoint_url)
 
 
 def create_operator(endpoint_url: str | None) -> None:
@@ -316,14 +328,7 @@ def create_role(
             PolicyName=arn.rsplit("/", 1)[-1],
             PolicyDocument=json.dumps(document),
         )
-    sts = boto3.client(
-        "sts",
-        endpoint_url=endpoint_url,
-        region_name=REGION,
-        aws_access_key_id=OPERATOR_ACCESS_KEY_ID,
-        aws_secret_access_key=OPERATOR_SECRET_ACCESS_KEY,
-    )
-    session = sts.assume_role(
+    session = _sts(endpoint_url).assume_role(
         RoleArn=role.arn, RoleSessionName=role.function_id[:64], DurationSeconds=43_200
     )["Credentials"]
     return RoleCredentials(

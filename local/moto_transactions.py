@@ -1,17 +1,40 @@
-"""moto transactions that back up only the items they touch (the local stack's moto).
+"""moto's DynamoDB in O(items touched) time and flat memory (the local stack's moto).
 
-moto deep-copies every table a transaction names before applying it, to restore on a
-cancellation: O(table) per transaction. With the demo tenant data loaded that is seconds per
-transaction, enough for an import or the CAD worker to time out. The backup here copies the
-table's partition dicts (references only) and deep-copies just the transaction's own items
-(moto updates items in place), which restores exactly the same state on a cancellation.
+Two costs of moto grow with the data, not with the request:
+
+- A transaction deep-copies every table it names before applying, to restore on a
+  cancellation: O(table) time and memory per transaction. Here nothing is copied but the
+  transaction's own items (their state before it), and a cancelled transaction puts exactly
+  those back; the table object itself is never replaced.
+- moto keeps every model object it ever created (`BaseModel.instances_tracked`, for its
+  dashboard): each written item, and each table copy, stays in memory until a reset. A stack
+  left running grows by every write. DynamoDB's models are not tracked here; nothing in the
+  local stack reads that list.
 
 Only for a moto whose DynamoDB requests run one at a time (local.aws serializes them): the
-swap of moto's `copy` module for the duration of a transaction is not safe otherwise.
+restore is not safe against a concurrent writer otherwise.
 """
 
 import copy
 from typing import Any
+
+_MISSING = object()
+
+
+class _Untracked(list[Any]):
+    """A list that keeps nothing: moto appends every instance it creates."""
+
+    def append(self, _item: Any) -> None:
+        return None
+
+
+def stop_tracking_dynamodb_models() -> None:
+    from moto.core.base_backend import model_data  # noqa: PLC0415 - moto loads lazily
+    from moto.dynamodb import models  # noqa: PLC0415, F401 - registers the model classes
+
+    for model in model_data.get("dynamodb", {}).values():
+        if not isinstance(model.instances_tracked, _Untracked):
+            model.instances_tracked = _Untracked()
 
 
 def back_up_only_touched_items() -> None:
@@ -20,49 +43,73 @@ def back_up_only_touched_items() -> None:
     from moto.dynamodb.models.dynamo_type import DynamoType  # noqa: PLC0415
     from moto.dynamodb.models.table import Table  # noqa: PLC0415
 
+    stop_tracking_dynamodb_models()
     if getattr(DynamoDBBackend, "_psap_light_backups", False):
         return
     apply = DynamoDBBackend.transact_write_items
 
     def transact_write_items(self: DynamoDBBackend, transact_items: list[dict[str, Any]]) -> None:
-        touched: dict[str, list[tuple[Any, Any]]] = {}
+        # (table, hash value, range value or None, the item before the transaction or _MISSING)
+        before: list[tuple[Any, Any, Any, Any]] = []
         for entry in transact_items:
             _, operation = next(iter(entry.items()))
             table = self.tables.get(operation.get("TableName", ""))
             key = operation.get("Key") or operation.get("Item") or {}
             if table is None or table.hash_key_attr not in key:
                 continue
+            hash_value = DynamoType(key[table.hash_key_attr])
             range_value = (
                 DynamoType(key[table.range_key_attr])
                 if table.range_key_attr and table.range_key_attr in key
                 else None
             )
-            touched.setdefault(table.name, []).append(
-                (DynamoType(key[table.hash_key_attr]), range_value)
+            partition = table.items.get(hash_value)
+            if table.has_range_key:
+                item = partition.get(range_value, _MISSING) if partition else _MISSING
+            else:
+                item = partition if partition is not None else _MISSING
+            # moto updates items in place: keep a copy of each touched item's state.
+            before.append(
+                (
+                    table,
+                    hash_value,
+                    range_value,
+                    copy.deepcopy(item) if item is not _MISSING else item,
+                )
             )
 
-        def back_up(value: Any, memo: Any = None) -> Any:
-            if not isinstance(value, Table):
-                return copy.deepcopy(value, memo)
-            backup = copy.copy(value)
-            backup.items = copy.copy(value.items)  # the same defaultdict type
-            if value.has_range_key:
-                for hash_value in list(value.items):
-                    backup.items[hash_value] = dict(value.items[hash_value])
-            for hash_value, range_value in touched.get(value.name, []):
-                partition = value.items.get(hash_value)
-                if value.has_range_key and partition and range_value in partition:
-                    backup.items[hash_value][range_value] = copy.deepcopy(partition[range_value])
-                elif not value.has_range_key and partition is not None:
-                    backup.items[hash_value] = copy.deepcopy(partition)
-            return backup
+        def keep_table(value: Any, memo: Any = None) -> Any:
+            # moto's own rollback assigns its "backup" back: the same table, a no-op.
+            return value if isinstance(value, Table) else copy.deepcopy(value, memo)
 
-        shim = type("TransactionBackup", (), {"deepcopy": staticmethod(back_up), "copy": copy.copy})
+        shim = type(
+            "TransactionBackup", (), {"deepcopy": staticmethod(keep_table), "copy": copy.copy}
+        )
         dynamodb_models.copy = shim  # type: ignore[attr-defined,assignment]
         try:
             apply(self, transact_items)
+        except BaseException:
+            for table, hash_value, range_value, item in reversed(before):
+                _restore(table, hash_value, range_value, item)
+            raise
         finally:
             dynamodb_models.copy = copy  # type: ignore[attr-defined]
 
     DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
     DynamoDBBackend._psap_light_backups = True  # type: ignore[attr-defined]
+
+
+def _restore(table: Any, hash_value: Any, range_value: Any, item: Any) -> None:
+    if not table.has_range_key:
+        if item is _MISSING:
+            table.items.pop(hash_value, None)
+        else:
+            table.items[hash_value] = item
+        return
+    partition = table.items[hash_value]  # a defaultdict: created if the put made it
+    if item is _MISSING:
+        partition.pop(range_value, None)
+        if not partition:
+            table.items.pop(hash_value, None)
+    else:
+        partition[range_value] = item

@@ -28,7 +28,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import botocore.session
 import pytest
+from botocore.credentials import CredentialProvider, Credentials, ReadOnlyCredentials
 from moto import mock_aws
 from moto.server import ThreadedMotoServer
 
@@ -119,12 +121,13 @@ class _FunctionRoles:
             return self._sessions[function_id]
 
     def call_as(self, function_id: str, handler: Callable[..., Any], *args: Any) -> Any:
-        """Runs a handler with its role's credentials, as Lambda does; then the operator's."""
+        """Runs a handler with its role's credentials, as Lambda does; then the operator's.
+        Every client signs with the variables current at each request (_EnvironmentCredentials),
+        so no client needs to be made again."""
         session = self.session(function_id)
         with self._lock:
             self._active.append(session)
             os.environ.update(session)
-            _clear_clients()
         try:
             return handler(*args)
         finally:
@@ -136,10 +139,50 @@ class _FunctionRoles:
                 else:
                     os.environ.update(OPERATOR_CREDENTIALS)
                     os.environ.pop("AWS_SESSION_TOKEN", None)
-                _clear_clients()
 
 
 _roles: _FunctionRoles | None = None
+
+
+class _EnvironmentCredentials(Credentials):
+    """Credentials read from the environment at every signature, so the harness can switch a
+    warm client between the operator and a function's role by setting AWS_* variables."""
+
+    def __init__(self) -> None:
+        super().__init__("", "", method="psap-test-environment")
+
+    def get_frozen_credentials(self) -> ReadOnlyCredentials:
+        return ReadOnlyCredentials(
+            os.environ.get("AWS_ACCESS_KEY_ID", ""),
+            os.environ.get("AWS_SECRET_ACCESS_KEY", ""),
+            os.environ.get("AWS_SESSION_TOKEN"),
+        )
+
+
+class _EnvironmentEachRequest(CredentialProvider):
+    METHOD = "psap-test-environment"
+
+    def load(self) -> Credentials:
+        return _EnvironmentCredentials()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _clients_follow_the_environment() -> Iterator[None]:
+    """Every botocore session the code makes (one per client) signs with the current AWS_*
+    variables, and shares one model loader: moto resets boto3's default session, and
+    loading the service models again for every client would cost a second each."""
+    real_get_session = botocore.session.get_session
+    loader = real_get_session().get_component("data_loader")
+
+    def get_session(env_vars: Any = None) -> botocore.session.Session:
+        session = real_get_session(env_vars)
+        session.register_component("data_loader", loader)
+        session.get_component("credential_provider").insert_before("env", _EnvironmentEachRequest())
+        return session
+
+    botocore.session.get_session = get_session
+    yield
+    botocore.session.get_session = real_get_session
 
 
 @contextlib.contextmanager
