@@ -27,6 +27,8 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
+from werkzeug.exceptions import HTTPException
+
 from local.template import ACCOUNT_ID, REGION
 
 _TRANSACTION_ACTIONS: Final = {
@@ -155,26 +157,61 @@ def _check(request: Any, resource: str) -> None:
 # ---------------------------------------------------------------------------- normal actions
 
 
+# What the JSON-protocol services answer for a refused request (moto answers these in
+# XML, which their clients cannot read: the error code would be lost).
+_JSON_ERRORS: Final = {
+    "dynamodb": "com.amazonaws.dynamodb.v20120810#",
+    "secretsmanager": "",
+    "sqs": "com.amazonaws.sqs#",
+}
+_JSON_CODES: Final = {
+    "AccessDenied": ("AccessDeniedException", 400),
+    "InvalidClientTokenId": ("UnrecognizedClientException", 400),
+    "SignatureDoesNotMatch": ("InvalidSignatureException", 400),
+}
+
+
+class _JsonRefusal(HTTPException):
+    def __init__(self, service: str, code: str, message: str) -> None:
+        kind, status = _JSON_CODES.get(code, (code, 400))
+        if service == "sqs" and kind == "AccessDeniedException":
+            status = 403  # SQS says 403 where DynamoDB and Secrets Manager say 400
+        body = {"__type": _JSON_ERRORS[service] + kind, "message": message}
+        super().__init__(description=json.dumps(body))
+        self.code = status
+
+
 def _authorize_each(response: Any, checks: list[tuple[str, str]]) -> None:
     """One signature check, then every (action, resource) the request needs."""
+    from moto.core.exceptions import _RESTError  # noqa: PLC0415
     from moto.iam.access_control import IAMRequest  # noqa: PLC0415
 
     service = type(response).__module__.split(".")[1]
     path = response.raw_path
     query = response.uri.partition("?")[2]
-    request = IAMRequest(
-        account_id=response.current_account,
-        method=response.method,
-        path=f"{path}?{query}" if query else path,
-        data=response.data,
-        body=response.raw_body,
-        headers=response.headers,
-        action=checks[0][0],
-    )
-    request.check_signature()
-    for action, resource in checks:
-        request._action = f"{service}:{action}"
-        _check(request, resource)
+    resource = "*"
+    try:
+        request = IAMRequest(
+            account_id=response.current_account,
+            method=response.method,
+            path=f"{path}?{query}" if query else path,
+            data=response.data,
+            body=response.raw_body,
+            headers=response.headers,
+            action=checks[0][0],
+        )
+        request.check_signature()
+        for action, resource in checks:
+            # moto checks one action per request; AWS checks each one this request needs.
+            request._action = f"{service}:{action}"
+            _check(request, resource)
+    except _RESTError as refusal:
+        if service not in _JSON_ERRORS:
+            raise
+        message = refusal.message
+        if refusal.error_type == "AccessDenied":
+            message = f"{message} on resource: {resource}"
+        raise _JsonRefusal(service, refusal.error_type, message) from refusal
 
 
 def _table_arn(name: str) -> str:
