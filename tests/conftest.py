@@ -320,20 +320,19 @@ def _deployed_as(functions: list[Function]) -> Function:
 
 @pytest.fixture(scope="session", autouse=True)
 def iam_usage_report() -> Iterator[None]:
-    """With PSAP_IAM_USAGE=<file>, writes every IAM decision of the run there (JSON Lines):
-    the record of which role used which action on which resource, for least privilege."""
+    """With PSAP_IAM_USAGE=<file>, appends every new IAM decision of the run there (JSON
+    Lines, as it happens): which role used which action on which resource, and whether it
+    was allowed. The record least privilege is checked against."""
     target = os.environ.get("PSAP_IAM_USAGE")
     if not target:
         yield
         return
     seen: set[tuple[str, str, str, bool]] = set()
-    stop = iam_enforcement.listen(
-        lambda caller, action, resource, allowed: seen.add((caller, action, resource, allowed))
-    )
-    yield
-    stop()
-    with open(target, "w", encoding="utf-8") as report:
-        for caller, action, resource, allowed in sorted(seen):
+    report = open(target, "a", encoding="utf-8")  # noqa: SIM115 - open for the whole session
+
+    def record(caller: str, action: str, resource: str, allowed: bool) -> None:
+        if (caller, action, resource, allowed) not in seen:
+            seen.add((caller, action, resource, allowed))
             decision = {
                 "caller": caller,
                 "action": action,
@@ -341,3 +340,9 @@ def iam_usage_report() -> Iterator[None]:
                 "allowed": allowed,
             }
             report.write(json.dumps(decision) + "\n")
+            report.flush()
+
+    stop = iam_enforcement.listen(record)
+    yield
+    stop()
+    report.close()
