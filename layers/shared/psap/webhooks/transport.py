@@ -3,7 +3,8 @@
 It connects only to an address that psap.webhooks.addresses has just vetted (no second DNS
 lookup by the HTTP library, so no rebinding gap), verifies TLS against the URL's host name,
 never follows redirects (http.client has no such feature), bounds connect time (3 s) and the
-whole attempt (10 s), and keeps at most 4 KB of the answer. Connections are kept alive per
+whole attempt (10 s), and keeps at most 4 KB of the answer. The status line is the verdict:
+once a 2xx has arrived, a connection that closes, resets or stalls mid-body does not undo it. Connections are kept alive per
 warm container, keyed by where they lead and by the safety mode they were vetted under.
 """
 
@@ -221,18 +222,15 @@ class OutboundClient:
         except (http.client.HTTPException, OSError) as error:
             connection.http.close()
             raise _AttemptFailed(ErrorClass.PROTOCOL, f"{type(error).__name__}: {error}") from error
+        # The status line is the receiver's verdict. Whatever the connection does after it
+        # (closes, as HTTP/1.0 and `Connection: close` servers do; resets; stalls mid-body)
+        # changes neither the status nor the outcome: a 2xx stays a delivered update.
         answer_headers = {name.lower(): value for name, value in response.getheaders()}
-        try:
-            excerpt, complete = _read_answer(response, sock, deadline)
-        except TimeoutError as error:
-            connection.http.close()
-            raise _AttemptFailed(ErrorClass.TIMEOUT, "the answer did not finish in time") from error
-        except (http.client.HTTPException, OSError) as error:
-            connection.http.close()
-            raise _AttemptFailed(ErrorClass.PROTOCOL, f"{type(error).__name__}: {error}") from error
+        excerpt, complete = _read_answer(response, connection.http, deadline)
         if complete and not response.will_close:
             self._give_back(key, connection)
         else:
+            response.close()
             connection.http.close()
         return response.status, answer_headers, excerpt
 
@@ -250,14 +248,22 @@ def _set_timeout(sock: socket.socket | None, deadline: float) -> None:
 
 
 def _read_answer(
-    response: http.client.HTTPResponse, sock: socket.socket | None, deadline: float
+    response: http.client.HTTPResponse, connection: http.client.HTTPConnection, deadline: float
 ) -> tuple[str, bool]:
-    """The first 4 KB of the answer as text, and whether the whole answer was read."""
+    """The first 4 KB of the answer as text, and whether the whole answer was read (so the
+    connection may carry the next request). Never raises: the answer's status is known."""
+    # http.client hands a closing connection's socket to the response (HTTPConnection.sock
+    # is then None); the response reads through its own file object, whose socket is the
+    # one to give the remaining time to.
+    sock = _response_socket(response) or connection.sock
     kept = bytearray()
     total = 0
     while True:
-        _set_timeout(sock, deadline)
-        chunk = response.read1(16 * 1024)
+        try:
+            _set_timeout(sock, deadline)
+            chunk = response.read1(16 * 1024)
+        except (TimeoutError, http.client.HTTPException, OSError, ValueError):
+            return kept.decode("utf-8", errors="replace"), False
         if not chunk:
             return kept.decode("utf-8", errors="replace"), True
         total += len(chunk)
@@ -265,6 +271,12 @@ def _read_answer(
             kept.extend(chunk[: RESPONSE_EXCERPT_BYTES - len(kept)])
         if total > _DRAIN_LIMIT_BYTES:
             return kept.decode("utf-8", errors="replace"), False
+
+
+def _response_socket(response: http.client.HTTPResponse) -> socket.socket | None:
+    raw = getattr(response.fp, "raw", None)  # socket.SocketIO under the buffered reader
+    sock = getattr(raw, "_sock", None)
+    return sock if isinstance(sock, socket.socket) else None
 
 
 def _elapsed_ms(started: float) -> int:
