@@ -1,8 +1,10 @@
 """Connectors, the admin side: create, list, update, disable/enable, rotate the secret.
 
 A signing secret is 32 random bytes generated here and shown once, in the form the
-connector's profile verifies with. Rotation adds a new secret and keeps the old ones signing
-until the end of an overlap window, so the CAD can switch at any moment within it.
+connector's profile verifies with. Rotation adds a new secret that starts signing after an
+optional lead time (the CAD adds it to its list first); from then on the baseline profile
+signs with the new secret only, and the old one is kept for the overlap window (the
+standard-webhooks profile signs with both until it ends). See docs/webhooks.md.
 """
 
 import secrets
@@ -19,6 +21,7 @@ from psap.webhooks.signing import SigningProfile, presented_secret
 
 DEFAULT_OVERLAP = timedelta(hours=24)
 MAX_OVERLAP = timedelta(days=30)
+MAX_LEAD = timedelta(days=30)
 _MAX_NAME = 200
 _MAX_URL = 2048
 
@@ -157,13 +160,21 @@ def update_connector(
 
 
 def rotate_secret(
-    table: str, tenant_id: int, connector_id: str, overlap: timedelta, now: datetime
+    table: str,
+    tenant_id: int,
+    connector_id: str,
+    overlap: timedelta,
+    now: datetime,
+    lead: timedelta = timedelta(0),
 ) -> ConnectorWithSecret:
+    """A new signing secret, signing from `now + lead`; the old one retires `overlap` later."""
     if overlap < timedelta(0) or overlap > MAX_OVERLAP:
         raise InvalidInput(f"The overlap must be between 0 and {MAX_OVERLAP.days} days")
+    if lead < timedelta(0) or lead > MAX_LEAD:
+        raise InvalidInput(f"The activation lead time must be between 0 and {MAX_LEAD.days} days")
     connector = store.get_connector(table, tenant_id, connector_id)
     current = vault.read_secret(connector.secret_name, fresh=True)
-    rotated, raw = current.rotated(now, overlap)
+    rotated, raw = current.rotated(now, overlap, lead)
     try:
         vault.write_secret(connector.secret_name, rotated)
     except StoreUnavailable:
