@@ -242,11 +242,11 @@ def test_disable_and_enable(cad_aws: None) -> None:
     update_connector(
         cad_table(), TENANT, connector_id, now=clock.utc_now(), status=ConnectorStatus.DISABLED
     )
-    assert not store.get_connector(cad_table(), TENANT, connector_id).wants("incident.accepted")
+    assert not store.get_connector(cad_table(), TENANT, connector_id).active
     update_connector(
         cad_table(), TENANT, connector_id, now=clock.utc_now(), status=ConnectorStatus.ACTIVE
     )
-    assert store.get_connector(cad_table(), TENANT, connector_id).wants("incident.accepted")
+    assert store.get_connector(cad_table(), TENANT, connector_id).active
 
 
 def test_another_tenants_connector_is_not_found(cad_aws: None) -> None:

@@ -131,7 +131,7 @@ def test_the_body_is_serialized_once_and_sent_as_stored(
     assert json.loads(stored)["type"] == "connector.test"
 
 
-def test_410_stops_the_delivery_and_flags_the_connector(
+def test_410_stops_the_delivery_and_disables_the_connector_with_a_reason(
     cad: CadFunctions, receiver: Receiver
 ) -> None:
     receiver.default = Answer(410, body=b"gone")
@@ -142,13 +142,13 @@ def test_410_stops_the_delivery_and_flags_the_connector(
     assert delivery.status is DeliveryStatus.STOPPED
     assert delivery.next_attempt_at is None
     flagged = store.get_connector(cad_table(), TENANT, connector.connector.connector_id)
-    assert flagged.status is ConnectorStatus.GONE
-    assert flagged.flag_reason is not None
+    assert flagged.status is ConnectorStatus.DISABLED
+    assert flagged.flag_reason is not None and "410" in flagged.flag_reason
     assert delayed("WebhookQueue") == 0
     dead, _ = store.list_dead(cad_table(), TENANT, connector.connector.connector_id, 10)
     assert [d.delivery_id for d in dead] == [delivery_id]
-    # A flagged connector gets no new updates.
-    assert not flagged.wants("connector.test")
+    # Nothing more is sent to it: its new updates are held (tests/.../test_webhook_held.py).
+    assert not flagged.active
 
 
 def test_a_timeout_is_recorded_and_the_next_attempt_waits_at_least_60_s(
@@ -310,24 +310,6 @@ def test_an_exception_profile_does_not_weaken_other_connectors(
     (request,) = receiver.requests
     assert "X-SVC-Timestamp" in request.headers
     verify(baseline, request.headers, request.body)
-
-
-def test_a_disabled_connector_cancels_its_pending_deliveries(
-    cad: CadFunctions, receiver: Receiver, fake_clock: Clock
-) -> None:
-    connector = add_connector(receiver.url)
-    delivery_id = send_update(connector)
-    update_connector(
-        cad_table(),
-        TENANT,
-        connector.connector.connector_id,
-        now=fake_clock.now,
-        status=ConnectorStatus.DISABLED,
-    )
-    cad.run_dispatcher()
-    assert receiver.requests == []
-    delivery = store.get_delivery(cad_table(), TENANT, delivery_id)
-    assert delivery.status is DeliveryStatus.CANCELLED
 
 
 def test_a_duplicate_message_never_sends_twice(cad: CadFunctions, receiver: Receiver) -> None:

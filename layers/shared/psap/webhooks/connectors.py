@@ -16,6 +16,7 @@ from psap.webhooks import secrets as vault
 from psap.webhooks import store
 from psap.webhooks.addresses import UnsafeDestination, parse_destination
 from psap.webhooks.catalogue import UpdateKind
+from psap.webhooks.deliveries import release_held
 from psap.webhooks.models import Connector, ConnectorStatus
 from psap.webhooks.signing import SigningProfile, presented_secret
 
@@ -156,6 +157,10 @@ def update_connector(
         vault.write_secret(current.secret_name, updated_secrets)
     updated = current.model_copy(update=changes)
     store.replace_connector(table, updated, _stamp(current.updated_at))
+    if updated.active and not current.active:
+        # After the status write: a delivery held from now on fails its "not active" check
+        # and is sent instead, so none can be left behind.
+        release_held(table, tenant_id, connector_id, now)
     return ConnectorWithSecret(updated, shown) if shown else updated
 
 

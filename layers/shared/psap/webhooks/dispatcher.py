@@ -25,7 +25,6 @@ from psap.webhooks.deliveries import DispatchMessage, enqueue
 from psap.webhooks.models import (
     Attempt,
     Connector,
-    ConnectorStatus,
     Delivery,
     DeliveryStatus,
 )
@@ -38,6 +37,7 @@ _CONNECTOR_CACHE_SECONDS = 10.0
 # An enqueued delivery this late is presumed to have lost its message.
 LOST_MESSAGE_GRACE = timedelta(minutes=5)
 SCHEDULER_BATCH = 500  # due deliveries per tenant per run
+GONE_REASON = "the endpoint answered 410 Gone: enable the connector once it is back"
 
 
 class DispatchResult(StrEnum):
@@ -45,7 +45,7 @@ class DispatchResult(StrEnum):
     RETRY_SCHEDULED = "RETRY_SCHEDULED"
     FAILED = "FAILED"  # exhausted: dead-letter state
     STOPPED = "STOPPED"  # 410 Gone
-    CANCELLED = "CANCELLED"  # connector disabled or flagged
+    HELD = "HELD"  # the connector is disabled: kept, sent in order when it is enabled
     STALE = "STALE"  # the message names an attempt already made, or a finished delivery
     BUSY = "BUSY"  # another dispatcher holds the lease
     REQUEUED = "REQUEUED"  # not due yet: sent back with the remaining delay
@@ -102,10 +102,12 @@ def dispatch(
         return _not_claimed(table, message, now)
     delivery = claimed.delivery
     connector = _connector(table, tenant_id, delivery.connector_id)
-    if connector.status is not ConnectorStatus.ACTIVE:
-        store.cancel(table, tenant_id, claimed, now)
-        logger.info("delivery cancelled: connector not active", extra=_log(delivery.delivery_id))
-        return DispatchResult.CANCELLED
+    if not connector.active:
+        if store.hold(table, tenant_id, claimed, now):
+            logger.info("delivery held: connector not active", extra=_log(delivery.delivery_id))
+            return DispatchResult.HELD
+        forget_connectors()  # enabled meanwhile: send it, with what the connector says now
+        connector = _connector(table, tenant_id, delivery.connector_id)
     started = clock.utc_now()
     timestamp = int(started.timestamp())
     outcome = _send(connector, delivery, timestamp, client or outbound_client())
@@ -136,7 +138,7 @@ def dispatch(
         finished,
     )
     if step.verdict is Verdict.GONE:
-        store.flag_connector_gone(table, tenant_id, connector.connector_id, finished)
+        store.disable_connector(table, tenant_id, connector.connector_id, GONE_REASON, finished)
         forget_connectors()
     if enqueued:
         try:
