@@ -15,14 +15,14 @@ from datetime import datetime, timedelta
 
 from pydantic import Field
 
-from psap.config import webhook_queue_url
+from psap.config import required_env, webhook_queue_url
 from psap.errors import Conflict, InvalidInput, NotFound
 from psap.models import WireModel
 from psap.observability import logger
 from psap.storage.sqs import send_message, send_messages
 from psap.webhooks import store
 from psap.webhooks.catalogue import UpdateData, UpdateKind, build_event, serialize
-from psap.webhooks.models import Attempt, Connector, Delivery, DeliveryStatus
+from psap.webhooks.models import Attempt, Connector, Delivery, DeliveryStatus, Lane
 
 RECOVER_LIMIT = 1000  # deliveries per recover command; run it again for more
 HELD_RETENTION = timedelta(days=30)  # a held delivery older than this is EXPIRED, not sent
@@ -30,22 +30,28 @@ _RELEASE_PAGE = 100
 
 
 class DispatchMessage(WireModel):
-    """What the webhook queue carries: which delivery, for which attempt."""
+    """What the webhook queues carry: which delivery, for which attempt, in which lane."""
 
     tenant_id: int
     delivery_id: str
     attempt_count: int = Field(ge=0)
+    lane: Lane = Lane.MAIN
 
     @classmethod
-    def of(cls, tenant_id: int, delivery_id: str, attempt_count: int) -> "DispatchMessage":
-        return cls(tenant_id=tenant_id, delivery_id=delivery_id, attempt_count=attempt_count)
+    def of(
+        cls, tenant_id: int, delivery_id: str, attempt_count: int, lane: Lane = Lane.MAIN
+    ) -> "DispatchMessage":
+        return cls(
+            tenant_id=tenant_id, delivery_id=delivery_id, attempt_count=attempt_count, lane=lane
+        )
 
     @classmethod
     def from_body(cls, body: str) -> "DispatchMessage":
         return cls.model_validate_json(body)
 
     def body(self) -> dict[str, object]:
-        return self.model_dump(mode="json", by_alias=True)
+        # The main lane is the default: its messages stay as every sender writes them.
+        return self.model_dump(mode="json", by_alias=True, exclude_defaults=True)
 
 
 def _digest(*parts: object) -> str:
@@ -102,7 +108,13 @@ def emit_update(
 
 
 def enqueue(message: DispatchMessage, delay_seconds: int = 0) -> None:
-    send_message(webhook_queue_url(), message.body(), delay_seconds)
+    queue = webhook_slow_queue_url() if message.lane is Lane.SLOW else webhook_queue_url()
+    send_message(queue, message.body(), delay_seconds)
+
+
+def webhook_slow_queue_url() -> str:
+    """The slow lane's queue; only the dispatcher sends to it."""
+    return required_env("WEBHOOK_SLOW_QUEUE_URL")
 
 
 def replay(table: str, tenant_id: int, delivery_id: str, now: datetime) -> Delivery:

@@ -9,6 +9,13 @@ from psap.webhooks.schedule import ErrorClass
 from psap.webhooks.signing import SigningProfile
 
 
+class Lane(StrEnum):
+    """Which queue (and time budget) a delivery attempt goes through (docs/webhooks.md)."""
+
+    MAIN = "main"  # every connector, short timeouts
+    SLOW = "slow"  # connectors whose endpoint recently timed out: their own queue
+
+
 class ConnectorStatus(StrEnum):
     ACTIVE = "ACTIVE"
     # By an operator, or by a 410 Gone answer (flagReason says which). Updates are held.

@@ -465,6 +465,18 @@ def claim(
     return Claim(_delivery(item), lease_id, str(item["dueSk"]))
 
 
+def release(table: str, tenant_id: int, claimed: Claim) -> None:
+    """Gives the lease back without an attempt (the delivery moves to another lane)."""
+    _update(
+        table,
+        _delivery_key(tenant_id, claimed.delivery.delivery_id),
+        "REMOVE leaseId, leaseUntil",
+        {":lease": {"S": claimed.lease_id}},
+        condition="leaseId = :lease",
+        tolerate_condition=True,
+    )
+
+
 @dataclass(frozen=True)
 class AttemptResult:
     """What to write after an attempt: its record and the delivery's new state."""

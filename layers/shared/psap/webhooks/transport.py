@@ -29,10 +29,17 @@ from psap.webhooks.addresses import (
     parse_destination,
     resolve,
 )
+from psap.webhooks.models import Lane
 from psap.webhooks.schedule import AttemptOutcome, ErrorClass, parse_retry_after
 
 CONNECT_TIMEOUT_SECONDS = 3.0
 TOTAL_TIMEOUT_SECONDS = 10.0
+# (connect, whole attempt) per lane: the main lane gives up sooner, so a hanging endpoint
+# holds it at most 5 s before its connector moves to the slow lane (docs/webhooks.md).
+LANE_TIMEOUTS: dict[Lane, tuple[float, float]] = {
+    Lane.MAIN: (2.0, 5.0),
+    Lane.SLOW: (CONNECT_TIMEOUT_SECONDS, TOTAL_TIMEOUT_SECONDS),
+}
 RESPONSE_EXCERPT_BYTES = 4096
 # Answers up to this size are read to the end so the connection can be reused.
 _DRAIN_LIMIT_BYTES = 64 * 1024
@@ -286,6 +293,7 @@ def _elapsed_ms(started: float) -> int:
 
 
 @cache
-def outbound_client() -> OutboundClient:
-    """One client (and its kept-alive connections) per warm container."""
-    return OutboundClient()
+def outbound_client(lane: Lane = Lane.MAIN) -> OutboundClient:
+    """One client (and its kept-alive connections) per lane per warm container."""
+    connect, total = LANE_TIMEOUTS[lane]
+    return OutboundClient(connect_timeout=connect, total_timeout=total)
