@@ -212,7 +212,7 @@ def connector_recover(arguments: argparse.Namespace) -> None:
     recovered = recover(cad_table(), arguments.tenant, arguments.connector, since, utc_now())
     for delivery_id in recovered:
         print(delivery_id)
-    print(f"{len(recovered)} dead-letter deliveries queued again")
+    print(f"{len(recovered)} dead-letter or held deliveries queued again, oldest first")
 
 
 def _tenant(parser: argparse.ArgumentParser) -> None:
@@ -265,8 +265,8 @@ def add_subcommands(areas: Any) -> None:
     update.set_defaults(run=connector_update)
 
     for name, run, text in (
-        ("disable", connector_disable, "stop sending (pending deliveries are cancelled)"),
-        ("enable", connector_enable, "send again (also clears a 410 Gone flag)"),
+        ("disable", connector_disable, "stop sending: updates are held, not lost"),
+        ("enable", connector_enable, "send again, held deliveries first (clears a 410 flag)"),
     ):
         command = actions.add_parser(name, help=text)
         _connector(command)
@@ -313,7 +313,9 @@ def _add_delivery_commands(actions: Any) -> None:
     again.add_argument("--delivery", required=True, help="delivery id (dlv-...)")
     again.set_defaults(run=connector_replay)
 
-    rescue = actions.add_parser("recover", help="re-send dead-letter deliveries since a time")
+    rescue = actions.add_parser(
+        "recover", help="re-send dead-letter and held deliveries since a time, in order"
+    )
     _connector(rescue)
     rescue.add_argument("--since", required=True, help="ISO 8601, e.g. 2026-11-23T00:00:00Z")
     rescue.set_defaults(run=connector_recover)

@@ -157,7 +157,9 @@ def test_a_timeout_is_recorded_and_the_next_attempt_waits_at_least_60_s(
     receiver.default = Answer(200, delay=1.5)
     connector = add_connector(receiver.url)
     delivery_id = send_update(connector)
-    monkeypatch.setattr(dispatcher, "outbound_client", lambda: OutboundClient(total_timeout=0.5))
+    monkeypatch.setattr(
+        dispatcher, "outbound_client", lambda *lane: OutboundClient(total_timeout=0.5)
+    )
     result = dispatch(cad_table(), DispatchMessage.of(TENANT, delivery_id, 0))
     assert result is DispatchResult.RETRY_SCHEDULED
     (attempt,) = store.list_attempts(cad_table(), TENANT, delivery_id)

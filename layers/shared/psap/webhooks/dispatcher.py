@@ -165,7 +165,9 @@ def dispatch(
     connector = _connector(table, tenant_id, delivery.connector_id)
     if not connector.active:
         if store.hold(table, tenant_id, claimed, now):
-            logger.info("delivery held: connector not active", extra=_log(tenant_id, delivery.delivery_id))
+            logger.info(
+                "delivery held: connector not active", extra=_log(tenant_id, delivery.delivery_id)
+            )
             return DispatchResult.HELD
         forget_connectors()  # enabled meanwhile: send it, with what the connector says now
         connector = _connector(table, tenant_id, delivery.connector_id)
@@ -211,7 +213,9 @@ def dispatch(
             lane = Lane.SLOW if slow else Lane.MAIN
             enqueue(DispatchMessage.of(tenant_id, delivery.delivery_id, attempt.number, lane), wait)
         except Exception:  # the scheduler re-enqueues it after LOST_MESSAGE_GRACE
-            logger.exception("retry could not be enqueued", extra=_log(tenant_id, delivery.delivery_id))
+            logger.exception(
+                "retry could not be enqueued", extra=_log(tenant_id, delivery.delivery_id)
+            )
     logger.info(
         "delivery attempt",
         extra={
