@@ -148,7 +148,9 @@ def test_recover_since_sends_held_deliveries_in_order_with_dead_ones(
     dead = update("seed-dead")
     cad.run_dispatcher()
     fake_clock.advance(10)
-    held = [update("seed-a"), update("seed-b")]
+    held = [update("seed-a")]
+    fake_clock.advance(1)
+    held.append(update("seed-b"))
     store.set_connector_status(cad_table(), TENANT, connector_id, ConnectorStatus.ACTIVE)
     dispatcher.forget_connectors()
     receiver.default = Answer(200)
