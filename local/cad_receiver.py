@@ -64,7 +64,10 @@ class CadReceiver:
     """The receiver: register an endpoint per connector path, then start()."""
 
     def __init__(
-        self, host: str = "127.0.0.1", port: int = 0, log: Callable[[str], None] = print
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        log: Callable[[str], None] | None = print,
     ) -> None:
         self.endpoints: dict[str, Endpoint] = {}
         self.seen = Deduplicator()
@@ -121,6 +124,8 @@ class CadReceiver:
 
     def record(self, verdict: Verdict) -> None:
         self.received.append(verdict)
+        if self.log is None:  # quiet: no line to build
+            return
         event = verdict.event or {}
         data = event.get("data") or {}
         details = " ".join(
@@ -194,7 +199,7 @@ def main() -> int:
     parser.add_argument("--bearer", required=True, help="the credential you gave the service")
     parser.add_argument("--quiet", action="store_true", help="no line per delivery")
     arguments = parser.parse_args()
-    receiver = CadReceiver(port=arguments.port, log=(lambda _: None) if arguments.quiet else print)
+    receiver = CadReceiver(port=arguments.port, log=None if arguments.quiet else print)
     url = receiver.register(arguments.path, Endpoint(tuple(arguments.secret), arguments.bearer))
     receiver.start()
     print(f"cad-receiver listening: {url}", flush=True)

@@ -36,13 +36,25 @@ class DispatchMessage(WireModel):
     delivery_id: str
     attempt_count: int = Field(ge=0)
     lane: Lane = Lane.MAIN
+    # Lets the dispatcher pass a slow connector's message to the slow lane without first
+    # claiming the delivery (absent from the scheduler's messages: they claim first).
+    connector_id: str | None = None
 
     @classmethod
     def of(
-        cls, tenant_id: int, delivery_id: str, attempt_count: int, lane: Lane = Lane.MAIN
+        cls,
+        tenant_id: int,
+        delivery_id: str,
+        attempt_count: int,
+        lane: Lane = Lane.MAIN,
+        connector_id: str | None = None,
     ) -> "DispatchMessage":
         return cls(
-            tenant_id=tenant_id, delivery_id=delivery_id, attempt_count=attempt_count, lane=lane
+            tenant_id=tenant_id,
+            delivery_id=delivery_id,
+            attempt_count=attempt_count,
+            lane=lane,
+            connector_id=connector_id,
         )
 
     @classmethod
@@ -82,7 +94,7 @@ def emit_update(
     )
     body = serialize(event)
     delivery_ids: list[str] = []
-    to_send: list[str] = []
+    to_send: list[DispatchMessage] = []
     for connector in connectors:
         delivery_id = f"dlv-{_digest(tenant_id, seed, kind.value, connector.connector_id)}"
         status = store.create_delivery(
@@ -98,18 +110,25 @@ def emit_update(
         # Also for deliveries that existed: the run that created them may have died before
         # this. A message for an attempt already made (or a held delivery) is dropped.
         if status is not DeliveryStatus.HELD:
-            to_send.append(delivery_id)
+            to_send.append(
+                DispatchMessage.of(tenant_id, delivery_id, 0, connector_id=connector.connector_id)
+            )
     if to_send:
-        send_messages(
-            webhook_queue_url(),
-            [DispatchMessage.of(tenant_id, delivery_id, 0).body() for delivery_id in to_send],
-        )
+        send_messages(webhook_queue_url(), [message.body() for message in to_send])
     return delivery_ids
 
 
 def enqueue(message: DispatchMessage, delay_seconds: int = 0) -> None:
     queue = webhook_slow_queue_url() if message.lane is Lane.SLOW else webhook_queue_url()
     send_message(queue, message.body(), delay_seconds)
+
+
+def to_slow_lane(messages: list[DispatchMessage]) -> None:
+    """Passes main-lane messages to the slow lane's queue as they are (one call per 10)."""
+    send_messages(
+        webhook_slow_queue_url(),
+        [message.model_copy(update={"lane": Lane.SLOW}).body() for message in messages],
+    )
 
 
 def webhook_slow_queue_url() -> str:
@@ -120,7 +139,11 @@ def webhook_slow_queue_url() -> str:
 def replay(table: str, tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
     """Sends a delivery again (whatever its state) with a fresh schedule: same id, same body."""
     delivery = store.rearm(table, tenant_id, delivery_id, now)
-    enqueue(DispatchMessage.of(tenant_id, delivery_id, delivery.attempt_count))
+    enqueue(
+        DispatchMessage.of(
+            tenant_id, delivery_id, delivery.attempt_count, connector_id=delivery.connector_id
+        )
+    )
     return delivery
 
 
@@ -170,7 +193,9 @@ def _enqueue_in_order(tenant_id: int, deliveries: list[Delivery]) -> None:
         send_messages(
             webhook_queue_url(),
             [
-                DispatchMessage.of(tenant_id, d.delivery_id, d.attempt_count).body()
+                DispatchMessage.of(
+                    tenant_id, d.delivery_id, d.attempt_count, connector_id=d.connector_id
+                ).body()
                 for d in deliveries
             ],
         )

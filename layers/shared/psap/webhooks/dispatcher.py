@@ -28,7 +28,7 @@ from psap.observability import logger, metrics
 from psap.storage.sqs import MAX_DELAY_SECONDS, send_messages
 from psap.webhooks import secrets as vault
 from psap.webhooks import store
-from psap.webhooks.deliveries import DispatchMessage, enqueue
+from psap.webhooks.deliveries import DispatchMessage, enqueue, to_slow_lane
 from psap.webhooks.models import (
     Attempt,
     Connector,
@@ -130,13 +130,34 @@ def dispatch_batch(table: str, messages: Sequence[tuple[str, DispatchMessage]]) 
 
 def _dispatch_in_order(table: str, messages: list[tuple[str, DispatchMessage]]) -> list[str]:
     failed: list[str] = []
+    diverted: list[tuple[str, DispatchMessage]] = []
     for message_id, message in messages:
         try:
+            if _for_slow_lane(table, message):
+                diverted.append((message_id, message))  # no claim, no attempt: passed on
+                continue
             dispatch(table, message)
         except Exception:  # reported as a batch item failure: SQS retries it, then the DLQ
             logger.exception("dispatch failed", extra=_log(message.tenant_id, message.delivery_id))
             failed.append(message_id)
+    if diverted:
+        try:
+            to_slow_lane([message for _, message in diverted])
+        except Exception:
+            logger.exception("could not pass messages to the slow lane")
+            failed += [message_id for message_id, _ in diverted]
+        metrics.add_metric(
+            name=_METRIC_NAMES[DispatchResult.DIVERTED], unit=MetricUnit.Count, value=len(diverted)
+        )
     return failed
+
+
+def _for_slow_lane(table: str, message: DispatchMessage) -> bool:
+    """A main-lane message whose connector (named in the message) is in the slow lane."""
+    if message.lane is not Lane.MAIN or message.connector_id is None:
+        return False
+    connector = _connector(table, message.tenant_id, message.connector_id)
+    return connector.active and _in_slow_lane(connector, clock.utc_now())
 
 
 _pool: list[ThreadPoolExecutor] = []
@@ -211,7 +232,12 @@ def dispatch(
     if enqueued:
         try:
             lane = Lane.SLOW if slow else Lane.MAIN
-            enqueue(DispatchMessage.of(tenant_id, delivery.delivery_id, attempt.number, lane), wait)
+            enqueue(
+                DispatchMessage.of(
+                    tenant_id, delivery.delivery_id, attempt.number, lane, connector.connector_id
+                ),
+                wait,
+            )
         except Exception:  # the scheduler re-enqueues it after LOST_MESSAGE_GRACE
             logger.exception(
                 "retry could not be enqueued", extra=_log(tenant_id, delivery.delivery_id)
