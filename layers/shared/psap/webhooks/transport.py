@@ -2,9 +2,10 @@
 
 It connects only to an address that psap.webhooks.addresses has just vetted (no second DNS
 lookup by the HTTP library, so no rebinding gap), verifies TLS against the URL's host name,
-never follows redirects (http.client has no such feature), bounds connect time (3 s) and the
-whole attempt (10 s), and keeps at most 4 KB of the answer. Connections are kept alive per
-warm container, keyed by where they lead and by the safety mode they were vetted under.
+never follows redirects (http.client has no such feature), bounds connect time and the
+whole attempt (main lane 2 s / 5 s, slow lane 3 s / 10 s), and keeps at most 4 KB of the
+answer. Connections are kept alive per warm container, keyed by where they lead and by the
+safety mode they were vetted under.
 
 The status line is the receiver's verdict: once a 2xx has arrived, a connection that then
 closes, resets or stalls mid-body does not undo it (the CAD would get the update again).
