@@ -19,7 +19,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache
+from functools import cache, lru_cache
 
 from psap import clock
 from psap.webhooks.addresses import (
@@ -82,7 +82,7 @@ class OutboundClient:
         started = time.monotonic()
         deadline = started + self.total_timeout
         try:
-            destination = parse_destination(url, local_dev=local_dev)
+            destination = _destination(url, local_dev)
             status, answer_headers, excerpt = self._exchange(
                 destination, headers, body, local_dev=local_dev, deadline=deadline
             )
@@ -291,6 +291,13 @@ def _response_socket(response: http.client.HTTPResponse) -> socket.socket | None
 
 def _elapsed_ms(started: float) -> int:
     return int((time.monotonic() - started) * 1000)
+
+
+@lru_cache(maxsize=1024)
+def _destination(url: str, local_dev: bool) -> Destination:
+    """A URL's checked form, once per warm container (its addresses are checked at every
+    connect, in _open); a refused URL raises every time, as it is not cached."""
+    return parse_destination(url, local_dev=local_dev)
 
 
 @cache
