@@ -15,8 +15,8 @@ from psap.config import cad_table
 from psap.webhooks import dispatcher, store
 from psap.webhooks.catalogue import ConnectorTest, UpdateKind
 from psap.webhooks.connectors import ConnectorWithSecret
-from psap.webhooks.deliveries import emit_update
-from psap.webhooks.models import DeliveryStatus
+from psap.webhooks.deliveries import DispatchMessage, emit_update
+from psap.webhooks.models import DeliveryStatus, Lane
 from psap.webhooks.schedule import ErrorClass
 from psap.webhooks.transport import OutboundClient
 from tests.integration.cad_support import (
@@ -181,3 +181,26 @@ def test_a_retry_after_a_timeout_is_queued_on_the_slow_lane(
     # The retry (60 s later) rides on the slow lane's queue as a delayed message
     assert delayed("WebhookSlowQueue") == 1
     assert delayed("WebhookQueue") == 0
+
+
+def test_a_message_without_its_connector_is_diverted_after_its_claim_is_given_back(
+    cad: CadFunctions, hanging: HangingEndpoint, short_timeouts: None
+) -> None:
+    # Given a connector in the slow lane and a delivery whose message does not name it
+    # (as the scheduler's messages do not)
+    slow = add_connector(hanging.url, tenant=HANGING_TENANT)
+    update(slow, HANGING_TENANT, "first")
+    cad.run_dispatcher()
+    tried = hanging.connections
+    later = update(slow, HANGING_TENANT, "later")
+    drain("WebhookQueue")
+    drain("WebhookSlowQueue")
+    # When the main lane gets it
+    result = dispatcher.dispatch(cad_table(), DispatchMessage.of(HANGING_TENANT, later, 0))
+    # Then it is passed to the slow lane without an attempt, and its lease is given back
+    assert result is dispatcher.DispatchResult.DIVERTED
+    assert hanging.connections == tried
+    assert [m["deliveryId"] for m in drain("WebhookSlowQueue")] == [later]
+    hanging.release.set()
+    slow_lane = DispatchMessage.of(HANGING_TENANT, later, 0, Lane.SLOW)
+    assert dispatcher.dispatch(cad_table(), slow_lane) is dispatcher.DispatchResult.DELIVERED
