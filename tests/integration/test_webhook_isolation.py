@@ -155,7 +155,8 @@ def test_after_a_timeout_a_connectors_deliveries_go_to_the_slow_lane_without_an_
     # Then they are passed to the slow lane's queue at once, without an attempt
     assert hanging.connections == tried
     assert all(store.list_attempts(cad_table(), HANGING_TENANT, d) == [] for d in later)
-    diverted = drain("WebhookSlowQueue")
+    # (the first delivery's own retry may show up there too once its 60 s delay is over)
+    diverted = [m for m in drain("WebhookSlowQueue") if m["deliveryId"] != first]
     assert sorted(m["deliveryId"] for m in diverted) == sorted(later)
     assert all(m["lane"] == "slow" for m in diverted)
     # And the slow lane sends them once the endpoint answers again
@@ -189,7 +190,7 @@ def test_a_message_without_its_connector_is_diverted_after_its_claim_is_given_ba
     # Given a connector in the slow lane and a delivery whose message does not name it
     # (as the scheduler's messages do not)
     slow = add_connector(hanging.url, tenant=HANGING_TENANT)
-    update(slow, HANGING_TENANT, "first")
+    first = update(slow, HANGING_TENANT, "first")
     cad.run_dispatcher()
     tried = hanging.connections
     later = update(slow, HANGING_TENANT, "later")
@@ -200,7 +201,8 @@ def test_a_message_without_its_connector_is_diverted_after_its_claim_is_given_ba
     # Then it is passed to the slow lane without an attempt, and its lease is given back
     assert result is dispatcher.DispatchResult.DIVERTED
     assert hanging.connections == tried
-    assert [m["deliveryId"] for m in drain("WebhookSlowQueue")] == [later]
+    passed_on = [m["deliveryId"] for m in drain("WebhookSlowQueue") if m["deliveryId"] != first]
+    assert passed_on == [later]
     hanging.release.set()
     slow_lane = DispatchMessage.of(HANGING_TENANT, later, 0, Lane.SLOW)
     assert dispatcher.dispatch(cad_table(), slow_lane) is dispatcher.DispatchResult.DELIVERED
