@@ -8,6 +8,9 @@ id. Each verdict is logged as one line (ACCEPT, REJECT, DUPLICATE) and kept in m
 `GET /received` shows the latest deliveries (for people and for the e2e tests).
 
     python -m local.cad_receiver --port 8099 --secret psapsec_... --bearer token
+
+During a secret rotation give `--secret` twice (new, then old): a delivery signed with
+either is accepted, as docs/webhooks.md's rotation procedure asks of every receiver.
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ _MAX_BODY: Final = 1 << 20
 class Endpoint:
     """What one connector's deliveries are checked with."""
 
-    signing_secret: str
+    # One secret, or every secret accepted during a rotation (new and old).
+    signing_secret: str | tuple[str, ...]
     bearer_credential: str
 
 
@@ -60,7 +64,10 @@ class CadReceiver:
     """The receiver: register an endpoint per connector path, then start()."""
 
     def __init__(
-        self, host: str = "127.0.0.1", port: int = 0, log: Callable[[str], None] = print
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        log: Callable[[str], None] | None = print,
     ) -> None:
         self.endpoints: dict[str, Endpoint] = {}
         self.seen = Deduplicator()
@@ -117,6 +124,8 @@ class CadReceiver:
 
     def record(self, verdict: Verdict) -> None:
         self.received.append(verdict)
+        if self.log is None:  # quiet: no line to build
+            return
         event = verdict.event or {}
         data = event.get("data") or {}
         details = " ".join(
@@ -181,12 +190,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--port", type=int, default=8099)
     parser.add_argument("--path", default="/cad/webhooks")
-    parser.add_argument("--secret", required=True, help="the connector's signing secret")
+    parser.add_argument(
+        "--secret",
+        required=True,
+        action="append",
+        help="the connector's signing secret (twice during a rotation: new, then old)",
+    )
     parser.add_argument("--bearer", required=True, help="the credential you gave the service")
     parser.add_argument("--quiet", action="store_true", help="no line per delivery")
     arguments = parser.parse_args()
-    receiver = CadReceiver(port=arguments.port, log=(lambda _: None) if arguments.quiet else print)
-    url = receiver.register(arguments.path, Endpoint(arguments.secret, arguments.bearer))
+    receiver = CadReceiver(port=arguments.port, log=None if arguments.quiet else print)
+    url = receiver.register(arguments.path, Endpoint(tuple(arguments.secret), arguments.bearer))
     receiver.start()
     print(f"cad-receiver listening: {url}", flush=True)
     try:

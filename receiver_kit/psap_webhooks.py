@@ -4,12 +4,13 @@ Copy this file into your CAD's code base (Python 3.10+). For the baseline profil
 
     from psap_webhooks import Deduplicator, VerificationError, verify_delivery
 
+    SIGNING_SECRETS = ["psapsec_..."]           # during a rotation: [new, old]
     seen = Deduplicator()                       # or your database, keyed by delivery id
 
     def handle(request):                        # whatever your web framework gives you
         body = request.get_data()               # the RAW bytes: before any JSON parsing
         try:
-            delivery = verify_delivery(SIGNING_SECRET, request.headers, body)
+            delivery = verify_delivery(SIGNING_SECRETS, request.headers, body)
         except VerificationError as error:
             return 401, error.reason            # never process an unverified body
         if not seen.first_time(delivery.delivery_id):
@@ -18,10 +19,12 @@ Copy this file into your CAD's code base (Python 3.10+). For the baseline profil
         return 200, "ok"
 
 What verify_delivery checks (the service's baseline profile):
-- `X-SVC-Signature` is the lowercase hex HMAC-SHA-256, keyed with the signing secret's UTF-8
-  bytes exactly as you were given it, of `<X-SVC-Timestamp>.<X-SVC-Delivery-Id>.<raw body>`;
-  during a secret rotation the header holds several digests separated by commas, and one
-  matching digest is enough. Comparison is constant-time.
+- `X-SVC-Signature` is exactly one lowercase hex HMAC-SHA-256 (64 characters), keyed with
+  the signing secret's UTF-8 bytes exactly as you were given it, of
+  `<X-SVC-Timestamp>.<X-SVC-Delivery-Id>.<raw body>`. Comparison is constant-time.
+- Secret rotation: pass every secret you accept (a list). During a rotation's overlap hold
+  the new and the old secret; a digest made with either is accepted. The service signs with
+  one of them only (the new one from the rotation's activation time), never with both.
 - `X-SVC-Timestamp` (unix seconds) is within 300 seconds of your clock, either way.
 Also check `Authorization: Bearer <the credential you issued to the service>` in your usual
 way; this module does not see it. A retry of the same delivery has the same delivery id and
@@ -36,11 +39,12 @@ Test vectors for any language: test_vectors.json beside this file.
 
 import hashlib
 import hmac
+import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
-from typing import NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple, Union
 
 __all__ = [
     "TOLERANCE_SECONDS",
@@ -55,7 +59,11 @@ TOLERANCE_SECONDS = 300
 DELIVERY_ID_HEADER = "X-SVC-Delivery-Id"
 TIMESTAMP_HEADER = "X-SVC-Timestamp"
 SIGNATURE_HEADER = "X-SVC-Signature"
-_MAX_SIGNATURES = 8
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+_MAX_SECRETS = 8
+
+# One secret, or every secret accepted during a rotation (e.g. [new, old]).
+Secrets = Union[str, bytes, Sequence[Union[str, bytes]]]  # noqa: UP007 - Python 3.10 callers
 
 
 class VerificationError(Exception):
@@ -87,25 +95,33 @@ def _required(headers: Mapping[str, str], name: str) -> str:
     return value.strip()
 
 
-def _key(secret: str | bytes) -> bytes:
-    key = secret.encode("utf-8") if isinstance(secret, str) else bytes(secret)
-    if not key:
-        raise ValueError("the signing secret is empty")
-    return key
+def _keys(secrets: Secrets) -> list[bytes]:
+    listed = [secrets] if isinstance(secrets, (str, bytes, bytearray)) else list(secrets)
+    if not listed:
+        raise ValueError("no signing secret given")
+    if len(listed) > _MAX_SECRETS:
+        raise ValueError(f"more than {_MAX_SECRETS} signing secrets given")
+    keys = [item.encode("utf-8") if isinstance(item, str) else bytes(item) for item in listed]
+    if not all(keys):
+        raise ValueError("a signing secret is empty")
+    return keys
 
 
-def _matches(key: bytes, message: bytes, header_value: str) -> bool:
-    expected = hmac.new(key, message, hashlib.sha256).hexdigest().encode("ascii")
-    candidates = [part.strip() for part in header_value.split(",")][:_MAX_SIGNATURES]
+def _matches(keys: list[bytes], message: bytes, header_value: str) -> bool:
+    # The header is one digest (the spec's form); anything else is refused before any HMAC.
+    if not _DIGEST.fullmatch(header_value):
+        raise VerificationError("the signature header is not one lowercase hex digest")
+    presented = header_value.encode("ascii")
     matched = False
-    for candidate in candidates:
-        # Every candidate is compared, so the time taken does not tell which one matched.
-        matched |= hmac.compare_digest(expected, candidate.encode("ascii", "replace"))
+    for key in keys:
+        expected = hmac.new(key, message, hashlib.sha256).hexdigest().encode("ascii")
+        # Every secret is tried, so the time taken does not tell which one matched.
+        matched |= hmac.compare_digest(expected, presented)
     return matched
 
 
 def verify_delivery(
-    secret: str | bytes,
+    secrets: Secrets,
     headers: Mapping[str, str],
     body: bytes,
     now: float | None = None,
@@ -113,7 +129,9 @@ def verify_delivery(
 ) -> VerifiedDelivery:
     """Verifies a baseline-profile delivery; raises VerificationError to reject it.
 
-    `body` must be the raw request body bytes, exactly as received."""
+    `secrets` is the signing secret, or a list of the secrets you accept (during a rotation:
+    the new and the old). `body` must be the raw request body bytes, exactly as received."""
+    keys = _keys(secrets)
     if not isinstance(body, (bytes, bytearray)):
         raise TypeError("pass the raw body bytes, not parsed or decoded text")
     delivery_id = _required(headers, DELIVERY_ID_HEADER)
@@ -126,21 +144,20 @@ def verify_delivery(
     if abs(current - timestamp) > tolerance:
         raise VerificationError(f"the timestamp is more than {tolerance} seconds from now")
     message = f"{stamp}.{delivery_id}.".encode() + bytes(body)
-    if not _matches(_key(secret), message, signature):
+    if not _matches(keys, message, signature):
         raise VerificationError("the signature does not match")
     return VerifiedDelivery(delivery_id, timestamp, bytes(body))
 
 
-def verify_raw_body(
-    secret: str | bytes, headers: Mapping[str, str], body: bytes
-) -> VerifiedDelivery:
+def verify_raw_body(secrets: Secrets, headers: Mapping[str, str], body: bytes) -> VerifiedDelivery:
     """Verifies a delivery of the raw-body-no-timestamp exception profile (no replay window:
     deduplicate by delivery id)."""
     if not isinstance(body, (bytes, bytearray)):
         raise TypeError("pass the raw body bytes, not parsed or decoded text")
+    keys = _keys(secrets)
     delivery_id = _required(headers, DELIVERY_ID_HEADER)
     signature = _required(headers, SIGNATURE_HEADER)
-    if not _matches(_key(secret), bytes(body), signature):
+    if not _matches(keys, bytes(body), signature):
         raise VerificationError("the signature does not match")
     return VerifiedDelivery(delivery_id, None, bytes(body))
 

@@ -5,7 +5,8 @@
     connector list --tenant 1
     connector update --tenant 1 --connector con-... [--url ...] [--profile ...] ...
     connector disable|enable --tenant 1 --connector con-...
-    connector rotate-secret --tenant 1 --connector con-... [--overlap-hours 24]
+    connector rotate-secret --tenant 1 --connector con-... [--activate-in-hours 24]
+        [--overlap-hours 24]                                 # docs/webhooks.md, rotation
     connector test --tenant 1 --connector con-...          # sends a connector.test update
     connector deliveries --tenant 1 --connector con-... [--dead] [--limit 20]
     connector delivery --tenant 1 --delivery dlv-...         # with every attempt
@@ -25,7 +26,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from psap.clock import parse_timestamp, utc_now
+from psap.clock import format_timestamp, parse_timestamp, utc_now
 from psap.config import cad_table
 from psap.errors import InvalidInput
 from psap.webhooks import store
@@ -137,11 +138,16 @@ def connector_enable(arguments: argparse.Namespace) -> None:
 
 
 def connector_rotate(arguments: argparse.Namespace) -> None:
+    now = utc_now()
+    lead = timedelta(hours=arguments.activate_in_hours)
     overlap = timedelta(hours=arguments.overlap_hours)
-    rotated = rotate_secret(cad_table(), arguments.tenant, arguments.connector, overlap, utc_now())
+    rotated = rotate_secret(
+        cad_table(), arguments.tenant, arguments.connector, overlap, now, lead=lead
+    )
+    activation = now + lead
     print(
-        f"the previous secret keeps signing for {arguments.overlap_hours:g} h; every delivery "
-        "carries both signatures until then"
+        f"the new secret signs from {format_timestamp(activation)} (the previous one until "
+        f"then); the CAD should accept both until {format_timestamp(activation + overlap)}"
     )
     _show_secret(rotated)
 
@@ -206,7 +212,7 @@ def connector_recover(arguments: argparse.Namespace) -> None:
     recovered = recover(cad_table(), arguments.tenant, arguments.connector, since, utc_now())
     for delivery_id in recovered:
         print(delivery_id)
-    print(f"{len(recovered)} dead-letter deliveries queued again")
+    print(f"{len(recovered)} dead-letter or held deliveries queued again, oldest first")
 
 
 def _tenant(parser: argparse.ArgumentParser) -> None:
@@ -259,8 +265,8 @@ def add_subcommands(areas: Any) -> None:
     update.set_defaults(run=connector_update)
 
     for name, run, text in (
-        ("disable", connector_disable, "stop sending (pending deliveries are cancelled)"),
-        ("enable", connector_enable, "send again (also clears a 410 Gone flag)"),
+        ("disable", connector_disable, "stop sending: updates are held, not lost"),
+        ("enable", connector_enable, "send again, held deliveries first (clears a 410 flag)"),
     ):
         command = actions.add_parser(name, help=text)
         _connector(command)
@@ -269,7 +275,16 @@ def add_subcommands(areas: Any) -> None:
     rotate = actions.add_parser("rotate-secret", help="new signing secret, old one overlaps")
     _connector(rotate)
     rotate.add_argument(
-        "--overlap-hours", type=float, default=DEFAULT_OVERLAP.total_seconds() / 3600
+        "--activate-in-hours",
+        type=float,
+        default=0.0,
+        help="the old secret keeps signing this long, while the CAD adds the new one",
+    )
+    rotate.add_argument(
+        "--overlap-hours",
+        type=float,
+        default=DEFAULT_OVERLAP.total_seconds() / 3600,
+        help="after activation, how long the old secret stays valid (CAD accepts either)",
     )
     rotate.set_defaults(run=connector_rotate)
 
@@ -298,7 +313,9 @@ def _add_delivery_commands(actions: Any) -> None:
     again.add_argument("--delivery", required=True, help="delivery id (dlv-...)")
     again.set_defaults(run=connector_replay)
 
-    rescue = actions.add_parser("recover", help="re-send dead-letter deliveries since a time")
+    rescue = actions.add_parser(
+        "recover", help="re-send dead-letter and held deliveries since a time, in order"
+    )
     _connector(rescue)
     rescue.add_argument("--since", required=True, help="ISO 8601, e.g. 2026-11-23T00:00:00Z")
     rescue.set_defaults(run=connector_recover)

@@ -39,6 +39,7 @@ BODY = (
 )
 B = SigningProfile.BASELINE
 R = SigningProfile.RAW_BODY_NO_TIMESTAMP
+S = SigningProfile.STANDARD_WEBHOOKS
 
 
 def _signed(
@@ -59,12 +60,12 @@ def _vector(
     expected: str,
     why: str,
     body: str = BODY,
-    secret: bytes = SECRET,
+    secrets: tuple[bytes, ...] = (SECRET,),
 ) -> dict[str, Any]:
     return {
         "name": name,
         "profile": profile.value,
-        "secret": presented_secret(secret, profile),
+        "secrets": [presented_secret(secret, profile) for secret in secrets],
         "now": NOW,
         "headers": headers,
         "body": body,
@@ -73,29 +74,84 @@ def _vector(
     }
 
 
+def rotation_vectors() -> list[dict[str, Any]]:
+    """A rotation from OLD_SECRET to SECRET: the receiver holds both during the overlap."""
+    new, old = _signed(B, [SECRET, OLD_SECRET]), _signed(B, [OLD_SECRET])
+    both = (SECRET, OLD_SECRET)
+    standard_both = _signed(S, [SECRET, OLD_SECRET])
+    return [
+        _vector(
+            "rotation: signed with the new secret, receiver holds new and old",
+            B,
+            new,
+            "accept",
+            "during the overlap the service signs with the new secret only; it is on the list",
+            secrets=both,
+        ),
+        _vector(
+            "rotation: signed with the old secret, receiver holds new and old",
+            B,
+            old,
+            "accept",
+            "before the new secret's activation time the old one still signs",
+            secrets=both,
+        ),
+        _vector(
+            "rotation: signed with the new secret, receiver kept only the old",
+            B,
+            new,
+            "reject",
+            "add the new secret to your list before its activation time",
+            secrets=(OLD_SECRET,),
+        ),
+        _vector(
+            "rotation: two digests in one header",
+            B,
+            {**new, "X-SVC-Signature": new["X-SVC-Signature"] + "," + old["X-SVC-Signature"]},
+            "reject",
+            "X-SVC-Signature is exactly one digest; the service never joins several",
+            secrets=both,
+        ),
+        _vector(
+            "standard-webhooks: valid",
+            S,
+            _signed(S, [SECRET]),
+            "accept",
+            "webhook-signature v1,<base64 HMAC of id.timestamp.body>, key = the decoded whsec_",
+        ),
+        _vector(
+            "standard-webhooks rotation: receiver holds the new secret",
+            S,
+            standard_both,
+            "accept",
+            "Standard Webhooks carries one space-separated v1 entry per signing secret",
+        ),
+        _vector(
+            "standard-webhooks rotation: receiver holds the old secret",
+            S,
+            standard_both,
+            "accept",
+            "the old secret's entry is there until the overlap ends",
+            secrets=(OLD_SECRET,),
+        ),
+        _vector(
+            "standard-webhooks: wrong secret",
+            S,
+            standard_both,
+            "reject",
+            "no entry was made with this secret",
+            secrets=(OTHER_SECRET,),
+        ),
+    ]
+
+
 def vectors() -> dict[str, Any]:
     good = _signed(B, [SECRET])
     tampered_body = BODY.replace("1001", "1002")
     reserialized = json.dumps(json.loads(BODY), indent=2)
-    rotated = _signed(B, [SECRET, OLD_SECRET])
     raw = _signed(R, [SECRET])
     cases = [
         _vector("valid", B, good, "accept", "signature and timestamp are right"),
-        _vector(
-            "valid during rotation: new secret",
-            B,
-            rotated,
-            "accept",
-            "one of the comma-separated digests matches",
-        ),
-        _vector(
-            "valid during rotation: old secret",
-            B,
-            rotated,
-            "accept",
-            "the receiver still has the old secret; its digest is the second one",
-            secret=OLD_SECRET,
-        ),
         _vector(
             "header names in lower case",
             B,
@@ -124,7 +180,9 @@ def vectors() -> dict[str, Any]:
             "reject",
             "more than 300 s in the future",
         ),
-        _vector("wrong secret", B, good, "reject", "signed with another key", secret=OTHER_SECRET),
+        _vector(
+            "wrong secret", B, good, "reject", "signed with another key", secrets=(OTHER_SECRET,)
+        ),
         _vector(
             "body changed", B, good, "reject", "one byte of the body differs", body=tampered_body
         ),
@@ -186,16 +244,19 @@ def vectors() -> dict[str, Any]:
             "one byte of the body differs",
             body=tampered_body,
         ),
+        *rotation_vectors(),
     ]
     return {
         "description": (
             "Webhook signature test vectors of the PSAP service. For each vector, verify "
-            "`body` (UTF-8 bytes) with `headers` and `secret` as your receiver would, with "
-            "your clock set to `now` (unix seconds), and expect `expected`. The HMAC key is "
-            "the secret string's UTF-8 bytes. Baseline: X-SVC-Signature = lowercase hex "
-            "HMAC-SHA-256 of '<X-SVC-Timestamp>.<X-SVC-Delivery-Id>.<body>', several digests "
-            "comma-separated during a rotation; reject a timestamp more than 300 s from now. "
-            "raw-body-no-timestamp: HMAC of the body alone."
+            "`body` (UTF-8 bytes) with `headers` as your receiver would, holding the "
+            "`secrets` listed (two during a rotation: accept a digest made with either), "
+            "with your clock set to `now` (unix seconds), and expect `expected`. Baseline: "
+            "X-SVC-Signature = exactly one lowercase hex HMAC-SHA-256 of "
+            "'<X-SVC-Timestamp>.<X-SVC-Delivery-Id>.<body>', keyed with the secret string's "
+            "UTF-8 bytes; reject a timestamp more than 300 s from now. raw-body-no-timestamp: "
+            "the same HMAC of the body alone. standard-webhooks: as the Standard Webhooks "
+            "specification (webhook-signature holds one v1 entry per signing secret)."
         ),
         "toleranceSeconds": 300,
         "vectors": cases,

@@ -24,6 +24,7 @@ from psap.storage.sqs import sqs
 from psap.webhooks import dispatcher, transport
 from psap.webhooks import secrets as vault
 from psap.webhooks.connectors import ConnectorWithSecret, create_connector
+from psap.webhooks.models import Lane
 from psap.webhooks.signing import SigningProfile
 
 TEMPLATE = load_template()
@@ -77,7 +78,8 @@ def _forget_caches() -> None:
     vault.secrets_manager.cache_clear()
     vault.forget_all()
     dispatcher.forget_connectors()
-    transport.outbound_client().close()
+    for lane in Lane:
+        transport.outbound_client(lane).close()
     transport.outbound_client.cache_clear()
 
 
@@ -294,10 +296,8 @@ class CadFunctions:
         )
         return result
 
-    def dispatch(self, bodies: list[dict[str, Any]]) -> dict[str, Any]:
-        result: dict[str, Any] = self.dispatcher(
-            self._sqs_event("WebhookQueue", bodies, 1), self.context
-        )
+    def dispatch(self, bodies: list[dict[str, Any]], queue: str = "WebhookQueue") -> dict[str, Any]:
+        result: dict[str, Any] = self.dispatcher(self._sqs_event(queue, bodies, 1), self.context)
         return result
 
     def run_dispatcher(self) -> list[dict[str, Any]]:

@@ -1,5 +1,5 @@
 """Connectors (admin side) on moto: secrets in Secrets Manager only, shown once, rotation with
-an overlap window during which both secrets sign."""
+an optional lead time and an overlap window during which receivers accept either secret."""
 
 import json
 from datetime import timedelta
@@ -50,8 +50,8 @@ def create(url: str = URL, **options: object) -> ConnectorWithSecret:
     return create_connector(cad_table(), TENANT, **arguments)  # type: ignore[arg-type]
 
 
-def signs_for(connector_id: str, secret: str, at_seconds_from_now: float = 0) -> bool:
-    """Whether a delivery signed now (plus an offset) verifies with `secret`."""
+def signs_for(connector_id: str, secret: str | list[str], at_seconds_from_now: float = 0) -> bool:
+    """Whether a delivery signed now (plus an offset) verifies with `secret` (or a list)."""
     connector = store.get_connector(cad_table(), TENANT, connector_id)
     moment = clock.utc_now() + timedelta(seconds=at_seconds_from_now)
     secrets = vault.read_secret(connector.secret_name, fresh=True)
@@ -142,20 +142,57 @@ def test_unknown_event_types_are_refused(cad_aws: None) -> None:
         create(event_types=["incident.exploded"])
 
 
-def test_rotation_signs_with_both_secrets_during_the_overlap_then_only_the_new(
+def test_rotation_signs_with_the_new_secret_only_and_a_receiver_holding_both_accepts(
     cad_aws: None, fake_clock: Clock
 ) -> None:
     created = create()
     connector_id = created.connector.connector_id
     rotated = rotate_secret(cad_table(), TENANT, connector_id, timedelta(hours=24), clock.utc_now())
     assert rotated.signing_secret != created.signing_secret
-    # During the overlap, a receiver with either secret accepts
-    assert signs_for(connector_id, created.signing_secret)
+    both = [rotated.signing_secret, created.signing_secret]
+    # During the overlap the service signs with the new secret only (one digest) ...
     assert signs_for(connector_id, rotated.signing_secret)
-    # After it, only the new one
-    fake_clock.advance(24 * 3600 + 1)
     assert not signs_for(connector_id, created.signing_secret)
+    # ... which the receiver that holds both accepts, during the overlap and after it
+    assert signs_for(connector_id, both)
+    fake_clock.advance(24 * 3600 + 1)
+    assert signs_for(connector_id, both)
     assert signs_for(connector_id, rotated.signing_secret)
+    secrets_after = vault.read_secret(
+        store.get_connector(cad_table(), TENANT, connector_id).secret_name, fresh=True
+    )
+    assert len(secrets_after.active_signing(clock.utc_now())) == 1
+
+
+def test_a_rotation_with_a_lead_time_keeps_the_old_secret_signing_until_activation(
+    cad_aws: None, fake_clock: Clock
+) -> None:
+    # Given a rotation whose new secret signs from one hour on (the CAD adds it meanwhile)
+    created = create()
+    connector_id = created.connector.connector_id
+    rotated = rotate_secret(
+        cad_table(),
+        TENANT,
+        connector_id,
+        timedelta(hours=24),
+        clock.utc_now(),
+        lead=timedelta(hours=1),
+    )
+    # Then a receiver that has not switched yet keeps accepting until the activation time
+    assert signs_for(connector_id, created.signing_secret)
+    assert not signs_for(connector_id, rotated.signing_secret)
+    fake_clock.advance(3600)
+    assert signs_for(connector_id, rotated.signing_secret)
+    assert not signs_for(connector_id, created.signing_secret)
+    # And one that holds both never misses a delivery
+    assert signs_for(connector_id, [rotated.signing_secret, created.signing_secret])
+
+
+def test_rotation_refuses_a_lead_time_or_overlap_out_of_range(cad_aws: None) -> None:
+    connector_id = create().connector.connector_id
+    for overlap, lead in ((timedelta(days=31), timedelta(0)), (timedelta(0), timedelta(days=-1))):
+        with pytest.raises(InvalidInput):
+            rotate_secret(cad_table(), TENANT, connector_id, overlap, clock.utc_now(), lead=lead)
 
 
 def test_rotation_without_overlap_retires_the_old_secret_at_once(
@@ -205,11 +242,11 @@ def test_disable_and_enable(cad_aws: None) -> None:
     update_connector(
         cad_table(), TENANT, connector_id, now=clock.utc_now(), status=ConnectorStatus.DISABLED
     )
-    assert not store.get_connector(cad_table(), TENANT, connector_id).wants("incident.accepted")
+    assert not store.get_connector(cad_table(), TENANT, connector_id).active
     update_connector(
         cad_table(), TENANT, connector_id, now=clock.utc_now(), status=ConnectorStatus.ACTIVE
     )
-    assert store.get_connector(cad_table(), TENANT, connector_id).wants("incident.accepted")
+    assert store.get_connector(cad_table(), TENANT, connector_id).active
 
 
 def test_another_tenants_connector_is_not_found(cad_aws: None) -> None:

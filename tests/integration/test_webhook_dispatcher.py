@@ -2,7 +2,11 @@
 "Events"; DESIGN section 6). The clock is moved by the test; retry waits are not slept."""
 
 import base64
+import hashlib
+import hmac
 import json
+import re
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -12,7 +16,7 @@ from psap import clock
 from psap.config import cad_table
 from psap.webhooks import dispatcher, store
 from psap.webhooks.catalogue import ConnectorTest, UpdateKind
-from psap.webhooks.connectors import ConnectorWithSecret, update_connector
+from psap.webhooks.connectors import ConnectorWithSecret, rotate_secret, update_connector
 from psap.webhooks.deliveries import DispatchMessage, emit_update, recover, replay
 from psap.webhooks.dispatcher import DispatchResult, dispatch, enqueue_due
 from psap.webhooks.models import ConnectorStatus, DeliveryStatus
@@ -127,7 +131,7 @@ def test_the_body_is_serialized_once_and_sent_as_stored(
     assert json.loads(stored)["type"] == "connector.test"
 
 
-def test_410_stops_the_delivery_and_flags_the_connector(
+def test_410_stops_the_delivery_and_disables_the_connector_with_a_reason(
     cad: CadFunctions, receiver: Receiver
 ) -> None:
     receiver.default = Answer(410, body=b"gone")
@@ -138,13 +142,13 @@ def test_410_stops_the_delivery_and_flags_the_connector(
     assert delivery.status is DeliveryStatus.STOPPED
     assert delivery.next_attempt_at is None
     flagged = store.get_connector(cad_table(), TENANT, connector.connector.connector_id)
-    assert flagged.status is ConnectorStatus.GONE
-    assert flagged.flag_reason is not None
+    assert flagged.status is ConnectorStatus.DISABLED
+    assert flagged.flag_reason is not None and "410" in flagged.flag_reason
     assert delayed("WebhookQueue") == 0
     dead, _ = store.list_dead(cad_table(), TENANT, connector.connector.connector_id, 10)
     assert [d.delivery_id for d in dead] == [delivery_id]
-    # A flagged connector gets no new updates.
-    assert not flagged.wants("connector.test")
+    # Nothing more is sent to it: its new updates are held (tests/.../test_webhook_held.py).
+    assert not flagged.active
 
 
 def test_a_timeout_is_recorded_and_the_next_attempt_waits_at_least_60_s(
@@ -153,7 +157,9 @@ def test_a_timeout_is_recorded_and_the_next_attempt_waits_at_least_60_s(
     receiver.default = Answer(200, delay=1.5)
     connector = add_connector(receiver.url)
     delivery_id = send_update(connector)
-    monkeypatch.setattr(dispatcher, "outbound_client", lambda: OutboundClient(total_timeout=0.5))
+    monkeypatch.setattr(
+        dispatcher, "outbound_client", lambda *lane: OutboundClient(total_timeout=0.5)
+    )
     result = dispatch(cad_table(), DispatchMessage.of(TENANT, delivery_id, 0))
     assert result is DispatchResult.RETRY_SCHEDULED
     (attempt,) = store.list_attempts(cad_table(), TENANT, delivery_id)
@@ -308,24 +314,6 @@ def test_an_exception_profile_does_not_weaken_other_connectors(
     verify(baseline, request.headers, request.body)
 
 
-def test_a_disabled_connector_cancels_its_pending_deliveries(
-    cad: CadFunctions, receiver: Receiver, fake_clock: Clock
-) -> None:
-    connector = add_connector(receiver.url)
-    delivery_id = send_update(connector)
-    update_connector(
-        cad_table(),
-        TENANT,
-        connector.connector.connector_id,
-        now=fake_clock.now,
-        status=ConnectorStatus.DISABLED,
-    )
-    cad.run_dispatcher()
-    assert receiver.requests == []
-    delivery = store.get_delivery(cad_table(), TENANT, delivery_id)
-    assert delivery.status is DeliveryStatus.CANCELLED
-
-
 def test_a_duplicate_message_never_sends_twice(cad: CadFunctions, receiver: Receiver) -> None:
     delivery_id = send_update(add_connector(receiver.url))
     (message,) = drain("WebhookQueue")
@@ -475,3 +463,67 @@ def test_a_certificate_that_does_not_verify_is_a_tls_error(
     (attempt,) = store.list_attempts(cad_table(), TENANT, delivery_id)
     assert attempt.error_class is ErrorClass.TLS
     assert store.get_delivery(cad_table(), TENANT, delivery_id).status is DeliveryStatus.PENDING
+
+
+# ---------------------------------------------------------------- secret rotation
+
+
+def spec_receiver_accepts(secrets: list[str], headers: dict[str, str], body: bytes) -> bool:
+    """A receiver written from the specification alone, holding several secrets: the header
+    is the digest, compared in constant time with the digest of each secret."""
+    message = f"{headers['X-SVC-Timestamp']}.{headers['X-SVC-Delivery-Id']}.".encode() + body
+    return any(
+        hmac.compare_digest(
+            hmac.new(secret.encode(), message, hashlib.sha256).hexdigest(),
+            headers["X-SVC-Signature"],
+        )
+        for secret in secrets
+    )
+
+
+def test_during_a_rotation_a_spec_receiver_holding_both_secrets_accepts_every_delivery(
+    cad: CadFunctions, receiver: Receiver, fake_clock: Clock
+) -> None:
+    # Given a connector whose secret was just rotated, with a 24 h overlap
+    connector = add_connector(receiver.url)
+    connector_id = connector.connector.connector_id
+    rotated = rotate_secret(cad_table(), TENANT, connector_id, timedelta(hours=24), fake_clock.now)
+    both = [rotated.signing_secret, connector.signing_secret]
+    # When deliveries go out during the overlap (first attempts and retries)
+    receiver.script = [Answer(500)]
+    first = send_update(connector, "seed-a")
+    second = send_update(connector, "seed-b")
+    cad.run_dispatcher()
+    fake_clock.advance(3600)
+    for delivery_id in (first, second):
+        if store.get_delivery(cad_table(), TENANT, delivery_id).status is DeliveryStatus.PENDING:
+            wait_for_next_attempt(fake_clock, delivery_id)
+            attempt_now(cad, delivery_id)
+    # Then each carries exactly one digest, which the receiver holding both secrets accepts
+    assert len(receiver.requests) == 3
+    for request in receiver.requests:
+        assert re.fullmatch(r"[0-9a-f]{64}", request.headers["X-SVC-Signature"])
+        assert spec_receiver_accepts(both, request.headers, request.body)
+        verify_delivery(
+            both, request.headers, request.body, now=int(request.headers["X-SVC-Timestamp"])
+        )
+    # ... made with the new secret only
+    assert not any(
+        spec_receiver_accepts([connector.signing_secret], r.headers, r.body)
+        for r in receiver.requests
+    )
+
+
+def test_standard_webhooks_profile_verifies_with_the_public_library_during_a_rotation(
+    cad: CadFunctions, receiver: Receiver, fake_clock: Clock
+) -> None:
+    connector = add_connector(receiver.url, profile=SigningProfile.STANDARD_WEBHOOKS)
+    connector_id = connector.connector.connector_id
+    rotated = rotate_secret(cad_table(), TENANT, connector_id, timedelta(hours=24), fake_clock.now)
+    send_update(connector)
+    cad.run_dispatcher()
+    (request,) = receiver.requests
+    # One v1 entry per signing secret, as that standard defines; either secret verifies
+    assert len(request.headers["webhook-signature"].split(" ")) == 2
+    for secret in (connector.signing_secret, rotated.signing_secret):
+        assert Webhook(secret).verify(request.body, request.headers)["type"] == "connector.test"

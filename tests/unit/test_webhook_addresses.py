@@ -190,3 +190,24 @@ def test_a_name_that_does_not_resolve_is_a_dns_error(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
     outcome = OutboundClient().post("https://cad.example.com/h", {}, b"{}", local_dev=False)
     assert outcome.error_class is not None and outcome.error_class.value == "dns"
+
+
+@pytest.mark.parametrize(
+    "internal", ["127.0.0.1", "10.0.0.7", "169.254.169.254", "::ffff:169.254.169.254"]
+)
+def test_a_name_that_turns_internal_after_the_check_is_blocked_at_the_next_connect(
+    monkeypatch: pytest.MonkeyPatch, internal: str
+) -> None:
+    # Given a name that resolved to a public address when the connector was checked, and
+    # resolves to an internal one (or its IPv4-mapped IPv6 form) by the time of a delivery
+    parse_destination("https://cad.example.com/hook", local_dev=False)
+    fake_dns(monkeypatch, internal)
+    connected: list[Any] = []
+    monkeypatch.setattr(socket, "create_connection", lambda *a, **k: connected.append(a))
+    from psap.webhooks.transport import OutboundClient
+
+    # When a delivery is attempted
+    outcome = OutboundClient().post("https://cad.example.com/hook", {}, b"{}", local_dev=False)
+    # Then it is refused before any connection is made
+    assert outcome.error_class is not None and outcome.error_class.value == "blocked"
+    assert connected == []

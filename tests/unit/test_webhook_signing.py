@@ -4,6 +4,7 @@ rules 2-6; the 300-second timestamp tolerance of "Errors" and "Limits")."""
 import hashlib
 import hmac
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -33,15 +34,18 @@ def kit_verdict(vector: dict[str, Any]) -> str:
     body = vector["body"].encode("utf-8")
     try:
         if vector["profile"] == "raw-body-no-timestamp":
-            verify_raw_body(vector["secret"], vector["headers"], body)
+            verify_raw_body(vector["secrets"], vector["headers"], body)
         else:
-            verify_delivery(vector["secret"], vector["headers"], body, now=vector["now"])
+            verify_delivery(vector["secrets"], vector["headers"], body, now=vector["now"])
     except VerificationError:
         return "reject"
     return "accept"
 
 
-@pytest.mark.parametrize("vector", VECTORS, ids=[v["name"] for v in VECTORS])
+KIT_VECTORS = [v for v in VECTORS if v["profile"] != "standard-webhooks"]
+
+
+@pytest.mark.parametrize("vector", KIT_VECTORS, ids=[v["name"] for v in KIT_VECTORS])
 def test_the_receiver_kit_gives_every_vector_its_expected_verdict(vector: dict[str, Any]) -> None:
     assert kit_verdict(vector) == vector["expected"]
 
@@ -58,6 +62,8 @@ def test_vectors_cover_accept_and_reject_for_both_profiles() -> None:
         ("baseline", "reject"),
         ("raw-body-no-timestamp", "accept"),
         ("raw-body-no-timestamp", "reject"),
+        ("standard-webhooks", "accept"),
+        ("standard-webhooks", "reject"),
     }
 
 
@@ -132,3 +138,105 @@ def test_the_deduplicator_reports_a_repeated_delivery_id_as_a_duplicate() -> Non
     assert seen.first_time("dlv-2", now=30)
     # Forgotten after the window (the service stops retrying long before 48 h)
     assert seen.first_time("dlv-1", now=200)
+
+
+# ---------------------------------------------------------------- rotation (one digest per header)
+
+NEW = bytes(range(32))
+OLD = bytes(range(100, 132))
+HEX_DIGEST = re.compile(r"^[0-9a-f]{64}$")
+
+
+def spec_receiver_accepts(secrets: list[bytes], headers: dict[str, str], body: bytes) -> bool:
+    """A receiver written from the specification alone: X-SVC-Signature is the digest; it
+    holds both secrets during a rotation and accepts when either computes that digest."""
+    message = f"{headers['X-SVC-Timestamp']}.{headers['X-SVC-Delivery-Id']}.".encode() + body
+    header = headers["X-SVC-Signature"]
+    return any(
+        hmac.compare_digest(
+            hmac.new(presented_secret(raw, SigningProfile.BASELINE).encode(), message, "sha256")
+            .hexdigest()
+            .encode(),
+            header.encode(),
+        )
+        for raw in secrets
+    )
+
+
+def test_baseline_signature_during_a_rotation_is_one_digest_of_the_newest_secret() -> None:
+    # Given two secrets signing (newest first), as during a rotation's overlap
+    headers = signature_headers(SigningProfile.BASELINE, [NEW, OLD], "dlv-1", 1000, BODY, "x")
+    # Then the header is exactly one lowercase hex HMAC-SHA-256, made with the new secret
+    assert HEX_DIGEST.match(headers["X-SVC-Signature"])
+    assert spec_receiver_accepts([NEW], headers, BODY)
+    assert not spec_receiver_accepts([OLD], headers, BODY)
+    # And a spec-following receiver holding both secrets accepts it
+    assert spec_receiver_accepts([OLD, NEW], headers, BODY)
+
+
+def test_raw_body_signature_during_a_rotation_is_one_digest_too() -> None:
+    headers = signature_headers(
+        SigningProfile.RAW_BODY_NO_TIMESTAMP, [NEW, OLD], "dlv-1", 1000, BODY, "x"
+    )
+    assert HEX_DIGEST.match(headers["X-SVC-Signature"])
+
+
+def test_the_kit_takes_a_list_of_secrets_and_accepts_a_digest_of_either() -> None:
+    both = [presented_secret(raw, SigningProfile.BASELINE) for raw in (NEW, OLD)]
+    for signer in (NEW, OLD):
+        headers = signature_headers(SigningProfile.BASELINE, [signer], "d", 1000, BODY, "x")
+        assert verify_delivery(both, headers, BODY, now=1000).delivery_id == "d"
+    only_old = signature_headers(SigningProfile.BASELINE, [OLD], "d", 1000, BODY, "x")
+    with pytest.raises(VerificationError):
+        verify_delivery(both[:1], only_old, BODY, now=1000)
+
+
+def test_the_kit_refuses_a_header_that_is_not_exactly_one_digest() -> None:
+    secret = presented_secret(NEW, SigningProfile.BASELINE)
+    headers = signature_headers(SigningProfile.BASELINE, [NEW], "d", 1000, BODY, "x")
+    digest = headers["X-SVC-Signature"]
+    for value in (f"{digest},{digest}", f"{digest} {digest}", digest.upper(), "v1=" + digest):
+        with pytest.raises(VerificationError):
+            verify_delivery(secret, {**headers, "X-SVC-Signature": value}, BODY, now=1000)
+
+
+def test_no_secret_is_a_programming_error_not_an_acceptance() -> None:
+    headers = signature_headers(SigningProfile.BASELINE, [NEW], "d", 1000, BODY, "x")
+    with pytest.raises(ValueError):
+        verify_delivery([], headers, BODY, now=1000)
+
+
+def test_rotation_vectors_cover_both_secrets_and_the_receiver_that_kept_only_the_old() -> None:
+    rotation = [v for v in VECTORS if "rotation" in v["name"]]
+    verdicts = {(len(v["secrets"]), v["expected"]) for v in rotation}
+    assert (2, "accept") in verdicts
+    assert (1, "reject") in verdicts
+    for vector in rotation:
+        if vector["profile"] == "baseline" and vector["expected"] == "accept":
+            assert HEX_DIGEST.match(vector["headers"]["X-SVC-Signature"])
+
+
+def test_standard_webhooks_rotation_vectors_verify_with_the_public_library(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import datetime as dt
+
+    import standardwebhooks.webhooks as library
+
+    standard = [v for v in VECTORS if v["profile"] == "standard-webhooks"]
+    assert standard
+    for vector in standard:
+        # The library checks the timestamp against its own clock: set it to the vector's.
+        frozen = dt.datetime.fromtimestamp(vector["now"], tz=dt.UTC)
+        clock = type("Frozen", (dt.datetime,), {"now": staticmethod(lambda tz, at=frozen: at)})
+        monkeypatch.setattr(library, "datetime", clock)
+        verdicts = []
+        for secret in vector["secrets"]:
+            try:
+                Webhook(secret).verify(vector["body"].encode(), vector["headers"])
+                verdicts.append("accept")
+            except Exception:
+                verdicts.append("reject")
+        assert ("accept" if "accept" in verdicts else "reject") == vector["expected"], vector[
+            "name"
+        ]

@@ -1,8 +1,10 @@
 """Connectors, the admin side: create, list, update, disable/enable, rotate the secret.
 
 A signing secret is 32 random bytes generated here and shown once, in the form the
-connector's profile verifies with. Rotation adds a new secret and keeps the old ones signing
-until the end of an overlap window, so the CAD can switch at any moment within it.
+connector's profile verifies with. Rotation adds a new secret that starts signing after an
+optional lead time (the CAD adds it to its list first); from then on the baseline profile
+signs with the new secret only, and the old one is kept for the overlap window (the
+standard-webhooks profile signs with both until it ends). See docs/webhooks.md.
 """
 
 import secrets
@@ -14,11 +16,13 @@ from psap.webhooks import secrets as vault
 from psap.webhooks import store
 from psap.webhooks.addresses import UnsafeDestination, parse_destination
 from psap.webhooks.catalogue import UpdateKind
+from psap.webhooks.deliveries import release_held
 from psap.webhooks.models import Connector, ConnectorStatus
 from psap.webhooks.signing import SigningProfile, presented_secret
 
 DEFAULT_OVERLAP = timedelta(hours=24)
 MAX_OVERLAP = timedelta(days=30)
+MAX_LEAD = timedelta(days=30)
 _MAX_NAME = 200
 _MAX_URL = 2048
 
@@ -153,17 +157,29 @@ def update_connector(
         vault.write_secret(current.secret_name, updated_secrets)
     updated = current.model_copy(update=changes)
     store.replace_connector(table, updated, _stamp(current.updated_at))
+    if updated.active and not current.active:
+        # After the status write: a delivery held from now on fails its "not active" check
+        # and is sent instead, so none can be left behind.
+        release_held(table, tenant_id, connector_id, now)
     return ConnectorWithSecret(updated, shown) if shown else updated
 
 
 def rotate_secret(
-    table: str, tenant_id: int, connector_id: str, overlap: timedelta, now: datetime
+    table: str,
+    tenant_id: int,
+    connector_id: str,
+    overlap: timedelta,
+    now: datetime,
+    lead: timedelta = timedelta(0),
 ) -> ConnectorWithSecret:
+    """A new signing secret, signing from `now + lead`; the old one retires `overlap` later."""
     if overlap < timedelta(0) or overlap > MAX_OVERLAP:
         raise InvalidInput(f"The overlap must be between 0 and {MAX_OVERLAP.days} days")
+    if lead < timedelta(0) or lead > MAX_LEAD:
+        raise InvalidInput(f"The activation lead time must be between 0 and {MAX_LEAD.days} days")
     connector = store.get_connector(table, tenant_id, connector_id)
     current = vault.read_secret(connector.secret_name, fresh=True)
-    rotated, raw = current.rotated(now, overlap)
+    rotated, raw = current.rotated(now, overlap, lead)
     try:
         vault.write_secret(connector.secret_name, rotated)
     except StoreUnavailable:

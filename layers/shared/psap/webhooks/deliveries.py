@@ -1,45 +1,69 @@
-"""Creating deliveries for an update, and the operator's replay and recovery.
+"""Creating deliveries for an update, and the operator's replay, release and recovery.
 
-An update for a tenant becomes one delivery per active connector that wants its event type.
+An update for a tenant becomes one delivery per connector that wants its event type: due
+now for an active connector, held (stored, listed, not sent) for a disabled one. Enabling
+the connector releases its held deliveries in creation order, with their ids and bodies;
+one held longer than HELD_RETENTION is not sent but becomes EXPIRED (dead-letter state,
+still listed and replayable): an update that old is history, not news, for a CAD.
 Delivery ids are derived from what the update answers (the seed, e.g. a submission's receipt
 id) and the connector, so a worker that runs twice for the same submission finds its
 deliveries already there instead of sending the CAD a second copy with a new id.
 """
 
 import hashlib
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from pydantic import Field
 
-from psap.config import webhook_queue_url
-from psap.errors import InvalidInput, NotFound
+from psap.config import required_env, webhook_queue_url
+from psap.errors import Conflict, InvalidInput, NotFound
 from psap.models import WireModel
 from psap.observability import logger
 from psap.storage.sqs import send_message, send_messages
 from psap.webhooks import store
 from psap.webhooks.catalogue import UpdateData, UpdateKind, build_event, serialize
-from psap.webhooks.models import Attempt, Connector, Delivery
+from psap.webhooks.models import Attempt, Connector, Delivery, DeliveryStatus, Lane
 
 RECOVER_LIMIT = 1000  # deliveries per recover command; run it again for more
+HELD_RETENTION = timedelta(days=30)  # a held delivery older than this is EXPIRED, not sent
+_RELEASE_PAGE = 100
 
 
 class DispatchMessage(WireModel):
-    """What the webhook queue carries: which delivery, for which attempt."""
+    """What the webhook queues carry: which delivery, for which attempt, in which lane."""
 
     tenant_id: int
     delivery_id: str
     attempt_count: int = Field(ge=0)
+    lane: Lane = Lane.MAIN
+    # Lets the dispatcher pass a slow connector's message to the slow lane without first
+    # claiming the delivery (absent from the scheduler's messages: they claim first).
+    connector_id: str | None = None
 
     @classmethod
-    def of(cls, tenant_id: int, delivery_id: str, attempt_count: int) -> "DispatchMessage":
-        return cls(tenant_id=tenant_id, delivery_id=delivery_id, attempt_count=attempt_count)
+    def of(
+        cls,
+        tenant_id: int,
+        delivery_id: str,
+        attempt_count: int,
+        lane: Lane = Lane.MAIN,
+        connector_id: str | None = None,
+    ) -> "DispatchMessage":
+        return cls(
+            tenant_id=tenant_id,
+            delivery_id=delivery_id,
+            attempt_count=attempt_count,
+            lane=lane,
+            connector_id=connector_id,
+        )
 
     @classmethod
     def from_body(cls, body: str) -> "DispatchMessage":
         return cls.model_validate_json(body)
 
     def body(self) -> dict[str, object]:
-        return self.model_dump(mode="json", by_alias=True)
+        # The main lane is the default: its messages stay as every sender writes them.
+        return self.model_dump(mode="json", by_alias=True, exclude_defaults=True)
 
 
 def _digest(*parts: object) -> str:
@@ -57,7 +81,7 @@ def emit_update(
     now: datetime,
     only_connector: Connector | None = None,
 ) -> list[str]:
-    """Creates and enqueues the deliveries of one update; returns their ids."""
+    """Creates the deliveries of one update and enqueues those not held; returns their ids."""
     connectors = (
         [only_connector]
         if only_connector is not None
@@ -70,54 +94,146 @@ def emit_update(
     )
     body = serialize(event)
     delivery_ids: list[str] = []
+    to_send: list[DispatchMessage] = []
     for connector in connectors:
         delivery_id = f"dlv-{_digest(tenant_id, seed, kind.value, connector.connector_id)}"
-        created = store.create_delivery(
+        status = store.create_delivery(
             table,
             tenant_id,
             store.NewDelivery(delivery_id, connector.connector_id, event.id, kind.value, body),
             now,
+            held=not connector.active,
         )
-        if not created:
+        if status is None:
             logger.info("delivery already existed", extra={"delivery_id": delivery_id})
         delivery_ids.append(delivery_id)
-    # Also for deliveries that existed: the run that created them may have died before this.
-    # A message for an attempt already made is dropped by the dispatcher.
-    send_messages(
-        webhook_queue_url(),
-        [DispatchMessage.of(tenant_id, delivery_id, 0).body() for delivery_id in delivery_ids],
-    )
+        # Also for deliveries that existed: the run that created them may have died before
+        # this. A message for an attempt already made (or a held delivery) is dropped.
+        if status is not DeliveryStatus.HELD:
+            to_send.append(
+                DispatchMessage.of(tenant_id, delivery_id, 0, connector_id=connector.connector_id)
+            )
+    if to_send:
+        send_messages(webhook_queue_url(), [message.body() for message in to_send])
     return delivery_ids
 
 
 def enqueue(message: DispatchMessage, delay_seconds: int = 0) -> None:
-    send_message(webhook_queue_url(), message.body(), delay_seconds)
+    queue = webhook_slow_queue_url() if message.lane is Lane.SLOW else webhook_queue_url()
+    send_message(queue, message.body(), delay_seconds)
+
+
+def to_slow_lane(messages: list[DispatchMessage]) -> None:
+    """Passes main-lane messages to the slow lane's queue as they are (one call per 10)."""
+    send_messages(
+        webhook_slow_queue_url(),
+        [message.model_copy(update={"lane": Lane.SLOW}).body() for message in messages],
+    )
+
+
+def webhook_slow_queue_url() -> str:
+    """The slow lane's queue; only the dispatcher sends to it."""
+    return required_env("WEBHOOK_SLOW_QUEUE_URL")
 
 
 def replay(table: str, tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
     """Sends a delivery again (whatever its state) with a fresh schedule: same id, same body."""
     delivery = store.rearm(table, tenant_id, delivery_id, now)
-    enqueue(DispatchMessage.of(tenant_id, delivery_id, delivery.attempt_count))
+    enqueue(
+        DispatchMessage.of(
+            tenant_id, delivery_id, delivery.attempt_count, connector_id=delivery.connector_id
+        )
+    )
     return delivery
+
+
+def release_held(
+    table: str,
+    tenant_id: int,
+    connector_id: str,
+    now: datetime,
+    since: datetime | None = None,
+) -> list[str]:
+    """Sends a connector's held deliveries (created at or after `since`), oldest first;
+    those held longer than HELD_RETENTION become EXPIRED instead. Returns the ids sent."""
+    released: list[str] = []
+    while True:
+        page = _rearm_held(table, tenant_id, connector_id, now, since, _RELEASE_PAGE)
+        if page is None:
+            return released
+        _enqueue_in_order(tenant_id, page)
+        released += [delivery.delivery_id for delivery in page]
+
+
+def _rearm_held(
+    table: str,
+    tenant_id: int,
+    connector_id: str,
+    now: datetime,
+    since: datetime | None,
+    limit: int,
+) -> list[Delivery] | None:
+    """Re-arms up to `limit` held deliveries, oldest first (expiring the too old); None
+    when none was left."""
+    page = store.held_deliveries(table, tenant_id, connector_id, since, limit)
+    if not page:
+        return None
+    rearmed: list[Delivery] = []
+    for held in page:
+        if now - held.created_at > HELD_RETENTION:
+            store.expire_held(table, tenant_id, held.delivery_id, now)
+        else:
+            rearmed.append(store.rearm(table, tenant_id, held.delivery_id, now))
+    return rearmed
+
+
+def _enqueue_in_order(tenant_id: int, deliveries: list[Delivery]) -> None:
+    """One message per delivery, in the order given (creation order)."""
+    if deliveries:
+        send_messages(
+            webhook_queue_url(),
+            [
+                DispatchMessage.of(
+                    tenant_id, d.delivery_id, d.attempt_count, connector_id=d.connector_id
+                ).body()
+                for d in deliveries
+            ],
+        )
 
 
 def recover(
     table: str, tenant_id: int, connector_id: str, since: datetime, now: datetime
 ) -> list[str]:
-    """Re-arms every dead-letter delivery of a connector that died at or after `since`."""
+    """Sends again every dead-letter delivery of a connector that died at or after `since`,
+    and every held one created since then, oldest first. The connector must be active."""
     if since > now:
         raise InvalidInput("'since' is in the future")
-    store.get_connector(table, tenant_id, connector_id)
-    recovered: list[str] = []
+    connector = store.get_connector(table, tenant_id, connector_id)
+    if not connector.active:
+        raise Conflict(f"Connector {connector_id} is disabled; enable it first")
+    rearmed: list[Delivery] = []
     for delivery_id in store.dead_since(table, tenant_id, connector_id, since):
-        if len(recovered) >= RECOVER_LIMIT:
+        if len(rearmed) >= RECOVER_LIMIT:
             break
         try:
-            replay(table, tenant_id, delivery_id, now)
+            rearmed.append(store.rearm(table, tenant_id, delivery_id, now))
         except NotFound:
             continue
-        recovered.append(delivery_id)
-    return recovered
+    while len(rearmed) < RECOVER_LIMIT:
+        page = _rearm_held(
+            table,
+            tenant_id,
+            connector_id,
+            now,
+            since,
+            min(_RELEASE_PAGE, RECOVER_LIMIT - len(rearmed)),
+        )
+        if page is None:
+            break
+        rearmed += page
+    rearmed.sort(key=lambda delivery: (delivery.created_at, delivery.delivery_id))
+    _enqueue_in_order(tenant_id, rearmed)
+    return [delivery.delivery_id for delivery in rearmed]
 
 
 def delivery_with_attempts(

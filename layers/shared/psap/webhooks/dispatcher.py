@@ -5,10 +5,17 @@ twice at once), signs the stored body with a fresh timestamp, sends it, and reco
 attempt together with the delivery's next state. A wait of up to 15 minutes rides on an
 SQS message delay; a longer one is left to the scheduler, which every minute enqueues the
 deliveries whose `nextAttemptAt` has come (and any whose message seems lost).
+
+Isolation (docs/webhooks.md, "Isolation"): the tenants of a batch are sent side by side,
+each tenant's messages in order; the main lane gives an attempt 5 s; a connector whose
+attempt timed out goes to the slow lane (its own queue, its own concurrency, 10 s per
+attempt) for SLOW_LANE_PERIOD, so its deliveries stop taking the main lane's time.
 """
 
 import math
 import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -21,23 +28,28 @@ from psap.observability import logger, metrics
 from psap.storage.sqs import MAX_DELAY_SECONDS, send_messages
 from psap.webhooks import secrets as vault
 from psap.webhooks import store
-from psap.webhooks.deliveries import DispatchMessage, enqueue
+from psap.webhooks.deliveries import DispatchMessage, enqueue, to_slow_lane
 from psap.webhooks.models import (
     Attempt,
     Connector,
-    ConnectorStatus,
     Delivery,
     DeliveryStatus,
+    Lane,
 )
 from psap.webhooks.schedule import AttemptOutcome, ErrorClass, Verdict, next_step
 from psap.webhooks.signing import signature_headers
-from psap.webhooks.transport import OutboundClient, outbound_client
+from psap.webhooks.transport import LANE_TIMEOUTS, OutboundClient, outbound_client
 
 _EARLY_TOLERANCE = timedelta(seconds=1)  # SQS delays are not exact
-_CONNECTOR_CACHE_SECONDS = 10.0
+# Short: a connector moved to the slow lane by one container is seen by the others soon.
+_CONNECTOR_CACHE_SECONDS = 2.0
+SLOW_LANE_PERIOD = timedelta(minutes=15)
+# At most one message per tenant of a batch in flight at a time; tenants side by side.
+BATCH_PARALLELISM = 10
 # An enqueued delivery this late is presumed to have lost its message.
 LOST_MESSAGE_GRACE = timedelta(minutes=5)
 SCHEDULER_BATCH = 500  # due deliveries per tenant per run
+GONE_REASON = "the endpoint answered 410 Gone: enable the connector once it is back"
 
 
 class DispatchResult(StrEnum):
@@ -45,11 +57,12 @@ class DispatchResult(StrEnum):
     RETRY_SCHEDULED = "RETRY_SCHEDULED"
     FAILED = "FAILED"  # exhausted: dead-letter state
     STOPPED = "STOPPED"  # 410 Gone
-    CANCELLED = "CANCELLED"  # connector disabled or flagged
+    HELD = "HELD"  # the connector is disabled: kept, sent in order when it is enabled
     STALE = "STALE"  # the message names an attempt already made, or a finished delivery
     BUSY = "BUSY"  # another dispatcher holds the lease
     REQUEUED = "REQUEUED"  # not due yet: sent back with the remaining delay
     DEFERRED = "DEFERRED"  # not due for more than 15 minutes: the scheduler will enqueue it
+    DIVERTED = "DIVERTED"  # its connector is in the slow lane: passed there, not attempted
 
 
 _VERDICT_STATUS = {
@@ -88,6 +101,75 @@ def forget_connectors() -> None:
     _connectors.clear()
 
 
+def _remember(connector: Connector) -> None:
+    _connectors[(connector.tenant_id, connector.connector_id)] = _CachedConnector(
+        connector, time.monotonic()
+    )
+
+
+def _in_slow_lane(connector: Connector, now: datetime) -> bool:
+    return connector.slow_until is not None and connector.slow_until > now
+
+
+def dispatch_batch(table: str, messages: Sequence[tuple[str, DispatchMessage]]) -> list[str]:
+    """Dispatches a queue batch; returns the ids of the messages that failed (to retry).
+
+    Tenants are sent side by side, so a hanging endpoint holds back only its own tenant's
+    messages; one tenant's messages go one after another, in the batch's order."""
+    by_tenant: dict[int, list[tuple[str, DispatchMessage]]] = {}
+    for message_id, message in messages:
+        by_tenant.setdefault(message.tenant_id, []).append((message_id, message))
+    groups = list(by_tenant.values())
+    if len(groups) == 1:
+        return _dispatch_in_order(table, groups[0])
+    failed: list[str] = []
+    for result in _executor().map(lambda group: _dispatch_in_order(table, group), groups):
+        failed += result
+    return failed
+
+
+def _dispatch_in_order(table: str, messages: list[tuple[str, DispatchMessage]]) -> list[str]:
+    failed: list[str] = []
+    diverted: list[tuple[str, DispatchMessage]] = []
+    for message_id, message in messages:
+        try:
+            if _for_slow_lane(table, message):
+                diverted.append((message_id, message))  # no claim, no attempt: passed on
+                continue
+            dispatch(table, message)
+        except Exception:  # reported as a batch item failure: SQS retries it, then the DLQ
+            logger.exception("dispatch failed", extra=_log(message.tenant_id, message.delivery_id))
+            failed.append(message_id)
+    if diverted:
+        try:
+            to_slow_lane([message for _, message in diverted])
+        except Exception:
+            logger.exception("could not pass messages to the slow lane")
+            failed += [message_id for message_id, _ in diverted]
+        metrics.add_metric(
+            name=_METRIC_NAMES[DispatchResult.DIVERTED], unit=MetricUnit.Count, value=len(diverted)
+        )
+    return failed
+
+
+def _for_slow_lane(table: str, message: DispatchMessage) -> bool:
+    """A main-lane message whose connector (named in the message) is in the slow lane."""
+    if message.lane is not Lane.MAIN or message.connector_id is None:
+        return False
+    connector = _connector(table, message.tenant_id, message.connector_id)
+    return connector.active and _in_slow_lane(connector, clock.utc_now())
+
+
+_pool: list[ThreadPoolExecutor] = []
+
+
+def _executor() -> ThreadPoolExecutor:
+    """One pool per warm container."""
+    if not _pool:
+        _pool.append(ThreadPoolExecutor(BATCH_PARALLELISM, thread_name_prefix="dispatch"))
+    return _pool[0]
+
+
 def dispatch(
     table: str, message: DispatchMessage, client: OutboundClient | None = None
 ) -> DispatchResult:
@@ -102,14 +184,23 @@ def dispatch(
         return _not_claimed(table, message, now)
     delivery = claimed.delivery
     connector = _connector(table, tenant_id, delivery.connector_id)
-    if connector.status is not ConnectorStatus.ACTIVE:
-        store.cancel(table, tenant_id, claimed, now)
-        logger.info("delivery cancelled: connector not active", extra=_log(delivery.delivery_id))
-        return DispatchResult.CANCELLED
+    if not connector.active:
+        if store.hold(table, tenant_id, claimed, now):
+            logger.info(
+                "delivery held: connector not active", extra=_log(tenant_id, delivery.delivery_id)
+            )
+            return DispatchResult.HELD
+        forget_connectors()  # enabled meanwhile: send it, with what the connector says now
+        connector = _connector(table, tenant_id, delivery.connector_id)
+    if message.lane is Lane.MAIN and _in_slow_lane(connector, now):
+        store.release(table, tenant_id, claimed)
+        enqueue(message.model_copy(update={"lane": Lane.SLOW}))
+        return DispatchResult.DIVERTED
     started = clock.utc_now()
     timestamp = int(started.timestamp())
-    outcome = _send(connector, delivery, timestamp, client or outbound_client())
+    outcome = _send(connector, delivery, timestamp, client or outbound_client(message.lane))
     finished = clock.utc_now()
+    slow = _track_lane(table, connector, outcome, finished)
     step = next_step(outcome, delivery.run_attempts + 1, finished)
     status, result = _VERDICT_STATUS[step.verdict]
     enqueued = False
@@ -136,17 +227,25 @@ def dispatch(
         finished,
     )
     if step.verdict is Verdict.GONE:
-        store.flag_connector_gone(table, tenant_id, connector.connector_id, finished)
+        store.disable_connector(table, tenant_id, connector.connector_id, GONE_REASON, finished)
         forget_connectors()
     if enqueued:
         try:
-            enqueue(DispatchMessage.of(tenant_id, delivery.delivery_id, attempt.number), wait)
+            lane = Lane.SLOW if slow else Lane.MAIN
+            enqueue(
+                DispatchMessage.of(
+                    tenant_id, delivery.delivery_id, attempt.number, lane, connector.connector_id
+                ),
+                wait,
+            )
         except Exception:  # the scheduler re-enqueues it after LOST_MESSAGE_GRACE
-            logger.exception("retry could not be enqueued", extra=_log(delivery.delivery_id))
+            logger.exception(
+                "retry could not be enqueued", extra=_log(tenant_id, delivery.delivery_id)
+            )
     logger.info(
         "delivery attempt",
         extra={
-            **_log(delivery.delivery_id),
+            **_log(tenant_id, delivery.delivery_id),
             "connector_id": connector.connector_id,
             "attempt": attempt.number,
             "status_code": outcome.status_code,
@@ -157,6 +256,37 @@ def dispatch(
     )
     metrics.add_metric(name=_METRIC_NAMES[result], unit=MetricUnit.Count, value=1)
     return result
+
+
+def _track_lane(table: str, connector: Connector, outcome: AttemptOutcome, now: datetime) -> bool:
+    """Moves a connector to the slow lane after a timeout, and back after a quick success;
+    returns whether it is in the slow lane now."""
+    slow = _in_slow_lane(connector, now)
+    until: datetime | None
+    if outcome.error_class is ErrorClass.TIMEOUT:
+        until = now + SLOW_LANE_PERIOD
+        # One write per connector per half period, however many attempts time out.
+        if (
+            slow
+            and connector.slow_until is not None
+            and connector.slow_until - now > (SLOW_LANE_PERIOD / 2)
+        ):
+            return True
+    elif slow and outcome.succeeded and outcome.latency_ms < _main_lane_budget_ms():
+        until = None
+    else:
+        return slow
+    store.mark_connector_slow(table, connector.tenant_id, connector.connector_id, until)
+    _remember(connector.model_copy(update={"slow_until": until}))
+    logger.info(
+        "connector lane changed",
+        extra={"connector_id": connector.connector_id, "slow_until": str(until)},
+    )
+    return until is not None
+
+
+def _main_lane_budget_ms() -> float:
+    return LANE_TIMEOUTS[Lane.MAIN][1] * 1000
 
 
 def _send(
@@ -201,8 +331,9 @@ def _not_claimed(table: str, message: DispatchMessage, now: datetime) -> Dispatc
     return DispatchResult.BUSY
 
 
-def _log(delivery_id: str) -> dict[str, str]:
-    return {"delivery_id": delivery_id}
+def _log(tenant_id: int, delivery_id: str) -> dict[str, object]:
+    # Passed per line: the batch's tenants are dispatched on several threads at once.
+    return {"tenant_id": tenant_id, "delivery_id": delivery_id}
 
 
 def enqueue_due(table: str, now: datetime | None = None) -> int:

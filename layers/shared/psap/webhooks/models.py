@@ -9,10 +9,18 @@ from psap.webhooks.schedule import ErrorClass
 from psap.webhooks.signing import SigningProfile
 
 
+class Lane(StrEnum):
+    """Which queue (and time budget) a delivery attempt goes through (docs/webhooks.md)."""
+
+    MAIN = "main"  # every connector, short timeouts
+    SLOW = "slow"  # connectors whose endpoint recently timed out: their own queue
+
+
 class ConnectorStatus(StrEnum):
     ACTIVE = "ACTIVE"
-    DISABLED = "DISABLED"  # by an operator
-    GONE = "GONE"  # flagged: the CAD answered 410 Gone; no new deliveries until re-enabled
+    # By an operator, or by a 410 Gone answer (flagReason says which). Updates are held.
+    DISABLED = "DISABLED"
+    GONE = "GONE"  # older records: flagged by a 410; treated exactly as DISABLED
 
 
 class Connector(WireModel):
@@ -34,23 +42,35 @@ class Connector(WireModel):
     updated_at: Timestamp
     flagged_at: Timestamp | None = None
     flag_reason: str | None = None
+    # Set after an attempt timed out: its deliveries go through the slow lane until then.
+    slow_until: Timestamp | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.status is ConnectorStatus.ACTIVE
 
     def wants(self, event_type: str) -> bool:
-        return self.status is ConnectorStatus.ACTIVE and (
-            self.event_types is None or event_type in self.event_types
-        )
+        """Whether updates of this type are for this connector (held while it is disabled)."""
+        return self.event_types is None or event_type in self.event_types
 
 
 class DeliveryStatus(StrEnum):
     PENDING = "PENDING"  # waiting for its next attempt (nextAttemptAt)
+    HELD = "HELD"  # its connector is disabled: sent, in order, when it is enabled
     DELIVERED = "DELIVERED"
     FAILED = "FAILED"  # every attempt of the schedule failed: dead-letter state
     STOPPED = "STOPPED"  # the CAD answered 410 Gone
-    CANCELLED = "CANCELLED"  # the connector was disabled or flagged before it could be sent
+    EXPIRED = "EXPIRED"  # held longer than the retention: dead-letter state, never dropped
+    CANCELLED = "CANCELLED"  # older records only (a disabled connector now holds)
 
     @property
     def dead(self) -> bool:
-        return self in {DeliveryStatus.FAILED, DeliveryStatus.STOPPED, DeliveryStatus.CANCELLED}
+        return self in {
+            DeliveryStatus.FAILED,
+            DeliveryStatus.STOPPED,
+            DeliveryStatus.EXPIRED,
+            DeliveryStatus.CANCELLED,
+        }
 
 
 class Delivery(WireModel):

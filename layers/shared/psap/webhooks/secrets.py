@@ -39,9 +39,15 @@ class SigningSecret:
     raw: bytes = field(repr=False)
     created_at: datetime
     retires_at: datetime | None  # end of the overlap window after a rotation
+    # When it starts signing: a rotation may give the CAD time to add it to its list first.
+    signs_from: datetime | None = None
 
     def active(self, now: datetime) -> bool:
+        """Not yet retired (it may still be waiting for its activation time)."""
         return self.retires_at is None or now < self.retires_at
+
+    def signing(self, now: datetime) -> bool:
+        return self.active(now) and (self.signs_from is None or self.signs_from <= now)
 
 
 @dataclass(frozen=True)
@@ -50,7 +56,9 @@ class ConnectorSecrets:
     bearer_credential: str | None = field(default=None, repr=False)
 
     def active_signing(self, now: datetime) -> list[bytes]:
-        return [secret.raw for secret in self.signing if secret.active(now)]
+        """The secrets that sign now, newest first. The baseline profile uses the first only;
+        standard-webhooks sends one entry per secret."""
+        return [secret.raw for secret in self.signing if secret.signing(now)]
 
     def to_json(self) -> str:
         return json.dumps(
@@ -62,6 +70,9 @@ class ConnectorSecrets:
                         "createdAt": format_timestamp(secret.created_at),
                         "retiresAt": format_timestamp(secret.retires_at)
                         if secret.retires_at
+                        else None,
+                        "signsFrom": format_timestamp(secret.signs_from)
+                        if secret.signs_from
                         else None,
                     }
                     for secret in self.signing
@@ -82,21 +93,32 @@ class ConnectorSecrets:
                     retires_at=parse_timestamp(str(entry["retiresAt"]))
                     if entry.get("retiresAt")
                     else None,
+                    signs_from=parse_timestamp(str(entry["signsFrom"]))
+                    if entry.get("signsFrom")
+                    else None,
                 )
                 for entry in document.get("signingSecrets", [])
             ),
             bearer_credential=document.get("bearerCredential"),
         )
 
-    def rotated(self, now: datetime, overlap: timedelta) -> tuple["ConnectorSecrets", bytes]:
-        """A new newest secret; the active ones retire at the end of the overlap window."""
-        fresh = new_signing_secret(self._next_id(), now)
+    def rotated(
+        self, now: datetime, overlap: timedelta, lead: timedelta = timedelta(0)
+    ) -> tuple["ConnectorSecrets", bytes]:
+        """A new newest secret that signs from `now + lead`; the current ones keep signing
+        until then and retire `overlap` later (the receiver's window to accept either)."""
+        activation = now + lead
+        fresh = SigningSecret(
+            self._next_id(), secrets.token_bytes(SIGNING_SECRET_BYTES), now, None, activation
+        )
+        ends = activation + overlap
         kept = tuple(
             SigningSecret(
                 secret.secret_id,
                 secret.raw,
                 secret.created_at,
-                min(secret.retires_at, now + overlap) if secret.retires_at else now + overlap,
+                min(secret.retires_at, ends) if secret.retires_at else ends,
+                secret.signs_from,
             )
             for secret in self.signing
             if secret.active(now)

@@ -11,8 +11,10 @@
   captured request from being replayed later; the receiver must dedupe by
   `X-SVC-Delivery-Id`. It is a per-connector setting and changes nothing for other connectors.
 
-During a secret rotation every active secret signs, newest first: baseline and raw-body
-headers carry comma-separated digests, standard-webhooks space-separated `v1,` entries.
+During a secret rotation, `X-SVC-Signature` stays what the spec defines: one digest, made
+with the newest secret that signs; receivers hold both secrets for the overlap and accept
+either (docs/webhooks.md, "Rotating a signing secret"). The standard-webhooks profile keeps
+that standard's own form: one space-separated `v1,` entry per secret that signs.
 """
 
 import base64
@@ -78,11 +80,11 @@ def signature_headers(
 ) -> dict[str, str]:
     """The headers that authenticate one attempt (not Authorization, not Content-Type).
 
-    `raw_secrets` are the active signing secrets, newest first; there is at least one."""
+    `raw_secrets` are the secrets that sign now, newest first; there is at least one."""
     if not raw_secrets:
         raise ValueError("a delivery cannot be signed without a signing secret")
-    keys = [signing_key(raw, profile) for raw in raw_secrets]
     if profile is SigningProfile.STANDARD_WEBHOOKS:
+        keys = [signing_key(raw, profile) for raw in raw_secrets]
         return {
             "webhook-id": delivery_id,
             "webhook-timestamp": str(timestamp),
@@ -91,17 +93,17 @@ def signature_headers(
             ),
             EVENT_TYPE_HEADER: event_type,
         }
+    # One digest per header (the spec's form), whatever the number of secrets signing.
+    newest = signing_key(raw_secrets[0], profile)
     if profile is SigningProfile.RAW_BODY_NO_TIMESTAMP:
         return {
             DELIVERY_ID_HEADER: delivery_id,
-            SIGNATURE_HEADER: ",".join(raw_body_digest(key, body) for key in keys),
+            SIGNATURE_HEADER: raw_body_digest(newest, body),
             EVENT_TYPE_HEADER: event_type,
         }
     return {
         DELIVERY_ID_HEADER: delivery_id,
         TIMESTAMP_HEADER: str(timestamp),
-        SIGNATURE_HEADER: ",".join(
-            baseline_digest(key, timestamp, delivery_id, body) for key in keys
-        ),
+        SIGNATURE_HEADER: baseline_digest(newest, timestamp, delivery_id, body),
         EVENT_TYPE_HEADER: event_type,
     }

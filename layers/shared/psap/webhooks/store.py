@@ -7,6 +7,7 @@ Layout (every key begins with the tenant, except the scheduler's tenant director
   T#{t}#DLV#{deliveryId} / ATTEMPT#{n:04d}            each attempt of it
   T#{t}#CON#{c}#DLV      / {createdAt}#{deliveryId}   a connector's deliveries, by time
   T#{t}#CON#{c}#DEAD     / {deadAt}#{deliveryId}      its dead-letter deliveries, by time
+  T#{t}#CON#{c}#HELD     / {createdAt}#{deliveryId}   its held deliveries, in creation order
   T#{t}#DUE              / {nextAttemptAt}#{id}       pending deliveries by due time
   DIRECTORY#WEBHOOK_TENANTS / T#{t:012d}              tenants that have connectors
 
@@ -65,6 +66,24 @@ def _dead_pk(tenant_id: int, connector_id: str) -> str:
 
 def _due_pk(tenant_id: int) -> str:
     return f"T#{tenant_id}#DUE"
+
+
+def _held_pk(tenant_id: int, connector_id: str) -> str:
+    return f"T#{tenant_id}#CON#{connector_id}#HELD"
+
+
+def _connector_not_active(table: str, tenant_id: int, connector_id: str) -> dict[str, Any]:
+    """A transaction item: holding is right only while the connector is not active. With
+    it, a hold and an enable (which writes the status, then releases) cannot cross."""
+    return {
+        "ConditionCheck": {
+            "TableName": table,
+            "Key": _key(_connectors_pk(tenant_id), connector_id),
+            "ConditionExpression": "#s <> :active",
+            "ExpressionAttributeNames": {"#s": "status"},
+            "ExpressionAttributeValues": {":active": {"S": ConnectorStatus.ACTIVE.value}},
+        }
+    }
 
 
 def _key(pk: str, sk: str) -> dict[str, dict[str, str]]:
@@ -140,22 +159,49 @@ def list_connectors(table: str, tenant_id: int) -> list[Connector]:
     ]
 
 
-def flag_connector_gone(table: str, tenant_id: int, connector_id: str, now: datetime) -> None:
+def disable_connector(
+    table: str, tenant_id: int, connector_id: str, reason: str, now: datetime
+) -> None:
+    """Disables an active connector for a reason (410 Gone): its updates are held from now."""
     stamp = format_timestamp(now)
     _update(
         table,
         _key(_connectors_pk(tenant_id), connector_id),
-        "SET #s = :gone, flaggedAt = :now, flagReason = :why, updatedAt = :now",
+        "SET #s = :disabled, flaggedAt = :now, flagReason = :why, updatedAt = :now",
         {
-            ":gone": {"S": ConnectorStatus.GONE.value},
+            ":disabled": {"S": ConnectorStatus.DISABLED.value},
             ":now": {"S": stamp},
-            ":why": {"S": "the endpoint answered 410 Gone"},
+            ":why": {"S": reason},
             ":active": {"S": ConnectorStatus.ACTIVE.value},
         },
         names={"#s": "status"},
         condition="#s = :active",
         tolerate_condition=True,
     )
+
+
+def set_connector_status(
+    table: str, tenant_id: int, connector_id: str, status: ConnectorStatus
+) -> None:
+    """The status alone, nothing released (tests and repairs; operators use update)."""
+    _update(
+        table,
+        _key(_connectors_pk(tenant_id), connector_id),
+        "SET #s = :status",
+        {":status": {"S": status.value}},
+        names={"#s": "status"},
+    )
+
+
+def mark_connector_slow(
+    table: str, tenant_id: int, connector_id: str, until: datetime | None
+) -> None:
+    """Sends the connector's deliveries through the slow lane until `until` (None: no more)."""
+    key = _key(_connectors_pk(tenant_id), connector_id)
+    if until is None:
+        _update(table, key, "REMOVE slowUntil", {})
+        return
+    _update(table, key, "SET slowUntil = :until", {":until": {"S": format_timestamp(until)}})
 
 
 def webhook_tenants(table: str) -> list[int]:
@@ -180,6 +226,7 @@ def _connector(item: Mapping[str, Any]) -> Connector:
         updated_at=parse_timestamp(item["updatedAt"]),
         flagged_at=parse_timestamp(item["flaggedAt"]) if item.get("flaggedAt") else None,
         flag_reason=item.get("flagReason"),
+        slow_until=parse_timestamp(item["slowUntil"]) if item.get("slowUntil") else None,
     )
 
 
@@ -195,9 +242,21 @@ class NewDelivery:
     body: bytes
 
 
-def create_delivery(table: str, tenant_id: int, new: NewDelivery, now: datetime) -> bool:
-    """Stores a delivery due now, with its pointers. False when it exists already (a worker
-    retry): delivery ids are derived from what they answer, so a retry cannot duplicate."""
+def create_delivery(
+    table: str, tenant_id: int, new: NewDelivery, now: datetime, *, held: bool = False
+) -> DeliveryStatus | None:
+    """Stores a delivery due now (or held, for a connector that is not active), with its
+    pointers; returns its status. None when it exists already (a worker retry): delivery
+    ids are derived from what they answer, so a retry cannot duplicate."""
+    if held:
+        try:
+            _create_held(table, tenant_id, new, now)
+        except _ConnectorActive:
+            pass  # enabled meanwhile: an ordinary delivery, due now
+        except _AlreadyThere:
+            return None
+        else:
+            return DeliveryStatus.HELD
     stamp = format_timestamp(now)
     due_sk = f"{stamp}#{new.delivery_id}"
     delivery = {
@@ -244,11 +303,87 @@ def create_delivery(table: str, tenant_id: int, new: NewDelivery, now: datetime)
             on_cancel=lambda codes: _AlreadyThere(),
         )
     except _AlreadyThere:
-        return False
-    return True
+        return None
+    return DeliveryStatus.PENDING
+
+
+def _create_held(table: str, tenant_id: int, new: NewDelivery, now: datetime) -> None:
+    stamp = format_timestamp(now)
+    held_sk = f"{stamp}#{new.delivery_id}"
+    delivery = {
+        "pk": _delivery_pk(tenant_id, new.delivery_id),
+        "sk": _DELIVERY_SK,
+        "deliveryId": new.delivery_id,
+        "tenantId": tenant_id,
+        "connectorId": new.connector_id,
+        "eventId": new.event_id,
+        "eventType": new.event_type,
+        "status": DeliveryStatus.HELD.value,
+        "attemptCount": 0,
+        "runAttempts": 0,
+        "heldSk": held_sk,
+        "createdAt": stamp,
+        "updatedAt": stamp,
+        "body": new.body,
+    }
+
+    def cancelled(codes: list[str]) -> Exception:
+        return (
+            _AlreadyThere()
+            if codes and codes[0] == "ConditionalCheckFailed"
+            else _ConnectorActive()
+        )
+
+    transact_write(
+        [
+            {
+                "Put": {
+                    "TableName": table,
+                    "Item": to_item(delivery),
+                    "ConditionExpression": "attribute_not_exists(pk)",
+                }
+            },
+            {
+                "Put": {
+                    "TableName": table,
+                    "Item": to_item(
+                        {
+                            "pk": _listing_pk(tenant_id, new.connector_id),
+                            "sk": held_sk,
+                            "deliveryId": new.delivery_id,
+                        }
+                    ),
+                }
+            },
+            _held_pointer_put(table, tenant_id, new.connector_id, held_sk),
+            _connector_not_active(table, tenant_id, new.connector_id),
+        ],
+        on_cancel=cancelled,
+    )
+
+
+def _held_pointer_put(
+    table: str, tenant_id: int, connector_id: str, held_sk: str
+) -> dict[str, Any]:
+    return {
+        "Put": {
+            "TableName": table,
+            "Item": to_item(
+                {
+                    "pk": _held_pk(tenant_id, connector_id),
+                    "sk": held_sk,
+                    "deliveryId": held_sk.split("#", 1)[1],
+                }
+            ),
+        }
+    }
 
 
 class _AlreadyThere(Exception):
+    pass
+
+
+class _ConnectorActive(Exception):
     pass
 
 
@@ -328,6 +463,18 @@ def claim(
         raise StoreUnavailable(f"delivery claim failed: {error}") from error
     item = from_item(answer["Attributes"])
     return Claim(_delivery(item), lease_id, str(item["dueSk"]))
+
+
+def release(table: str, tenant_id: int, claimed: Claim) -> None:
+    """Gives the lease back without an attempt (the delivery moves to another lane)."""
+    _update(
+        table,
+        _delivery_key(tenant_id, claimed.delivery.delivery_id),
+        "REMOVE leaseId, leaseUntil",
+        {":lease": {"S": claimed.lease_id}},
+        condition="leaseId = :lease",
+        tolerate_condition=True,
+    )
 
 
 @dataclass(frozen=True)
@@ -432,34 +579,104 @@ def _dead_pointer_put(table: str, tenant_id: int, delivery: Delivery, stamp: str
     }
 
 
-def cancel(table: str, tenant_id: int, claimed: Claim, now: datetime) -> None:
-    """A delivery whose connector is disabled or flagged: dead-letter state, recoverable."""
+def hold(table: str, tenant_id: int, claimed: Claim, now: datetime) -> bool:
+    """Holds a pending delivery whose connector is not active: no attempt, no dead letter;
+    it waits, in creation order, for the connector to be enabled. False when the connector
+    was enabled meanwhile (then the delivery is still ours to send)."""
     delivery = claimed.delivery
+    held_sk = f"{format_timestamp(delivery.created_at)}#{delivery.delivery_id}"
+    try:
+        transact_write(
+            [
+                {
+                    "Update": {
+                        "TableName": table,
+                        "Key": _delivery_key(tenant_id, delivery.delivery_id),
+                        "UpdateExpression": (
+                            "SET #s = :held, updatedAt = :now, heldSk = :held_sk "
+                            "REMOVE leaseId, leaseUntil, nextAttemptAt, dueSk"
+                        ),
+                        "ConditionExpression": "leaseId = :lease",
+                        "ExpressionAttributeNames": {"#s": "status"},
+                        "ExpressionAttributeValues": {
+                            ":held": {"S": DeliveryStatus.HELD.value},
+                            ":now": {"S": format_timestamp(now)},
+                            ":held_sk": {"S": held_sk},
+                            ":lease": {"S": claimed.lease_id},
+                        },
+                    }
+                },
+                {"Delete": {"TableName": table, "Key": _key(_due_pk(tenant_id), claimed.due_sk)}},
+                _held_pointer_put(table, tenant_id, delivery.connector_id, held_sk),
+                _connector_not_active(table, tenant_id, delivery.connector_id),
+            ],
+            on_cancel=lambda codes: (
+                _ConnectorActive()
+                if codes and codes[-1] == "ConditionalCheckFailed"
+                else Conflict("the delivery's lease was lost")
+            ),
+        )
+    except _ConnectorActive:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class HeldDelivery:
+    delivery_id: str
+    created_at: datetime
+
+
+def held_deliveries(
+    table: str, tenant_id: int, connector_id: str, since: datetime | None, limit: int
+) -> list[HeldDelivery]:
+    """A connector's held deliveries created at or after `since`, oldest first."""
+    condition, values = "pk = :p", {":p": {"S": _held_pk(tenant_id, connector_id)}}
+    if since is not None:
+        condition += " AND sk >= :since"
+        values[":since"] = {"S": format_timestamp(since)}
+    items, _ = _query_page(table, condition, values, limit=limit)
+    return [
+        HeldDelivery(str(item["deliveryId"]), parse_timestamp(str(item["sk"]).split("#", 1)[0]))
+        for item in items
+    ]
+
+
+def expire_held(table: str, tenant_id: int, delivery_id: str, now: datetime) -> None:
+    """A delivery held past the retention: dead-letter state (listed, replayable), not sent."""
+    item = _get(table, _delivery_key(tenant_id, delivery_id), consistent=True)
+    if item is None or item.get("status") != DeliveryStatus.HELD.value:
+        return
+    delivery = _delivery(item)
     stamp = format_timestamp(now)
     transact_write(
         [
             {
                 "Update": {
                     "TableName": table,
-                    "Key": _delivery_key(tenant_id, delivery.delivery_id),
+                    "Key": _delivery_key(tenant_id, delivery_id),
                     "UpdateExpression": (
-                        "SET #s = :cancelled, updatedAt = :now, deadSk = :dead "
-                        "REMOVE leaseId, leaseUntil, nextAttemptAt, dueSk"
+                        "SET #s = :expired, updatedAt = :now, deadSk = :dead REMOVE heldSk"
                     ),
-                    "ConditionExpression": "leaseId = :lease",
+                    "ConditionExpression": "#s = :held",
                     "ExpressionAttributeNames": {"#s": "status"},
                     "ExpressionAttributeValues": {
-                        ":cancelled": {"S": DeliveryStatus.CANCELLED.value},
+                        ":expired": {"S": DeliveryStatus.EXPIRED.value},
+                        ":held": {"S": DeliveryStatus.HELD.value},
                         ":now": {"S": stamp},
-                        ":dead": {"S": f"{stamp}#{delivery.delivery_id}"},
-                        ":lease": {"S": claimed.lease_id},
+                        ":dead": {"S": f"{stamp}#{delivery_id}"},
                     },
                 }
             },
-            {"Delete": {"TableName": table, "Key": _key(_due_pk(tenant_id), claimed.due_sk)}},
+            {
+                "Delete": {
+                    "TableName": table,
+                    "Key": _key(_held_pk(tenant_id, delivery.connector_id), str(item["heldSk"])),
+                }
+            },
             _dead_pointer_put(table, tenant_id, delivery, stamp),
         ],
-        on_cancel=lambda codes: Conflict("the delivery's lease was lost"),
+        on_cancel=lambda codes: Conflict(f"Delivery {delivery_id} changed meanwhile"),
     )
 
 
@@ -478,7 +695,7 @@ def rearm(table: str, tenant_id: int, delivery_id: str, now: datetime) -> Delive
                 "Key": _delivery_key(tenant_id, delivery_id),
                 "UpdateExpression": (
                     "SET #s = :pending, runAttempts = :zero, nextAttemptAt = :now, "
-                    "dueSk = :due, updatedAt = :now REMOVE deadSk, leaseId, leaseUntil"
+                    "dueSk = :due, updatedAt = :now REMOVE deadSk, heldSk, leaseId, leaseUntil"
                 ),
                 # Not while an attempt is under way: its outcome would be lost.
                 "ConditionExpression": (
@@ -513,6 +730,15 @@ def rearm(table: str, tenant_id: int, delivery_id: str, now: datetime) -> Delive
                 "Delete": {
                     "TableName": table,
                     "Key": _key(_dead_pk(tenant_id, current.connector_id), str(item["deadSk"])),
+                }
+            }
+        )
+    if item.get("heldSk"):
+        writes.append(
+            {
+                "Delete": {
+                    "TableName": table,
+                    "Key": _key(_held_pk(tenant_id, current.connector_id), str(item["heldSk"])),
                 }
             }
         )
@@ -552,7 +778,7 @@ def list_deliveries(
 def list_dead(
     table: str, tenant_id: int, connector_id: str, limit: int, before: str | None = None
 ) -> tuple[list[Delivery], str | None]:
-    """A connector's dead-letter deliveries (failed, stopped by 410, cancelled), newest first."""
+    """A connector's dead-letter deliveries (failed, stopped by 410, expired), newest first."""
     return _page_of(table, tenant_id, _dead_pk(tenant_id, connector_id), limit, before)
 
 
@@ -716,8 +942,9 @@ def _update(
         "TableName": table,
         "Key": dict(key),
         "UpdateExpression": expression,
-        "ExpressionAttributeValues": dict(values),
     }
+    if values:
+        request["ExpressionAttributeValues"] = dict(values)
     if names:
         request["ExpressionAttributeNames"] = dict(names)
     if condition:

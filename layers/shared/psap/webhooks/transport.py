@@ -2,9 +2,13 @@
 
 It connects only to an address that psap.webhooks.addresses has just vetted (no second DNS
 lookup by the HTTP library, so no rebinding gap), verifies TLS against the URL's host name,
-never follows redirects (http.client has no such feature), bounds connect time (3 s) and the
-whole attempt (10 s), and keeps at most 4 KB of the answer. Connections are kept alive per
-warm container, keyed by where they lead and by the safety mode they were vetted under.
+never follows redirects (http.client has no such feature), bounds connect time and the
+whole attempt (main lane 2 s / 5 s, slow lane 3 s / 10 s), and keeps at most 4 KB of the
+answer. Connections are kept alive per warm container, keyed by where they lead and by the
+safety mode they were vetted under.
+
+The status line is the receiver's verdict: once a 2xx has arrived, a connection that then
+closes, resets or stalls mid-body does not undo it (the CAD would get the update again).
 """
 
 import http.client
@@ -15,7 +19,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cache
+from functools import cache, lru_cache
 
 from psap import clock
 from psap.webhooks.addresses import (
@@ -26,10 +30,17 @@ from psap.webhooks.addresses import (
     parse_destination,
     resolve,
 )
+from psap.webhooks.models import Lane
 from psap.webhooks.schedule import AttemptOutcome, ErrorClass, parse_retry_after
 
 CONNECT_TIMEOUT_SECONDS = 3.0
 TOTAL_TIMEOUT_SECONDS = 10.0
+# (connect, whole attempt) per lane: the main lane gives up sooner, so a hanging endpoint
+# holds it at most 5 s before its connector moves to the slow lane (docs/webhooks.md).
+LANE_TIMEOUTS: dict[Lane, tuple[float, float]] = {
+    Lane.MAIN: (2.0, 5.0),
+    Lane.SLOW: (CONNECT_TIMEOUT_SECONDS, TOTAL_TIMEOUT_SECONDS),
+}
 RESPONSE_EXCERPT_BYTES = 4096
 # Answers up to this size are read to the end so the connection can be reused.
 _DRAIN_LIMIT_BYTES = 64 * 1024
@@ -71,7 +82,7 @@ class OutboundClient:
         started = time.monotonic()
         deadline = started + self.total_timeout
         try:
-            destination = parse_destination(url, local_dev=local_dev)
+            destination = _destination(url, local_dev)
             status, answer_headers, excerpt = self._exchange(
                 destination, headers, body, local_dev=local_dev, deadline=deadline
             )
@@ -221,18 +232,15 @@ class OutboundClient:
         except (http.client.HTTPException, OSError) as error:
             connection.http.close()
             raise _AttemptFailed(ErrorClass.PROTOCOL, f"{type(error).__name__}: {error}") from error
+        # The status line is the receiver's verdict. Whatever the connection does after it
+        # (closes, as HTTP/1.0 and `Connection: close` servers do; resets; stalls mid-body)
+        # changes neither the status nor the outcome: a 2xx stays a delivered update.
         answer_headers = {name.lower(): value for name, value in response.getheaders()}
-        try:
-            excerpt, complete = _read_answer(response, sock, deadline)
-        except TimeoutError as error:
-            connection.http.close()
-            raise _AttemptFailed(ErrorClass.TIMEOUT, "the answer did not finish in time") from error
-        except (http.client.HTTPException, OSError) as error:
-            connection.http.close()
-            raise _AttemptFailed(ErrorClass.PROTOCOL, f"{type(error).__name__}: {error}") from error
+        excerpt, complete = _read_answer(response, connection.http, deadline)
         if complete and not response.will_close:
             self._give_back(key, connection)
         else:
+            response.close()
             connection.http.close()
         return response.status, answer_headers, excerpt
 
@@ -250,14 +258,22 @@ def _set_timeout(sock: socket.socket | None, deadline: float) -> None:
 
 
 def _read_answer(
-    response: http.client.HTTPResponse, sock: socket.socket | None, deadline: float
+    response: http.client.HTTPResponse, connection: http.client.HTTPConnection, deadline: float
 ) -> tuple[str, bool]:
-    """The first 4 KB of the answer as text, and whether the whole answer was read."""
+    """The first 4 KB of the answer as text, and whether the whole answer was read (so the
+    connection may carry the next request). Never raises: the answer's status is known."""
+    # http.client hands a closing connection's socket to the response (HTTPConnection.sock
+    # is then None); the response reads through its own file object, whose socket is the
+    # one to give the remaining time to.
+    sock = _response_socket(response) or connection.sock
     kept = bytearray()
     total = 0
     while True:
-        _set_timeout(sock, deadline)
-        chunk = response.read1(16 * 1024)
+        try:
+            _set_timeout(sock, deadline)
+            chunk = response.read1(16 * 1024)
+        except (TimeoutError, http.client.HTTPException, OSError, ValueError):
+            return kept.decode("utf-8", errors="replace"), False
         if not chunk:
             return kept.decode("utf-8", errors="replace"), True
         total += len(chunk)
@@ -267,11 +283,25 @@ def _read_answer(
             return kept.decode("utf-8", errors="replace"), False
 
 
+def _response_socket(response: http.client.HTTPResponse) -> socket.socket | None:
+    raw = getattr(response.fp, "raw", None)  # socket.SocketIO under the buffered reader
+    sock = getattr(raw, "_sock", None)
+    return sock if isinstance(sock, socket.socket) else None
+
+
 def _elapsed_ms(started: float) -> int:
     return int((time.monotonic() - started) * 1000)
 
 
+@lru_cache(maxsize=1024)
+def _destination(url: str, local_dev: bool) -> Destination:
+    """A URL's checked form, once per warm container (its addresses are checked at every
+    connect, in _open); a refused URL raises every time, as it is not cached."""
+    return parse_destination(url, local_dev=local_dev)
+
+
 @cache
-def outbound_client() -> OutboundClient:
-    """One client (and its kept-alive connections) per warm container."""
-    return OutboundClient()
+def outbound_client(lane: Lane = Lane.MAIN) -> OutboundClient:
+    """One client (and its kept-alive connections) per lane per warm container."""
+    connect, total = LANE_TIMEOUTS[lane]
+    return OutboundClient(connect_timeout=connect, total_timeout=total)
