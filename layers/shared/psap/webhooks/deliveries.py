@@ -12,7 +12,7 @@ from datetime import datetime
 from pydantic import Field
 
 from psap.config import webhook_queue_url
-from psap.errors import InvalidInput, NotFound
+from psap.errors import InvalidField, NotFound
 from psap.models import WireModel
 from psap.observability import logger
 from psap.storage.sqs import send_message, send_messages
@@ -102,15 +102,21 @@ def replay(table: str, tenant_id: int, delivery_id: str, now: datetime) -> Deliv
 
 
 def recover(
-    table: str, tenant_id: int, connector_id: str, since: datetime, now: datetime
+    table: str,
+    tenant_id: int,
+    connector_id: str,
+    since: datetime,
+    now: datetime,
+    limit: int = RECOVER_LIMIT,
 ) -> list[str]:
-    """Re-arms every dead-letter delivery of a connector that died at or after `since`."""
+    """Re-arms every dead-letter delivery of a connector that died at or after `since`, at
+    most `limit` of them (a recovered one leaves the dead-letter list: call again for more)."""
     if since > now:
-        raise InvalidInput("'since' is in the future")
+        raise InvalidField("since", "is in the future")
     store.get_connector(table, tenant_id, connector_id)
     recovered: list[str] = []
     for delivery_id in store.dead_since(table, tenant_id, connector_id, since):
-        if len(recovered) >= RECOVER_LIMIT:
+        if len(recovered) >= limit:
             break
         try:
             replay(table, tenant_id, delivery_id, now)
