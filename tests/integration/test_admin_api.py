@@ -823,7 +823,7 @@ def test_no_secret_appears_after_the_response_that_creates_it(
         )
         admin.call("POST", "/connectors/{connectorId}/disable", path=path)
     finally:
-        logger.removeHandler(kept)
+        logger._logger.removeHandler(kept)  # Powertools delegates addHandler only
         logger.setLevel("WARNING")
     secrets = {
         created.body["signingSecret"],
