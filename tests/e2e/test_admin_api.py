@@ -46,6 +46,10 @@ class CadEndpoint:
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
+            # Keep-alive HTTP/1.1, as CAD web servers answer. (An HTTP/1.0 answer fails in
+            # the transport today; issue 13 owns that.)
+            protocol_version = "HTTP/1.1"
+
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 endpoint.requests.append((dict(self.headers), body))
