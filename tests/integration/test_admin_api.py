@@ -499,6 +499,7 @@ def test_the_delivery_log_pages_newest_first_with_a_cursor_and_filters(
     assert listed(eventType="incident.updated") == [ids[9], ids[6], ids[3], ids[0]]
     since = clock.format_timestamp(start + timedelta(seconds=8))
     assert listed(since=since) == list(reversed(ids[8:]))
+    assert listed(since=since.removesuffix("Z")) == list(reversed(ids[8:]))  # no offset: UTC
     # And filters combine with the cursor
     first = admin.call(
         "GET",

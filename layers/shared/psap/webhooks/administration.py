@@ -12,7 +12,7 @@ import base64
 import binascii
 import re
 import uuid
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from psap.clock import parse_timestamp
 from psap.config import webhook_local_dev_allowed
@@ -173,6 +173,8 @@ def delivery_log(
         known = ", ".join(kind.value for kind in UpdateKind)
         raise InvalidParameter("eventType", f"unknown event type; known: {known}")
     before = decode_cursor(cursor) if cursor else None
+    if since is not None and since.tzinfo is None:
+        since = since.replace(tzinfo=UTC)  # a time without an offset is UTC, as everywhere
     store.get_connector(table, tenant_id, connector_id)  # 404 for another tenant's connector
     found: list[Delivery] = []
     examined = 0
