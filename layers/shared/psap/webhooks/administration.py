@@ -3,9 +3,10 @@
 
 The connector rules themselves (URL and SSRF checks, event types, the bearer credential,
 secrets shown once) live in psap.webhooks.connectors and psap.webhooks.deliveries; this
-module adds what both front doors need around them: the views that never carry a secret,
-the delivery log's filters and cursor, bounded attempt excerpts, the rotation rate limit and
-the test event.
+module adds what both front doors need around them: the delivery log's filters and cursor,
+bounded attempt excerpts, the rotation rate limit, the local-dev allowance and the test
+event. The wire shapes (none of which can carry a secret after its creation) are in
+psap.webhooks.admin_models.
 """
 
 import base64
