@@ -21,8 +21,8 @@ from psap.config import auth_table, cad_table
 from psap.http.operations import OPERATIONS
 from psap.observability import logger
 from psap.storage.dynamodb import dynamodb
+from psap.webhooks import administration, store
 from psap.webhooks import secrets as vault
-from psap.webhooks import store
 from psap.webhooks.administration import ROTATION_RATE
 from psap.webhooks.catalogue import IncidentUpdated, UpdateKind
 from psap.webhooks.deliveries import emit_update
@@ -852,3 +852,37 @@ def test_no_secret_appears_after_the_response_that_creates_it(
             assert secret not in text, f"a secret leaked into {place}"
     # And what the CAD received carried the new bearer
     assert receiver.requests[0].headers["Authorization"] == f"Bearer {new_bearer}"
+
+
+def test_a_selective_filter_on_a_large_log_reads_a_bounded_number_of_items(
+    admin: AdminApi, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a log of 60 deliveries, none FAILED, and a request bound of 25 examined
+    monkeypatch.setattr(administration, "LOG_EXAMINE_MAX", 25)
+    path = connector_path(new_connector(admin))
+    for index in range(60):
+        _emit(admin.tenant, path["connectorId"], UpdateKind.CONNECTOR_TEST, f"bulk-{index}")
+    read: list[int] = []
+
+    def count(parsed: dict[str, Any], **_: Any) -> None:
+        read.append(len(parsed.get("Items", [])))
+        read.extend(len(items) for items in parsed.get("Responses", {}).values())
+
+    client = dynamodb()
+    client.meta.events.register("after-call.dynamodb.Query", count)
+    client.meta.events.register("after-call.dynamodb.BatchGetItem", count)
+    # When a filter that matches nothing is read page by page
+    pages, cursor = 0, None
+    while True:
+        query = {"status": "FAILED", "limit": "10", **({"cursor": cursor} if cursor else {})}
+        before = sum(read)
+        page = admin.call("GET", "/connectors/{connectorId}/deliveries", path=path, query=query)
+        # Then each request reads at most the bound (pointers and deliveries) plus the connector
+        assert sum(read) - before <= 2 * 25 + 1
+        assert page.body["items"] == []
+        pages += 1
+        cursor = page.body["nextCursor"]
+        if cursor is None:
+            break
+    # And the cursor walks the whole log in bounded steps
+    assert pages == 3
