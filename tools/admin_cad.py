@@ -7,7 +7,8 @@
     connector disable|enable --tenant 1 --connector con-...
     connector rotate-secret --tenant 1 --connector con-... [--overlap-hours 24]
     connector test --tenant 1 --connector con-...          # sends a connector.test update
-    connector deliveries --tenant 1 --connector con-... [--dead] [--limit 20]
+    connector deliveries --tenant 1 --connector con-... [--dead] [--limit 20] \\
+        [--status FAILED] [--event-type incident.accepted] [--since <ts>] [--cursor ...]
     connector delivery --tenant 1 --delivery dlv-...         # with every attempt
     connector replay --tenant 1 --delivery dlv-...           # same id, same body
     connector recover --tenant 1 --connector con-... --since 2026-11-23T00:00:00Z

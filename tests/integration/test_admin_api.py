@@ -17,7 +17,7 @@ from psap import clock
 from psap.auth import store as auth_store
 from psap.auth.issuing import AUTHORIZER_CACHE_SECONDS, ISSUE_RATE
 from psap.auth.tokens import token_hash
-from psap.config import auth_table, cad_table
+from psap.config import auth_table, cad_table, knowledge_table
 from psap.http.operations import OPERATIONS
 from psap.observability import logger
 from psap.storage.dynamodb import dynamodb
@@ -38,6 +38,7 @@ from tests.integration.cad_support import (
     drain,
     receiver,
 )
+from tools.admin import main as admin_cli
 
 __all__ = ["admin", "admin_env", "cad", "cad_aws", "receiver"]
 
@@ -886,3 +887,37 @@ def test_a_selective_filter_on_a_large_log_reads_a_bounded_number_of_items(
             break
     # And the cursor walks the whole log in bounded steps
     assert pages == 3
+
+
+def test_the_cli_and_the_api_apply_the_same_delivery_log_rules(
+    admin: AdminApi, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given a connector with one incident.updated delivery among tests
+    connector_id = connector_path(new_connector(admin))["connectorId"]
+    wanted = _emit(admin.tenant, connector_id, UpdateKind.INCIDENT_UPDATED, "u")
+    _emit(admin.tenant, connector_id, UpdateKind.CONNECTOR_TEST, "t")
+    tables = ["--auth-table", auth_table(), "--knowledge-table", knowledge_table()]
+    listing = ["connector", "deliveries", "--tenant", str(admin.tenant)]
+    listing += ["--connector", connector_id]
+    capsys.readouterr()
+    # When the operator's CLI filters the same log
+    assert admin_cli([*tables, *listing, "--event-type", "incident.updated"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    # Then it finds what the API finds
+    api = admin.call(
+        "GET",
+        "/connectors/{connectorId}/deliveries",
+        path={"connectorId": connector_id},
+        query={"eventType": "incident.updated"},
+    )
+    assert [line.split("\t")[0] for line in lines] == [wanted]
+    assert [item["deliveryId"] for item in api.body["items"]] == [wanted]
+    # And refuses what the API refuses, with the same words
+    assert admin_cli([*tables, *listing, "--cursor", "bm90LWEtY3Vyc29y"]) == 2
+    refused = admin.call(
+        "GET",
+        "/connectors/{connectorId}/deliveries",
+        path={"connectorId": connector_id},
+        query={"cursor": "bm90LWEtY3Vyc29y"},
+    )
+    assert refused.body["info"] in capsys.readouterr().err
