@@ -921,3 +921,10 @@ def test_the_cli_and_the_api_apply_the_same_delivery_log_rules(
         query={"cursor": "bm90LWEtY3Vyc29y"},
     )
     assert refused.body["info"] in capsys.readouterr().err
+
+
+def test_an_oversized_admin_body_is_413_before_it_is_parsed(admin: AdminApi) -> None:
+    body = {"name": "Riverside CAD", "url": PUBLIC_URL, "bearerCredential": "t" * 20_000}
+    reply = admin.call("POST", "/connectors", body=body)
+    assert reply.status == 413 and reply.body["reason"] == "PAYLOAD_TOO_LARGE"
+    assert cad_items() == [] and secret_names() == []
