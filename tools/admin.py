@@ -21,16 +21,14 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
-from psap.auth import store
+from psap.auth import issuing, store
 from psap.auth.credentials import CredentialKind
-from psap.auth.permissions import Permission
 from psap.clock import format_timestamp, utc_now
 from psap.config import auth_table, knowledge_table
 from psap.errors import DomainError, StoreUnavailable
@@ -48,17 +46,6 @@ STATE_FILE = ROOT / ".local" / "stack.json"
 
 class UsageError(Exception):
     """A wrong or missing argument the user can fix; printed without a traceback."""
-
-
-def _permissions(text: str) -> frozenset[Permission]:
-    names = [name.strip().upper() for name in text.split(",") if name.strip()]
-    known = {permission.value for permission in Permission}
-    unknown = [name for name in names if name not in known]
-    if unknown:
-        raise UsageError(
-            f"unknown permission(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
-        )
-    return frozenset(Permission(name) for name in names)
 
 
 def configure_target(arguments: argparse.Namespace) -> None:
@@ -122,18 +109,17 @@ def tenant_list(arguments: argparse.Namespace) -> None:
 
 
 def credential_issue(arguments: argparse.Namespace) -> None:
-    expires = None
-    if arguments.expires_in_days is not None:
-        if arguments.expires_in_days <= 0:
-            raise UsageError("--expires-in-days must be a positive number of days")
-        expires = utc_now() + timedelta(days=arguments.expires_in_days)
-    issued = store.issue_credential(
+    # The operator's tool: no grant check and no rate limit (psap.auth.issuing says why).
+    issued = issuing.issue(
         auth_table(),
         arguments.tenant,
-        CredentialKind(arguments.kind),
-        _permissions(arguments.permissions or ""),
-        arguments.label,
-        expires,
+        issuing.CredentialRequest(
+            kind=CredentialKind(arguments.kind),
+            permissions=issuing.parse_permissions((arguments.permissions or "").split(",")),
+            label=arguments.label,
+            expires_in_days=arguments.expires_in_days,
+        ),
+        utc_now(),
     )
     credential = issued.credential
     print(
@@ -156,11 +142,8 @@ def credential_list(arguments: argparse.Namespace) -> None:
 
 
 def credential_revoke(arguments: argparse.Namespace) -> None:
-    credential = store.revoke_credential(auth_table(), arguments.tenant, arguments.credential)
-    print(
-        f"revoked {credential.credential_id}; API Gateway may keep accepting it for up to "
-        "300 s (its authorizer cache)"
-    )
+    credential = issuing.revoke(auth_table(), arguments.tenant, arguments.credential)
+    print(issuing.revocation_notice(credential))
 
 
 def knowledge_add(arguments: argparse.Namespace) -> None:

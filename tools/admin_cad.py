@@ -8,7 +8,8 @@
     connector rotate-secret --tenant 1 --connector con-... [--activate-in-hours 24]
         [--overlap-hours 24]                                 # docs/webhooks.md, rotation
     connector test --tenant 1 --connector con-...          # sends a connector.test update
-    connector deliveries --tenant 1 --connector con-... [--dead] [--limit 20]
+    connector deliveries --tenant 1 --connector con-... [--dead] [--limit 20] \\
+        [--status FAILED] [--event-type incident.accepted] [--since <ts>] [--cursor ...]
     connector delivery --tenant 1 --delivery dlv-...         # with every attempt
     connector replay --tenant 1 --delivery dlv-...           # same id, same body
     connector recover --tenant 1 --connector con-... --since 2026-11-23T00:00:00Z
@@ -29,17 +30,15 @@ from typing import Any
 from psap.clock import format_timestamp, parse_timestamp, utc_now
 from psap.config import cad_table
 from psap.errors import InvalidInput
-from psap.webhooks import store
-from psap.webhooks.catalogue import ConnectorTest, UpdateKind
+from psap.webhooks import administration, store
 from psap.webhooks.connectors import (
     DEFAULT_OVERLAP,
     ConnectorWithSecret,
     create_connector,
-    rotate_secret,
     update_connector,
 )
-from psap.webhooks.deliveries import delivery_with_attempts, emit_update, recover, replay
-from psap.webhooks.models import Connector, ConnectorStatus, Delivery
+from psap.webhooks.deliveries import recover, replay
+from psap.webhooks.models import Connector, ConnectorStatus, Delivery, DeliveryStatus
 from psap.webhooks.signing import SigningProfile
 
 
@@ -141,7 +140,7 @@ def connector_rotate(arguments: argparse.Namespace) -> None:
     now = utc_now()
     lead = timedelta(hours=arguments.activate_in_hours)
     overlap = timedelta(hours=arguments.overlap_hours)
-    rotated = rotate_secret(
+    rotated = administration.rotate(
         cad_table(), arguments.tenant, arguments.connector, overlap, now, lead=lead
     )
     activation = now + lead
@@ -153,17 +152,8 @@ def connector_rotate(arguments: argparse.Namespace) -> None:
 
 
 def connector_test(arguments: argparse.Namespace) -> None:
-    connector = store.get_connector(cad_table(), arguments.tenant, arguments.connector)
-    now = utc_now()
-    (delivery_id,) = emit_update(
-        cad_table(),
-        arguments.tenant,
-        UpdateKind.CONNECTOR_TEST,
-        ConnectorTest(connector_id=connector.connector_id, message="test delivery"),
-        seed=f"test#{now.isoformat()}",
-        subject=None,
-        now=now,
-        only_connector=connector,
+    delivery_id = administration.send_test(
+        cad_table(), arguments.tenant, arguments.connector, utc_now()
     )
     print(f"queued {delivery_id}; see it with: connector delivery --delivery {delivery_id}")
 
@@ -178,18 +168,33 @@ def _delivery_line(delivery: Delivery) -> str:
 
 
 def connector_deliveries(arguments: argparse.Namespace) -> None:
-    listing = store.list_dead if arguments.dead else store.list_deliveries
-    deliveries, cursor = listing(
-        cad_table(), arguments.tenant, arguments.connector, arguments.limit, arguments.before
-    )
+    if arguments.dead:
+        deliveries, before = store.list_dead(
+            cad_table(), arguments.tenant, arguments.connector, arguments.limit, arguments.before
+        )
+        more = f"--dead --before '{before}'" if before else None
+    else:
+        deliveries, cursor = administration.delivery_log(
+            cad_table(),
+            arguments.tenant,
+            arguments.connector,
+            limit=arguments.limit,
+            cursor=arguments.cursor,
+            status=DeliveryStatus(arguments.status) if arguments.status else None,
+            event_type=arguments.event_type,
+            since=administration.parse_since(arguments.since) if arguments.since else None,
+        )
+        more = f"--cursor {cursor}" if cursor else None
     for delivery in deliveries:
         print(_delivery_line(delivery))
-    if cursor:
-        print(f"more: --before '{cursor}'")
+    if more:
+        print(f"more: {more}")
 
 
 def connector_delivery(arguments: argparse.Namespace) -> None:
-    delivery, attempts = delivery_with_attempts(cad_table(), arguments.tenant, arguments.delivery)
+    delivery, attempts = administration.delivery_detail(
+        cad_table(), arguments.tenant, arguments.delivery
+    )
     _print_json(
         {
             **delivery.model_dump(mode="json", by_alias=True),
@@ -205,10 +210,7 @@ def connector_replay(arguments: argparse.Namespace) -> None:
 
 
 def connector_recover(arguments: argparse.Namespace) -> None:
-    try:
-        since = parse_timestamp(arguments.since)
-    except ValueError as error:
-        raise InvalidInput(f"--since: {error}") from error
+    since = administration.parse_since(arguments.since)
     recovered = recover(cad_table(), arguments.tenant, arguments.connector, since, utc_now())
     for delivery_id in recovered:
         print(delivery_id)
@@ -300,7 +302,11 @@ def _add_delivery_commands(actions: Any) -> None:
     _connector(deliveries)
     deliveries.add_argument("--dead", action="store_true", help="dead-letter deliveries only")
     deliveries.add_argument("--limit", type=int, default=20)
-    deliveries.add_argument("--before", help="the cursor a previous page printed")
+    deliveries.add_argument("--before", help="with --dead: the position a previous page printed")
+    deliveries.add_argument("--cursor", help="the cursor a previous page printed")
+    deliveries.add_argument("--status", choices=[status.value for status in DeliveryStatus])
+    deliveries.add_argument("--event-type", help="e.g. incident.accepted")
+    deliveries.add_argument("--since", help="created at or after, ISO 8601")
     deliveries.set_defaults(run=connector_deliveries)
 
     delivery = actions.add_parser("delivery", help="one delivery with every attempt")

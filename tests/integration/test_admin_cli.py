@@ -90,7 +90,7 @@ def test_issue_list_and_revoke_a_credential(aws: None, capsys: Any) -> None:
                 "--label",
                 "x",
             ),
-            "A cad credential carries no data-interface permissions",
+            "a cad credential carries no data-interface permissions",
         ),
         (
             (
@@ -105,7 +105,7 @@ def test_issue_list_and_revoke_a_credential(aws: None, capsys: Any) -> None:
                 "--expires-in-days",
                 "0",
             ),
-            "--expires-in-days must be a positive number",
+            "a whole number of days from 1 to 3650",
         ),
         (("tenant", "create", "--name", "  "), "A tenant needs a non-empty name"),
         (

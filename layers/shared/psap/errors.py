@@ -26,6 +26,24 @@ class InvalidParameter(InvalidInput):
         self.parameter = parameter
 
 
+class InvalidField(InvalidInput):
+    """A request body field is wrong; `info` names the field as the client spells it."""
+
+    def __init__(self, field: str, problem: str) -> None:
+        super().__init__(f"Invalid field '{field}': {problem}")
+        self.field = field
+
+
+class RateLimited(DomainError):
+    """Too many sensitive operations of one kind in the current window (429)."""
+
+    reason = "RATE_LIMITED"
+
+    def __init__(self, info: str, retry_after_seconds: int) -> None:
+        super().__init__(info)
+        self.retry_after_seconds = retry_after_seconds
+
+
 class NotFound(DomainError):
     """The resource does not exist for this tenant (another tenant's ids look the same)."""
 

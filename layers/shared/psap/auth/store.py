@@ -6,6 +6,7 @@ The request path never comes here: the authorizer reads one lookup item by token
 import secrets
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -182,6 +183,28 @@ def list_credentials(table: str, tenant_id: int) -> list[Credential]:
     for page in pages:
         credentials.extend(credential_from_attributes(from_item(raw)) for raw in page["Items"])
     return credentials
+
+
+def credential_page(
+    table: str, tenant_id: int, limit: int, after: str | None
+) -> tuple[list[Credential], str | None]:
+    """One page of a tenant's credentials by id: one Query of at most `limit` items. The
+    second value is the last id of the page when more may follow."""
+    request: dict[str, Any] = {
+        "TableName": table,
+        "KeyConditionExpression": "pk = :t AND begins_with(sk, :c)",
+        "ExpressionAttributeValues": {":t": {"S": f"TENANT#{tenant_id}"}, ":c": {"S": "CRED#"}},
+        "Limit": limit,
+    }
+    if after is not None:
+        request["ExclusiveStartKey"] = listing_key(tenant_id, after)
+    try:
+        answer = dynamodb().query(**request)
+    except (ClientError, BotoCoreError) as error:
+        raise StoreUnavailable(f"credential listing failed: {error}") from error
+    credentials = [credential_from_attributes(from_item(raw)) for raw in answer.get("Items", [])]
+    more = "LastEvaluatedKey" in answer and credentials
+    return credentials, credentials[-1].credential_id if more else None
 
 
 def revoke_credential(table: str, tenant_id: int, credential_id: str) -> Credential:

@@ -20,6 +20,7 @@ from psap.errors import (
     NotFound,
     PayloadTooLarge,
     PermissionDenied,
+    RateLimited,
     StoreUnavailable,
     UnsupportedMediaType,
 )
@@ -34,6 +35,7 @@ _STATUS_BY_ERROR: tuple[tuple[type[DomainError], int], ...] = (
     (PayloadTooLarge, 413),
     (UnsupportedMediaType, 415),
     (IdempotencyKeyReused, 422),
+    (RateLimited, 429),
 )
 
 
@@ -82,7 +84,10 @@ def install_error_handlers(app: APIGatewayRestResolver) -> None:
 
     @app.exception_handler(DomainError)
     def domain_error(error: DomainError) -> Response[str]:
-        return error_response(status_for(error), error.info, error.reason)
+        answer = error_response(status_for(error), error.info, error.reason)
+        if isinstance(error, RateLimited):
+            answer.headers["Retry-After"] = str(error.retry_after_seconds)
+        return answer
 
     @app.exception_handler(StoreUnavailable)
     def store_unavailable(error: StoreUnavailable) -> Response[str]:

@@ -14,6 +14,7 @@ from psap.media.limits import MAX_UPLOAD_BODY_BYTES
 
 P = Permission
 KNOWLEDGE_BODY_LIMIT = 1_048_576  # bytes of a knowledge create or append body
+ADMIN_BODY_LIMIT = 16_384  # bytes of a tenant admin request body (a URL, a token, a list)
 
 
 @dataclass(frozen=True)
@@ -112,6 +113,46 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ),
     ("GET", "/api/v1/external/incidents/uploads/{uploadId}"): Operation(
         "getIncidentUpload", (P.MANAGE_EVENTS,)
+    ),
+    # Tenant admin API (issue 18): connectors, their delivery log and credentials, Admin only.
+    ("POST", "/api/v1/external/admin/connectors"): Operation(
+        "createConnector", (P.ADMIN,), max_body_bytes=ADMIN_BODY_LIMIT
+    ),
+    ("GET", "/api/v1/external/admin/connectors"): Operation("listConnectors", (P.ADMIN,)),
+    ("GET", "/api/v1/external/admin/connectors/{connectorId}"): Operation(
+        "getConnector", (P.ADMIN,)
+    ),
+    ("PATCH", "/api/v1/external/admin/connectors/{connectorId}"): Operation(
+        "updateConnector", (P.ADMIN,), max_body_bytes=ADMIN_BODY_LIMIT
+    ),
+    ("POST", "/api/v1/external/admin/connectors/{connectorId}/disable"): Operation(
+        "disableConnector", (P.ADMIN,)
+    ),
+    ("POST", "/api/v1/external/admin/connectors/{connectorId}/enable"): Operation(
+        "enableConnector", (P.ADMIN,)
+    ),
+    ("POST", "/api/v1/external/admin/connectors/{connectorId}/rotate-secret"): Operation(
+        "rotateConnectorSecret", (P.ADMIN,), max_body_bytes=ADMIN_BODY_LIMIT
+    ),
+    ("POST", "/api/v1/external/admin/connectors/{connectorId}/test"): Operation(
+        "testConnector", (P.ADMIN,)
+    ),
+    ("GET", "/api/v1/external/admin/connectors/{connectorId}/deliveries"): Operation(
+        "listDeliveries", (P.ADMIN,)
+    ),
+    ("POST", "/api/v1/external/admin/connectors/{connectorId}/deliveries/recover"): Operation(
+        "recoverDeliveries", (P.ADMIN,), max_body_bytes=ADMIN_BODY_LIMIT
+    ),
+    ("GET", "/api/v1/external/admin/deliveries/{deliveryId}"): Operation("getDelivery", (P.ADMIN,)),
+    ("POST", "/api/v1/external/admin/deliveries/{deliveryId}/replay"): Operation(
+        "replayDelivery", (P.ADMIN,)
+    ),
+    ("POST", "/api/v1/external/admin/credentials"): Operation(
+        "issueCredential", (P.ADMIN,), max_body_bytes=ADMIN_BODY_LIMIT
+    ),
+    ("GET", "/api/v1/external/admin/credentials"): Operation("listCredentials", (P.ADMIN,)),
+    ("POST", "/api/v1/external/admin/credentials/{credentialId}/revoke"): Operation(
+        "revokeCredential", (P.ADMIN,)
     ),
     # CAD intake: a `cad` credential, no data permissions; the envelope's tenantId
     # cross-check (403) is made by psap.cad.intake.

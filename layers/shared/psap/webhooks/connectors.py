@@ -11,7 +11,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from psap.errors import InvalidInput, StoreUnavailable
+from psap.errors import InvalidField, StoreUnavailable
 from psap.webhooks import secrets as vault
 from psap.webhooks import store
 from psap.webhooks.addresses import UnsafeDestination, parse_destination
@@ -25,6 +25,9 @@ MAX_OVERLAP = timedelta(days=30)
 MAX_LEAD = timedelta(days=30)
 _MAX_NAME = 200
 _MAX_URL = 2048
+MAX_NAME = _MAX_NAME
+MAX_URL = _MAX_URL
+MAX_BEARER = 4096  # characters of the CAD-issued bearer credential
 
 
 @dataclass(frozen=True)
@@ -36,11 +39,11 @@ class ConnectorWithSecret:
 def _check_url(url: str, local_dev: bool) -> str:
     url = url.strip()
     if len(url) > _MAX_URL:
-        raise InvalidInput(f"The URL is longer than {_MAX_URL} characters")
+        raise InvalidField("url", f"longer than {_MAX_URL} characters")
     try:
         parse_destination(url, local_dev=local_dev)
     except UnsafeDestination as error:
-        raise InvalidInput(f"The connector URL is refused: {error}") from error
+        raise InvalidField("url", f"the connector URL is refused: {error}") from error
     return url
 
 
@@ -50,17 +53,22 @@ def _check_event_types(event_types: list[str] | None) -> list[str] | None:
     known = {kind.value for kind in UpdateKind}
     unknown = sorted(set(event_types) - known)
     if unknown:
-        raise InvalidInput(
-            f"Unknown event type(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+        raise InvalidField(
+            "eventTypes",
+            f"unknown event type(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}",
         )
     return sorted(set(event_types))
 
 
 def _check_bearer(profile: SigningProfile, bearer: str | None) -> None:
     if profile is SigningProfile.BASELINE and not bearer:
-        raise InvalidInput("The baseline profile needs the bearer credential the CAD issued")
+        raise InvalidField(
+            "bearerCredential", "the baseline profile needs the bearer credential the CAD issued"
+        )
     if bearer is not None and (not bearer.strip() or any(c in bearer for c in "\r\n")):
-        raise InvalidInput("The bearer credential must be one line of text")
+        raise InvalidField("bearerCredential", "must be one line of text")
+    if bearer is not None and len(bearer) > MAX_BEARER:
+        raise InvalidField("bearerCredential", f"longer than {MAX_BEARER} characters")
 
 
 def create_connector(
@@ -77,7 +85,7 @@ def create_connector(
 ) -> ConnectorWithSecret:
     name = name.strip()
     if not name or len(name) > _MAX_NAME:
-        raise InvalidInput(f"A connector needs a name of 1 to {_MAX_NAME} characters")
+        raise InvalidField("name", f"a connector needs a name of 1 to {_MAX_NAME} characters")
     url = _check_url(url, local_dev)
     _check_bearer(profile, bearer_credential)
     connector_id = f"con-{secrets.token_hex(6)}"
@@ -129,7 +137,7 @@ def update_connector(
     changes: dict[str, object] = {"updated_at": now}
     if name is not None:
         if not name.strip() or len(name.strip()) > _MAX_NAME:
-            raise InvalidInput(f"A connector needs a name of 1 to {_MAX_NAME} characters")
+            raise InvalidField("name", f"a connector needs a name of 1 to {_MAX_NAME} characters")
         changes["name"] = name.strip()
     dev = current.local_dev if local_dev is None else local_dev
     changes["local_dev"] = dev
@@ -174,9 +182,9 @@ def rotate_secret(
 ) -> ConnectorWithSecret:
     """A new signing secret, signing from `now + lead`; the old one retires `overlap` later."""
     if overlap < timedelta(0) or overlap > MAX_OVERLAP:
-        raise InvalidInput(f"The overlap must be between 0 and {MAX_OVERLAP.days} days")
+        raise InvalidField("overlapHours", f"between 0 and {MAX_OVERLAP.days * 24} hours")
     if lead < timedelta(0) or lead > MAX_LEAD:
-        raise InvalidInput(f"The activation lead time must be between 0 and {MAX_LEAD.days} days")
+        raise InvalidField("activateInHours", f"between 0 and {MAX_LEAD.days * 24} hours")
     connector = store.get_connector(table, tenant_id, connector_id)
     current = vault.read_secret(connector.secret_name, fresh=True)
     rotated, raw = current.rotated(now, overlap, lead)

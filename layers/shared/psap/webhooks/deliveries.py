@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from pydantic import Field
 
 from psap.config import required_env, webhook_queue_url
-from psap.errors import Conflict, InvalidInput, NotFound
+from psap.errors import Conflict, InvalidField, NotFound
 from psap.models import WireModel
 from psap.observability import logger
 from psap.storage.sqs import send_message, send_messages
@@ -202,31 +202,37 @@ def _enqueue_in_order(tenant_id: int, deliveries: list[Delivery]) -> None:
 
 
 def recover(
-    table: str, tenant_id: int, connector_id: str, since: datetime, now: datetime
+    table: str,
+    tenant_id: int,
+    connector_id: str,
+    since: datetime,
+    now: datetime,
+    limit: int = RECOVER_LIMIT,
 ) -> list[str]:
     """Sends again every dead-letter delivery of a connector that died at or after `since`,
-    and every held one created since then, oldest first. The connector must be active."""
+    and every held one created since then, oldest first, at most `limit` of them (a
+    recovered one leaves its list: call again for more). The connector must be active."""
     if since > now:
-        raise InvalidInput("'since' is in the future")
+        raise InvalidField("since", "is in the future")
     connector = store.get_connector(table, tenant_id, connector_id)
     if not connector.active:
         raise Conflict(f"Connector {connector_id} is disabled; enable it first")
     rearmed: list[Delivery] = []
     for delivery_id in store.dead_since(table, tenant_id, connector_id, since):
-        if len(rearmed) >= RECOVER_LIMIT:
+        if len(rearmed) >= limit:
             break
         try:
             rearmed.append(store.rearm(table, tenant_id, delivery_id, now))
         except NotFound:
             continue
-    while len(rearmed) < RECOVER_LIMIT:
+    while len(rearmed) < limit:
         page = _rearm_held(
             table,
             tenant_id,
             connector_id,
             now,
             since,
-            min(_RELEASE_PAGE, RECOVER_LIMIT - len(rearmed)),
+            min(_RELEASE_PAGE, limit - len(rearmed)),
         )
         if page is None:
             break

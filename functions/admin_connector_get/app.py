@@ -1,0 +1,29 @@
+"""GET /api/v1/external/admin/connectors/{connectorId}: one CAD connector."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.openapi.params import Path
+
+from psap.config import cad_table
+from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.webhooks import openapi_text as text
+from psap.webhooks import store
+from psap.webhooks.admin_models import ConnectorView
+
+app = create_resolver()
+
+
+@app.get(
+    "/api/v1/external/admin/connectors/<connectorId>",
+    summary="Read a CAD connector",
+    operation_id="getConnector",
+    tags=[text.TAG_CONNECTORS],
+)
+def connector(
+    connector_id: Annotated[str, Path(alias="connectorId", max_length=64)],
+) -> ConnectorView:
+    tenant_id = current_principal(app).tenant_id
+    return ConnectorView.of(store.get_connector(cad_table(), tenant_id, connector_id))
+
+
+handler = lambda_handler(app)

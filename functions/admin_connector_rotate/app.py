@@ -1,0 +1,40 @@
+"""POST /api/v1/external/admin/connectors/{connectorId}/rotate-secret: a new signing secret."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+
+from psap.audit.changes import note_change
+from psap.clock import utc_now
+from psap.config import cad_table
+from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.webhooks import openapi_text as text
+from psap.webhooks.admin_models import ConnectorView, RotatedSecretView, RotateSecretBody
+from psap.webhooks.administration import rotate
+
+app = create_resolver()
+
+
+@app.post(
+    "/api/v1/external/admin/connectors/<connectorId>/rotate-secret",
+    summary="Rotate a connector's signing secret (the new one is shown once)",
+    description=text.ROTATE_SECRET,
+    operation_id="rotateConnectorSecret",
+    tags=[text.TAG_CONNECTORS],
+    responses=text.RATE_LIMITED,
+)
+def rotate_secret(
+    connector_id: Annotated[str, Path(alias="connectorId", max_length=64)],
+    body: Annotated[RotateSecretBody, Body()],
+) -> RotatedSecretView:
+    tenant_id, now = current_principal(app).tenant_id, utc_now()
+    rotated = rotate(cad_table(), tenant_id, connector_id, body.overlap, now, rate_limited=True)
+    note_change("connectorSecret", connector_id, "UPDATED")
+    return RotatedSecretView(
+        connector=ConnectorView.of(rotated.connector),
+        signing_secret=rotated.signing_secret,
+        previous_secrets_retire_at=now + body.overlap,
+    )
+
+
+handler = lambda_handler(app)

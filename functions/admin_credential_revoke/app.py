@@ -1,0 +1,31 @@
+"""POST /api/v1/external/admin/credentials/{credentialId}/revoke: revoke a credential."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.openapi.params import Path
+
+from psap.audit.changes import note_change
+from psap.auth import openapi_text as text
+from psap.auth.issuing import CredentialView, RevokedCredentialView, revoke
+from psap.config import auth_table
+from psap.http.resolver import create_resolver, current_principal, lambda_handler
+
+app = create_resolver()
+
+
+@app.post(
+    "/api/v1/external/admin/credentials/<credentialId>/revoke",
+    summary="Revoke a credential",
+    description=text.REVOKE,
+    operation_id="revokeCredential",
+    tags=[text.TAG_CREDENTIALS],
+)
+def revoke_credential(
+    credential_id: Annotated[str, Path(alias="credentialId", max_length=64)],
+) -> RevokedCredentialView:
+    revoked = revoke(auth_table(), current_principal(app).tenant_id, credential_id)
+    note_change("credential", credential_id, "UPDATED")
+    return RevokedCredentialView(credential=CredentialView.of(revoked))
+
+
+handler = lambda_handler(app)

@@ -1,0 +1,47 @@
+"""GET /api/v1/external/admin/connectors/{connectorId}/deliveries: the delivery log."""
+
+from datetime import datetime
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+
+from psap.config import cad_table
+from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.webhooks import openapi_text as text
+from psap.webhooks.admin_models import DeliveryPage, DeliveryView
+from psap.webhooks.administration import LOG_PAGE_DEFAULT, LOG_PAGE_MAX, delivery_log
+from psap.webhooks.catalogue import UpdateKind
+from psap.webhooks.models import DeliveryStatus
+
+app = create_resolver()
+
+
+@app.get(
+    "/api/v1/external/admin/connectors/<connectorId>/deliveries",
+    summary="List a connector's deliveries",
+    description=text.LIST_DELIVERIES,
+    operation_id="listDeliveries",
+    tags=[text.TAG_DELIVERIES],
+)
+def deliveries(
+    connector_id: Annotated[str, Path(alias="connectorId", max_length=64)],
+    status: Annotated[DeliveryStatus | None, Query()] = None,
+    event_type: Annotated[UpdateKind | None, Query(alias="eventType")] = None,
+    since: Annotated[datetime | None, Query(description="Created at or after (<ts>)")] = None,
+    limit: Annotated[int, Query(ge=1, le=LOG_PAGE_MAX)] = LOG_PAGE_DEFAULT,
+    cursor: Annotated[str | None, Query(max_length=200)] = None,
+) -> DeliveryPage:
+    found, next_cursor = delivery_log(
+        cad_table(),
+        current_principal(app).tenant_id,
+        connector_id,
+        limit=limit,
+        cursor=cursor,
+        status=status,
+        event_type=event_type.value if event_type else None,
+        since=since,
+    )
+    return DeliveryPage(items=[DeliveryView.of(d) for d in found], next_cursor=next_cursor)
+
+
+handler = lambda_handler(app)

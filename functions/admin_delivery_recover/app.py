@@ -1,0 +1,44 @@
+"""POST /api/v1/external/admin/connectors/{connectorId}/deliveries/recover: re-send the
+dead-letter deliveries since a time."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+
+from psap.audit.changes import note_change
+from psap.clock import utc_now
+from psap.config import cad_table
+from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.webhooks import openapi_text as text
+from psap.webhooks.admin_models import RecoverBody, RecoveredView
+from psap.webhooks.administration import API_RECOVER_LIMIT, recover_since
+
+app = create_resolver()
+
+
+@app.post(
+    "/api/v1/external/admin/connectors/<connectorId>/deliveries/recover",
+    summary="Recover dead-letter deliveries since a time",
+    description=text.RECOVER,
+    operation_id="recoverDeliveries",
+    tags=[text.TAG_DELIVERIES],
+    status_code=202,
+)
+def recover(
+    connector_id: Annotated[str, Path(alias="connectorId", max_length=64)],
+    body: Annotated[RecoverBody, Body()],
+) -> Response[str]:
+    tenant_id = current_principal(app).tenant_id
+    recovered = recover_since(
+        cad_table(), tenant_id, connector_id, body.since, utc_now(), API_RECOVER_LIMIT
+    )
+    for delivery_id in recovered:
+        note_change("delivery", delivery_id, "UPDATED")
+    shown = RecoveredView(delivery_ids=recovered, more=len(recovered) >= API_RECOVER_LIMIT)
+    return Response(
+        status_code=202, content_type="application/json", body=shown.model_dump_json(by_alias=True)
+    )
+
+
+handler = lambda_handler(app)

@@ -1,0 +1,216 @@
+"""Issuing, listing and revoking a tenant's credentials: the rules the admin CLI and the
+tenant admin API (/api/v1/external/admin/credentials) share.
+
+- Permissions are named by their wire names; an unknown name is refused, never dropped.
+- A `cad` key carries no data-interface permissions.
+- An expiry is a whole number of days in the future, at most MAX_EXPIRY_DAYS.
+- Over the API, an Admin grants only permissions its own credential holds (`granted_by`),
+  and issues at most ISSUE_RATE credentials per tenant per hour. The CLI is the operator's
+  tool (it holds AWS credentials to the tables anyway): it passes neither.
+- A token is returned once, by the issue call; afterwards only its hash exists.
+- A revoked token may still pass for AUTHORIZER_CACHE_SECONDS: API Gateway caches the
+  authorizer's answer per token (template.yaml, ReauthorizeEvery).
+"""
+
+import base64
+import binascii
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from pydantic import ConfigDict, Field
+
+from psap.auth import store
+from psap.auth.credentials import Credential, CredentialKind
+from psap.auth.permissions import Permission
+from psap.errors import InvalidField, InvalidParameter, NotFound, PermissionDenied
+from psap.models import Timestamp, WireModel
+from psap.storage.rate_limits import RateLimit, consume
+
+AUTHORIZER_CACHE_SECONDS = 300  # template.yaml: ReauthorizeEvery of both authorizers
+MAX_EXPIRY_DAYS = 3650
+MAX_LABEL = 200
+ISSUE_RATE = RateLimit("credential issue", limit=20, window_seconds=3600)
+LIST_PAGE_DEFAULT = 50
+LIST_PAGE_MAX = 100
+_CREDENTIAL_ID = re.compile(r"^cred-[0-9a-f]{16}$")
+
+
+def parse_permissions(names: Iterable[str]) -> frozenset[Permission]:
+    """Wire names to permissions; unknown names are refused (a typo must not grant less)."""
+    wanted = [name.strip().upper() for name in names if name.strip()]
+    known = {permission.value for permission in Permission}
+    unknown = sorted(set(wanted) - known)
+    if unknown:
+        raise InvalidField(
+            "permissions",
+            f"unknown permission(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}",
+        )
+    return frozenset(Permission(name) for name in wanted)
+
+
+def expiry_after(days: int | None, now: datetime) -> datetime | None:
+    if days is None:
+        return None
+    if days <= 0 or days > MAX_EXPIRY_DAYS:
+        raise InvalidField("expiresInDays", f"a whole number of days from 1 to {MAX_EXPIRY_DAYS}")
+    return now + timedelta(days=days)
+
+
+def check_label(label: str) -> str:
+    label = label.strip()
+    if not label or len(label) > MAX_LABEL:
+        raise InvalidField("label", f"who or what uses it, 1 to {MAX_LABEL} characters")
+    return label
+
+
+def check_grant(permissions: frozenset[Permission], granted_by: frozenset[Permission]) -> None:
+    """An Admin cannot hand out more than it holds: a narrow admin credential must not mint
+    a broader one."""
+    beyond = sorted(permission.value for permission in permissions - granted_by)
+    if beyond:
+        raise PermissionDenied(
+            f"Access denied — your credential does not hold {', '.join(beyond)}, "
+            "so it cannot grant it"
+        )
+
+
+@dataclass(frozen=True)
+class CredentialRequest:
+    kind: CredentialKind
+    permissions: frozenset[Permission]
+    label: str
+    expires_in_days: int | None
+
+
+def issue(
+    table: str,
+    tenant_id: int,
+    request: CredentialRequest,
+    now: datetime,
+    *,
+    granted_by: frozenset[Permission] | None = None,
+    rate_limited: bool = False,
+) -> store.IssuedCredential:
+    """Checks everything, then counts against the rate limit, then writes (all or nothing)."""
+    label = check_label(request.label)
+    expires_at = expiry_after(request.expires_in_days, now)
+    if request.kind is CredentialKind.CAD and request.permissions:
+        raise InvalidField("permissions", "a cad credential carries no data-interface permissions")
+    if granted_by is not None:
+        check_grant(request.permissions, granted_by)
+    if rate_limited:
+        consume(table, f"TENANT#{tenant_id}", "RATE#credential-issue", ISSUE_RATE, now)
+    return store.issue_credential(
+        table, tenant_id, request.kind, request.permissions, label, expires_at
+    )
+
+
+def revoke(table: str, tenant_id: int, credential_id: str) -> Credential:
+    if not _CREDENTIAL_ID.match(credential_id):
+        # Not an id we ever issue: answered like an unknown one, without a read.
+        raise NotFound(f"Credential {credential_id[:40]} does not exist")
+    return store.revoke_credential(table, tenant_id, credential_id)
+
+
+def revocation_notice(credential: Credential) -> str:
+    return (
+        f"revoked {credential.credential_id}; API Gateway may keep accepting it for up to "
+        f"{AUTHORIZER_CACHE_SECONDS} s (its authorizer cache)"
+    )
+
+
+# ---------------------------------------------------------------- the API's shapes
+
+
+class CredentialView(WireModel):
+    """A credential as listed: never its token, never the token's hash."""
+
+    credential_id: str
+    kind: CredentialKind
+    permissions: list[Permission]
+    label: str
+    created_at: Timestamp
+    expires_at: Timestamp | None
+    revoked: bool
+
+    @classmethod
+    def of(cls, credential: Credential) -> "CredentialView":
+        return cls(
+            credential_id=credential.credential_id,
+            kind=credential.kind,
+            permissions=sorted(credential.permissions),
+            label=credential.label,
+            created_at=credential.created_at,
+            expires_at=credential.expires_at,
+            revoked=credential.revoked,
+        )
+
+
+class IssueCredentialBody(WireModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    kind: CredentialKind = Field(
+        description="partner: the data interface; cad: a CAD's key for POST /cad/v1/incidents"
+    )
+    permissions: list[str] = Field(
+        default_factory=list,
+        max_length=len(Permission),
+        description="Wire names, e.g. VIEW_KNOWLEDGE; only ones your own credential holds",
+    )
+    label: str = Field(max_length=MAX_LABEL, description="Who or what uses it")
+    expires_in_days: int | None = Field(
+        default=None, description=f"1 to {MAX_EXPIRY_DAYS}; null: no expiry"
+    )
+
+    def to_request(self) -> CredentialRequest:
+        return CredentialRequest(
+            self.kind, parse_permissions(self.permissions), self.label, self.expires_in_days
+        )
+
+
+class IssuedCredentialView(WireModel):
+    credential: CredentialView
+    token: str = Field(description="Shown once, in this response; store it now")
+    authorizer_cache_seconds: int = AUTHORIZER_CACHE_SECONDS
+
+
+class CredentialPage(WireModel):
+    items: list[CredentialView]
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page")
+    authorizer_cache_seconds: int = Field(
+        default=AUTHORIZER_CACHE_SECONDS,
+        description="How long a revoked credential may still pass (authorizer cache)",
+    )
+
+
+class RevokedCredentialView(WireModel):
+    credential: CredentialView
+    authorizer_cache_seconds: int = Field(
+        default=AUTHORIZER_CACHE_SECONDS,
+        description="The revoked token may still pass for up to this many seconds",
+    )
+
+
+def list_page(table: str, tenant_id: int, limit: int, cursor: str | None) -> CredentialPage:
+    after = _decode_cursor(cursor) if cursor else None
+    credentials, last = store.credential_page(table, tenant_id, limit, after)
+    return CredentialPage(
+        items=[CredentialView.of(credential) for credential in credentials],
+        next_cursor=_encode_cursor(last) if last else None,
+    )
+
+
+def _encode_cursor(credential_id: str) -> str:
+    return base64.urlsafe_b64encode(credential_id.encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> str:
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError) as error:
+        raise InvalidParameter("cursor", "not a cursor this API returned") from error
+    if not _CREDENTIAL_ID.match(text):
+        raise InvalidParameter("cursor", "not a cursor this API returned")
+    return text

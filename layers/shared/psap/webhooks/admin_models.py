@@ -1,0 +1,210 @@
+"""Request and response shapes of the tenant admin API's connector and delivery-log
+operations. No response shape has a field for a secret except the two that create one
+(`signingSecret` of create, rotate and a profile change), which show it once."""
+
+from datetime import timedelta
+
+from pydantic import ConfigDict, Field
+
+from psap.models import Timestamp, WireModel
+from psap.webhooks.catalogue import UpdateKind
+from psap.webhooks.connectors import DEFAULT_OVERLAP, MAX_BEARER, MAX_NAME, MAX_OVERLAP, MAX_URL
+from psap.webhooks.models import Attempt, Connector, ConnectorStatus, Delivery, DeliveryStatus
+from psap.webhooks.schedule import ErrorClass
+from psap.webhooks.signing import SigningProfile
+
+RESPONSE_EXCERPT_CHARS = 1024  # of what the receiver answered, as the log shows it
+_STRICT = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class ConnectorView(WireModel):
+    """A connector as the tenant's admin sees it: where, how and what; never a secret."""
+
+    connector_id: str
+    name: str
+    url: str
+    profile: SigningProfile
+    event_types: list[str] | None = Field(description="null: every kind of update")
+    status: ConnectorStatus
+    local_dev: bool
+    created_at: Timestamp
+    updated_at: Timestamp
+    flagged_at: Timestamp | None = None
+    flag_reason: str | None = None
+
+    @classmethod
+    def of(cls, connector: Connector) -> "ConnectorView":
+        return cls(
+            connector_id=connector.connector_id,
+            name=connector.name,
+            url=connector.url,
+            profile=connector.profile,
+            event_types=connector.event_types,
+            status=connector.status,
+            local_dev=connector.local_dev,
+            created_at=connector.created_at,
+            updated_at=connector.updated_at,
+            flagged_at=connector.flagged_at,
+            flag_reason=connector.flag_reason,
+        )
+
+
+class ConnectorList(WireModel):
+    items: list[ConnectorView]
+
+
+class CreateConnectorBody(WireModel):
+    model_config = _STRICT
+
+    name: str = Field(max_length=MAX_NAME)
+    url: str = Field(max_length=MAX_URL, description="https; public addresses only")
+    profile: SigningProfile = SigningProfile.BASELINE
+    event_types: list[UpdateKind] | None = Field(
+        default=None, max_length=len(UpdateKind), description="null: every kind of update"
+    )
+    bearer_credential: str | None = Field(
+        default=None,
+        max_length=MAX_BEARER,
+        description="The credential the CAD issued to us (write-only: never returned); "
+        "required by the baseline profile",
+    )
+    local_dev: bool = Field(
+        default=False, description="http on loopback; only where the deployment allows it"
+    )
+
+
+class UpdateConnectorBody(WireModel):
+    """Only the fields given change. `eventTypes: null` means every kind of update."""
+
+    model_config = _STRICT
+
+    name: str | None = Field(default=None, max_length=MAX_NAME)
+    url: str | None = Field(default=None, max_length=MAX_URL)
+    profile: SigningProfile | None = Field(
+        default=None, description="A new profile issues a new signing secret (shown once)"
+    )
+    event_types: list[UpdateKind] | None = Field(default=None, max_length=len(UpdateKind))
+    bearer_credential: str | None = Field(default=None, max_length=MAX_BEARER)
+    local_dev: bool | None = None
+
+
+class ConnectorWithSecretView(WireModel):
+    connector: ConnectorView
+    signing_secret: str | None = Field(
+        description="Shown once, in this response; give it to the CAD now. null when the "
+        "change made no new secret"
+    )
+
+
+class RotateSecretBody(WireModel):
+    model_config = _STRICT
+
+    overlap_hours: float = Field(
+        default=DEFAULT_OVERLAP.total_seconds() / 3600,
+        ge=0,
+        le=MAX_OVERLAP.total_seconds() / 3600,
+        description="How long the previous secrets stay valid",
+    )
+
+    @property
+    def overlap(self) -> timedelta:
+        return timedelta(hours=self.overlap_hours)
+
+
+class RotatedSecretView(WireModel):
+    connector: ConnectorView
+    signing_secret: str = Field(description="Shown once, in this response")
+    previous_secrets_retire_at: Timestamp = Field(
+        description="Until then the CAD should accept the previous secret as well as this one"
+    )
+
+
+class TestSentView(WireModel):
+    delivery_id: str = Field(description="Follow it in the delivery log")
+
+
+class DeliveryView(WireModel):
+    delivery_id: str
+    connector_id: str
+    event_id: str
+    event_type: str
+    status: DeliveryStatus
+    attempt_count: int
+    next_attempt_at: Timestamp | None
+    created_at: Timestamp
+    updated_at: Timestamp
+    delivered_at: Timestamp | None
+    last_status_code: int | None
+    last_error_class: ErrorClass | None
+
+    @classmethod
+    def of(cls, delivery: Delivery) -> "DeliveryView":
+        return cls(
+            delivery_id=delivery.delivery_id,
+            connector_id=delivery.connector_id,
+            event_id=delivery.event_id,
+            event_type=delivery.event_type,
+            status=delivery.status,
+            attempt_count=delivery.attempt_count,
+            next_attempt_at=delivery.next_attempt_at,
+            created_at=delivery.created_at,
+            updated_at=delivery.updated_at,
+            delivered_at=delivery.delivered_at,
+            last_status_code=delivery.last_status_code,
+            last_error_class=delivery.last_error_class,
+        )
+
+
+class DeliveryPage(WireModel):
+    items: list[DeliveryView]
+    next_cursor: str | None = Field(
+        description="Pass as `cursor` for older deliveries; a page can be short (filters)"
+    )
+
+
+class AttemptView(WireModel):
+    number: int
+    started_at: Timestamp
+    status_code: int | None
+    latency_ms: int
+    error_class: ErrorClass | None
+    error_detail: str | None
+    response_excerpt: str | None = Field(
+        description=f"The first {RESPONSE_EXCERPT_CHARS} characters of the receiver's answer"
+    )
+
+    @classmethod
+    def of(cls, attempt: Attempt) -> "AttemptView":
+        return cls(
+            number=attempt.number,
+            started_at=attempt.started_at,
+            status_code=attempt.status_code,
+            latency_ms=attempt.latency_ms,
+            error_class=attempt.error_class,
+            error_detail=attempt.error_detail,
+            response_excerpt=attempt.response_excerpt,
+        )
+
+
+class DeliveryDetail(DeliveryView):
+    body: str = Field(description="The exact body sent on every attempt")
+    attempts: list[AttemptView] = Field(description="The latest attempts, newest first")
+
+    @classmethod
+    def with_attempts(cls, delivery: Delivery, attempts: list[Attempt]) -> "DeliveryDetail":
+        return cls(
+            **DeliveryView.of(delivery).model_dump(),
+            body=delivery.body.decode("utf-8", errors="replace"),
+            attempts=[AttemptView.of(attempt) for attempt in attempts],
+        )
+
+
+class RecoverBody(WireModel):
+    model_config = _STRICT
+
+    since: Timestamp = Field(description="Dead-letter deliveries that died at or after this")
+
+
+class RecoveredView(WireModel):
+    delivery_ids: list[str]
+    more: bool = Field(description="The per-request limit was reached: call again for the rest")

@@ -1,0 +1,250 @@
+"""A tenant's connectors and delivery log, administered: the operations the admin CLI
+(tools/admin_cad.py) and the tenant admin API (/api/v1/external/admin/...) both call.
+
+The connector rules themselves (URL and SSRF checks, event types, the bearer credential,
+secrets shown once) live in psap.webhooks.connectors and psap.webhooks.deliveries; this
+module adds what both front doors need around them: the delivery log's filters and cursor,
+bounded attempt excerpts, the rotation rate limit, the local-dev allowance and the test
+event. The wire shapes (none of which can carry a secret after its creation) are in
+psap.webhooks.admin_models.
+"""
+
+import base64
+import binascii
+import re
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from psap.clock import parse_timestamp
+from psap.config import webhook_local_dev_allowed
+from psap.errors import Conflict, InvalidField, InvalidParameter
+from psap.storage.rate_limits import RateLimit, consume
+from psap.webhooks import store
+from psap.webhooks.admin_models import (
+    RESPONSE_EXCERPT_CHARS,
+    CreateConnectorBody,
+    UpdateConnectorBody,
+)
+from psap.webhooks.catalogue import ConnectorTest, UpdateKind
+from psap.webhooks.connectors import (
+    ConnectorWithSecret,
+    create_connector,
+    rotate_secret,
+    update_connector,
+)
+from psap.webhooks.deliveries import emit_update, recover, replay
+from psap.webhooks.models import Attempt, Connector, ConnectorStatus, Delivery, DeliveryStatus
+
+# Per tenant, over the API: a leaked admin token must not churn every connector's secret.
+ROTATION_RATE = RateLimit("signing secret rotation", limit=10, window_seconds=3600)
+LOG_PAGE_DEFAULT = 25
+LOG_PAGE_MAX = 100
+# Pointers one delivery-log request may examine when filters skip most of them: a request
+# stays O(page) however large the log; a short page with a cursor says "keep reading".
+LOG_EXAMINE_MAX = 500
+ATTEMPTS_SHOWN = 50  # the latest attempts of a delivery (replays add attempts without end)
+API_RECOVER_LIMIT = 100  # deliveries re-armed per recover request: it stays within seconds
+_CURSOR = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z#dlv-[0-9a-f]{1,64}$")
+
+
+def _check_local_dev(requested: bool | None) -> None:
+    # Over the API a tenant may ask for http on loopback only where the deployment allows
+    # it (the local stack); the dispatcher refuses it elsewhere anyway, so refuse it early.
+    if requested and not webhook_local_dev_allowed():
+        raise InvalidField("localDev", "this deployment does not allow local-dev connectors")
+
+
+def create(
+    table: str, tenant_id: int, body: CreateConnectorBody, now: datetime
+) -> ConnectorWithSecret:
+    """Over the API: a new connector and its signing secret (shown once)."""
+    _check_local_dev(body.local_dev)
+    return create_connector(
+        table,
+        tenant_id,
+        name=body.name,
+        url=body.url,
+        profile=body.profile,
+        event_types=[kind.value for kind in body.event_types]
+        if body.event_types is not None
+        else None,
+        bearer_credential=body.bearer_credential,
+        local_dev=body.local_dev,
+        now=now,
+    )
+
+
+def update(
+    table: str, tenant_id: int, connector_id: str, body: UpdateConnectorBody, now: datetime
+) -> ConnectorWithSecret | Connector:
+    """Over the API: changes the fields given; `eventTypes: null` given means every kind."""
+    _check_local_dev(body.local_dev)
+    given = body.model_fields_set
+    return update_connector(
+        table,
+        tenant_id,
+        connector_id,
+        now=now,
+        name=body.name,
+        url=body.url,
+        profile=body.profile,
+        event_types=[kind.value for kind in body.event_types]
+        if body.event_types is not None
+        else None,
+        all_event_types="event_types" in given and body.event_types is None,
+        bearer_credential=body.bearer_credential,
+        local_dev=body.local_dev,
+    )
+
+
+def set_status(
+    table: str, tenant_id: int, connector_id: str, status: ConnectorStatus, now: datetime
+) -> Connector:
+    """Disable (deliveries wait or are cancelled, see the dispatcher) or enable again (which
+    also clears a 410 Gone flag)."""
+    return connector_of(update_connector(table, tenant_id, connector_id, now=now, status=status))
+
+
+def rotate(
+    table: str,
+    tenant_id: int,
+    connector_id: str,
+    overlap: timedelta,
+    now: datetime,
+    *,
+    lead: timedelta = timedelta(0),
+    rate_limited: bool = False,
+) -> ConnectorWithSecret:
+    """A new signing secret (returned once), signing from `now + lead`; the previous ones
+    stay valid for `overlap` after that."""
+    store.get_connector(table, tenant_id, connector_id)  # 404 before a rate-limit unit is spent
+    if rate_limited:
+        consume(table, f"T#{tenant_id}#RATE", "rotate-secret", ROTATION_RATE, now)
+    return rotate_secret(table, tenant_id, connector_id, overlap, now, lead=lead)
+
+
+def send_test(table: str, tenant_id: int, connector_id: str, now: datetime) -> str:
+    """Queues a connector.test update for this connector only; returns the delivery id."""
+    connector = store.get_connector(table, tenant_id, connector_id)
+    if connector.status is not ConnectorStatus.ACTIVE:
+        raise Conflict(f"Connector {connector_id} is {connector.status}; enable it first")
+    (delivery_id,) = emit_update(
+        table,
+        tenant_id,
+        UpdateKind.CONNECTOR_TEST,
+        ConnectorTest(connector_id=connector.connector_id, message="test delivery"),
+        seed=f"test#{uuid.uuid4().hex}",
+        subject=None,
+        now=now,
+        only_connector=connector,
+    )
+    return delivery_id
+
+
+def replay_one(table: str, tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
+    """The same delivery id and body again, with a fresh schedule."""
+    return replay(table, tenant_id, delivery_id, now)
+
+
+def recover_since(
+    table: str, tenant_id: int, connector_id: str, since: datetime, now: datetime, limit: int
+) -> list[str]:
+    return recover(table, tenant_id, connector_id, since, now, limit)
+
+
+# ---------------------------------------------------------------- the delivery log
+
+
+def delivery_log(
+    table: str,
+    tenant_id: int,
+    connector_id: str,
+    *,
+    limit: int,
+    cursor: str | None = None,
+    status: DeliveryStatus | None = None,
+    event_type: str | None = None,
+    since: datetime | None = None,
+) -> tuple[list[Delivery], str | None]:
+    """A connector's deliveries, newest first, filtered; and the cursor of what follows.
+
+    Reads at most LOG_EXAMINE_MAX pointers per call, so a filter that matches little in a
+    large log answers a short (even empty) page with a cursor rather than reading it all."""
+    if not 1 <= limit <= LOG_PAGE_MAX:
+        raise InvalidParameter("limit", f"from 1 to {LOG_PAGE_MAX}")
+    if event_type is not None and event_type not in {kind.value for kind in UpdateKind}:
+        known = ", ".join(kind.value for kind in UpdateKind)
+        raise InvalidParameter("eventType", f"unknown event type; known: {known}")
+    before = decode_cursor(cursor) if cursor else None
+    if since is not None and since.tzinfo is None:
+        since = since.replace(tzinfo=UTC)  # a time without an offset is UTC, as everywhere
+    store.get_connector(table, tenant_id, connector_id)  # 404 for another tenant's connector
+    found: list[Delivery] = []
+    examined = 0
+    while True:
+        chunk = min(max(limit - len(found), 1) * 2, LOG_EXAMINE_MAX - examined, LOG_PAGE_MAX)
+        pointers, more = store.delivery_log_pointers(
+            table, tenant_id, connector_id, limit=chunk, before=before, since=since
+        )
+        examined += len(pointers)
+        by_id = store.deliveries_by_id(table, tenant_id, [p.delivery_id for p in pointers])
+        for index, pointer in enumerate(pointers):
+            delivery = by_id.get(pointer.delivery_id)
+            if delivery is None or not _matches(delivery, status, event_type):
+                continue
+            found.append(delivery)
+            if len(found) == limit:
+                rest = index + 1 < len(pointers) or more
+                return found, encode_cursor(pointer.sort_key) if rest else None
+        if pointers:
+            before = pointers[-1].sort_key
+        if not more or not pointers:
+            return found, None
+        if examined >= LOG_EXAMINE_MAX:
+            return found, encode_cursor(before) if before else None
+
+
+def _matches(delivery: Delivery, status: DeliveryStatus | None, event_type: str | None) -> bool:
+    return (status is None or delivery.status is status) and (
+        event_type is None or delivery.event_type == event_type
+    )
+
+
+def encode_cursor(sort_key: str) -> str:
+    return base64.urlsafe_b64encode(sort_key.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> str:
+    try:
+        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (binascii.Error, UnicodeDecodeError, ValueError) as error:
+        raise InvalidParameter("cursor", "not a cursor this API returned") from error
+    if not _CURSOR.match(text):
+        raise InvalidParameter("cursor", "not a cursor this API returned")
+    return text
+
+
+def delivery_detail(table: str, tenant_id: int, delivery_id: str) -> tuple[Delivery, list[Attempt]]:
+    """A delivery and its latest attempts (newest first), each answer excerpt bounded."""
+    delivery = store.get_delivery(table, tenant_id, delivery_id)
+    attempts = store.recent_attempts(table, tenant_id, delivery_id, ATTEMPTS_SHOWN)
+    return delivery, [_bounded(attempt) for attempt in attempts]
+
+
+def _bounded(attempt: Attempt) -> Attempt:
+    excerpt = attempt.response_excerpt
+    if excerpt is None or len(excerpt) <= RESPONSE_EXCERPT_CHARS:
+        return attempt
+    return attempt.model_copy(update={"response_excerpt": excerpt[:RESPONSE_EXCERPT_CHARS]})
+
+
+def parse_since(text: str, field: str = "since") -> datetime:
+    try:
+        return parse_timestamp(text)
+    except ValueError as error:
+        example = "e.g. 2026-11-23T00:00:00Z"
+        raise InvalidField(field, f"an ISO 8601 time, {example} ({error})") from error
+
+
+def connector_of(result: ConnectorWithSecret | Connector) -> Connector:
+    return result.connector if isinstance(result, ConnectorWithSecret) else result

@@ -1,0 +1,69 @@
+"""Descriptions of the tenant admin API's connector and delivery-log operations (OpenAPI)."""
+
+from typing import Any
+
+from psap.webhooks.administration import (
+    API_RECOVER_LIMIT,
+    ATTEMPTS_SHOWN,
+    LOG_EXAMINE_MAX,
+    ROTATION_RATE,
+)
+
+TAG_CONNECTORS = "Admin: CAD connectors"
+TAG_DELIVERIES = "Admin: delivery log"
+
+CREATE_CONNECTOR = """\
+Registers the CAD endpoint that receives the service's signed webhook updates. The URL must
+be https and resolve to a public address (loopback, private, link-local and metadata
+addresses are refused). `bearerCredential` is the credential the CAD issued to the service:
+it is stored in Secrets Manager, sent as `Authorization: Bearer ...` on every delivery and
+never returned. The response carries the connector's signing secret: it is shown once, in
+this response only; give it to the CAD now."""
+
+UPDATE_CONNECTOR = """\
+Changes the fields given. `eventTypes: null` sends every kind of update. A new `profile`
+needs a secret in its own form: the response then carries a new signing secret, shown once,
+and the old one stops signing at once. `bearerCredential` replaces the stored one (never
+returned)."""
+
+ROTATE_SECRET = f"""\
+Makes a new signing secret, shown once in this response. The previous secrets stay valid
+until `previousSecretsRetireAt` (`overlapHours`, default 24, at most 720), so the CAD can
+switch at any moment within the window. Rate limit: {ROTATION_RATE.describe()} per tenant
+(429 with Retry-After beyond it)."""
+
+DISABLE = """\
+Stops deliveries to this connector. Deliveries created meanwhile are not lost: they are held
+(or cancelled, recoverable) as the dispatcher documents; enable the connector and recover."""
+
+ENABLE = "Sends to this connector again; also clears the flag a 410 Gone answer set."
+
+TEST = """\
+Queues a `connector.test` update for this connector only. Follow it with
+GET /api/v1/external/admin/deliveries/{deliveryId}. A disabled connector answers 409."""
+
+LIST_DELIVERIES = f"""\
+The connector's deliveries, newest first, filtered by `status`, `eventType` and `since`
+(created at or after). Cursor pagination: pass `nextCursor` as `cursor`. A request examines
+at most {LOG_EXAMINE_MAX} deliveries, so with selective filters a page can be short, even
+empty, and still carry a cursor: keep reading until `nextCursor` is null."""
+
+GET_DELIVERY = f"""\
+One delivery with its latest {ATTEMPTS_SHOWN} attempts (newest first): time, status code,
+latency, error class and at most the first 1024 characters of what the receiver answered.
+Never a secret: attempts are recorded without headers."""
+
+REPLAY = """\
+Sends the delivery again, whatever its state, with a fresh retry schedule: the same delivery
+id and the exact same body (the CAD deduplicates by delivery id)."""
+
+RECOVER = f"""\
+Re-sends the connector's dead-letter deliveries (failed, stopped by 410, cancelled) that died
+at or after `since`, at most {API_RECOVER_LIMIT} per request; `more` says to call again."""
+
+CONNECTOR_ERRORS: dict[int, Any] = {
+    409: {"description": "The connector changed meanwhile, or is not in a state for this"},
+}
+RATE_LIMITED: dict[int, Any] = {
+    429: {"description": "Rate limit reached: ErrorInfo, and Retry-After in seconds"},
+}

@@ -1,0 +1,118 @@
+"""The tenant admin API's functions in-process on moto, called as API Gateway calls them after
+the partner authorizer (issue 18). Each operation's function is the one template.yaml routes
+to, found from the template's events, so a test cannot call a route the template lacks."""
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from local.template import load_template
+from psap.auth import store as auth_store
+from psap.config import auth_table
+from tests.integration.cad_support import TEMPLATE as CAD_TEMPLATE
+from tests.integration.proxy_events import answer_of, with_caller, with_path, with_query
+
+TEMPLATE = load_template()
+ADMIN_PREFIX = "/api/v1/external/admin"
+
+
+def admin_routes() -> dict[tuple[str, str], str]:
+    """(method, resource) -> the function directory template.yaml routes it to."""
+    routes: dict[tuple[str, str], str] = {}
+    for function in TEMPLATE.functions.values():
+        for route in function.api_events:
+            if route.path.startswith(ADMIN_PREFIX):
+                routes[(route.method.upper(), route.path)] = function.code_dir.name
+    return routes
+
+
+@dataclass
+class Reply:
+    status: int
+    body: Any
+    headers: dict[str, str]
+    raw: str = field(repr=False)
+
+
+class AdminApi:
+    """Calls an admin operation as a tenant's credential: permissions and tenant chosen per
+    call. Every raw answer is kept, for the test that scans them for secrets."""
+
+    def __init__(
+        self,
+        import_function: Callable[[str], ModuleType],
+        load_event: Callable[[str], dict[str, Any]],
+        lambda_context: Any,
+        tenant: int,
+    ) -> None:
+        self._import = import_function
+        self._load_event = load_event
+        self._context = lambda_context
+        self._handlers: dict[str, Any] = {}
+        self.routes = admin_routes()
+        self.tenant = tenant
+        self.answers: list[str] = []
+
+    def call(
+        self,
+        method: str,
+        resource: str,
+        *,
+        path: dict[str, str] | None = None,
+        query: dict[str, str] | None = None,
+        body: Any = None,
+        tenant: int | None = None,
+        permissions: str = "ADMIN",
+        raw_body: str | None = None,
+    ) -> Reply:
+        directory = self.routes[(method, ADMIN_PREFIX + resource)]
+        event = self._load_event(directory)
+        event["resource"] = ADMIN_PREFIX + resource
+        event["httpMethod"] = method
+        event["requestContext"]["httpMethod"] = method
+        with_path(event, path or {})
+        if not path:
+            event["pathParameters"] = None
+        with_query(event, query)
+        event["body"] = (
+            raw_body if raw_body is not None else (json.dumps(body) if body is not None else None)
+        )
+        headers = dict(event["headers"])
+        if event["body"] is not None:
+            headers["Content-Type"] = "application/json"
+        event["headers"] = headers
+        event["multiValueHeaders"] = {name: [value] for name, value in headers.items()}
+        with_caller(event, self.tenant if tenant is None else tenant, permissions)
+        if directory not in self._handlers:
+            self._handlers[directory] = self._import(directory).handler
+        answer = self._handlers[directory](event, self._context)
+        self.answers.append(str(answer.get("body") or ""))
+        status, parsed, answer_headers = answer_of(answer)
+        return Reply(status, parsed, answer_headers, str(answer.get("body") or ""))
+
+
+@pytest.fixture
+def admin_env(cad_aws: None, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
+    """moto, every admin function's own environment, and two tenants in the auth table."""
+    for function in CAD_TEMPLATE.functions.values():
+        if function.code_dir.name.startswith("admin_"):
+            for name, value in function.environment.items():
+                monkeypatch.setenv(name, value)
+    monkeypatch.setenv("WEBHOOK_LOCAL_DEV", "true")  # receivers here listen on loopback
+    first = auth_store.create_tenant(auth_table(), "Riverside County 911").tenant_id
+    second = auth_store.create_tenant(auth_table(), "Lakeshore 911").tenant_id
+    return first, second
+
+
+@pytest.fixture
+def admin(
+    admin_env: tuple[int, int],
+    import_function: Callable[[str], ModuleType],
+    load_event: Callable[[str], dict[str, Any]],
+    lambda_context: Any,
+) -> AdminApi:
+    return AdminApi(import_function, load_event, lambda_context, admin_env[0])
