@@ -4,9 +4,10 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
+from psap.http.pagination import sort_values
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.models import INT32_MAX, INT64_MAX, StrictDate
-from psap.qa.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, list_evaluations
+from psap.qa.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, SORT_FIELDS, list_evaluations
 from psap.qa.models import EvaluationPage, EvaluationStatus
 
 app = create_resolver()
@@ -32,7 +33,11 @@ def evaluations(
         int, Query(ge=1, le=INT32_MAX, description=f"Page size, capped at {MAX_PAGE_SIZE}")
     ] = DEFAULT_PAGE_SIZE,
     sort: Annotated[
-        str | None, Query(description="`createdAt,desc` (default) or `createdAt,asc`")
+        str | None,
+        Query(
+            description="`createdAt,desc` (default) or `createdAt,asc`",
+            json_schema_extra={"enum": sort_values(SORT_FIELDS)},
+        ),
     ] = None,
     status: Annotated[EvaluationStatus | None, Query(description="Exact status")] = None,
     first_day: Annotated[

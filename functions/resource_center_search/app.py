@@ -15,6 +15,7 @@ from psap.resource_center.engine.encoder import query_encoder
 from psap.resource_center.models import ItemType, ResourceCenterSearchResponse
 from psap.resource_center.query import (
     DEFAULT_PAGE_SIZE,
+    MAX_CATEGORY_LENGTH,
     MAX_PAGE_SIZE,
     MAX_QUERY_LENGTH,
     parse_search_query,
@@ -47,6 +48,8 @@ def search(
         str,
         Query(
             min_length=1,
+            max_length=MAX_QUERY_LENGTH,
+            pattern=r"\S",
             description=f"Search text, 1-{MAX_QUERY_LENGTH} characters after trimming",
         ),
     ],
@@ -64,7 +67,13 @@ def search(
         ItemType | None, Query(alias="itemType", description="Only items of this type")
     ] = None,
     category: Annotated[
-        str | None, Query(description="Only items of this category (exact match)")
+        str | None,
+        Query(
+            min_length=1,
+            max_length=MAX_CATEGORY_LENGTH,
+            pattern=r"\S",
+            description="Only items of this category (exact match, trimmed)",
+        ),
     ] = None,
 ) -> ResourceCenterSearchResponse:
     principal = current_principal(app)

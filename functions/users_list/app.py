@@ -4,6 +4,7 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
+from psap.http.pagination import sort_values
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.models import INT32_MAX
 from psap.users.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, SORT_FIELDS, list_users
@@ -31,7 +32,10 @@ def users(
     ] = DEFAULT_PAGE_SIZE,
     sort: Annotated[
         str | None,
-        Query(description="`property` or `property,asc|desc`; property: " + ", ".join(SORT_FIELDS)),
+        Query(
+            description="`property` or `property,asc|desc`; property: " + ", ".join(SORT_FIELDS),
+            json_schema_extra={"enum": sort_values(SORT_FIELDS)},
+        ),
     ] = None,
     email: Annotated[str | None, Query(description="Exact email, case-insensitive")] = None,
     login_enabled: Annotated[bool | None, Query(alias="loginEnabled")] = None,
