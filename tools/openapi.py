@@ -117,7 +117,7 @@ def _request_body(operation_id: str, rule: BodyRule) -> dict[str, Any]:
     }
 
 
-def _check_collisions(
+def check_collisions(
     found: dict[str, tuple[str, Any]], schema: dict[str, Any], origin: str
 ) -> None:
     """Two models of one component name would overwrite each other in the merged document
@@ -176,7 +176,7 @@ def build_document() -> dict[str, Any]:
         schema = resolver.get_openapi_schema().model_dump(
             mode="json", by_alias=True, exclude_none=True
         )
-        _check_collisions(components, schema, origin)
+        check_collisions(components, schema, origin)
         merge.add_schema(schema)
     document: dict[str, Any] = json.loads(merge.get_openapi_json_schema())
     schemas = document.setdefault("components", {}).setdefault("schemas", {})
