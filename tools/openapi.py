@@ -14,6 +14,7 @@ import argparse
 import importlib.util
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,7 @@ from psap.http.body import BodyRule
 from psap.http.operations import operation_for
 from psap.media.models import RadioTrafficUpload
 from psap.models import INT32_MAX, INT64_MAX
-from psap.text import TEXT_POLICY_DESCRIPTION
+from psap.text import FREE_TEXT_PATTERN, SINGLE_LINE_PATTERN, TEXT_POLICY_DESCRIPTION
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCUMENT = ROOT / "functions" / "api_docs" / "openapi.json"
@@ -77,21 +78,7 @@ _FILE = {"type": "string", "description": "The file's text (UTF-8)"}
 # the schema of each accepted media type. JSON routes get theirs from their models.
 _RAW_BODY_SCHEMAS: dict[str, dict[str, dict[str, Any]]] = {
     "submitCadIncident": {
-        media_type: {
-            "type": "object",
-            "description": "A CloudEvents 1.0 structured event whose `data` is a NENA EIDO "
-            "incident or a flat incident (see the operation's description)",
-            "required": ["specversion", "id", "source", "type", "data"],
-            "properties": {
-                "specversion": {"type": "string", "enum": ["1.0"]},
-                "id": {"type": "string", "minLength": 1},
-                "source": {"type": "string", "minLength": 1},
-                "type": {"type": "string"},
-                "time": {"type": "string", "format": "date-time"},
-                "tenantId": {"type": "integer", "format": "int64"},
-                "data": {"type": "object"},
-            },
-        }
+        media_type: {"$ref": "#/components/schemas/CadIncidentEvent"}
         for media_type in ("application/json", "application/cloudevents+json")
     },
     "uploadIncidents": {
@@ -102,6 +89,26 @@ _RAW_BODY_SCHEMAS: dict[str, dict[str, dict[str, Any]]] = {
     "uploadRadioTraffic": {
         "application/x-subrip": _FILE,
         "application/json": {"$ref": "#/components/schemas/RadioTrafficUpload"},
+    },
+}
+
+
+CAD_INCIDENT_EVENT = {
+    "title": "CadIncidentEvent",
+    "type": "object",
+    "description": "A CloudEvents 1.0 structured event whose `data` is a NENA EIDO incident "
+    "or a flat incident (see the operation's description). Unknown attributes are refused.",
+    "required": ["specversion", "id", "source", "type", "time", "data"],
+    "properties": {
+        "specversion": {"type": "string", "enum": ["1.0"]},
+        "id": {"type": "string", "minLength": 1},
+        "source": {"type": "string", "minLength": 1},
+        "type": {"type": "string"},
+        "time": {"type": "string", "format": "date-time"},
+        "subject": {"type": "string"},
+        "sequence": {"type": "integer", "minimum": 0},
+        "tenantId": {"type": "integer", "format": "int64"},
+        "data": {"type": "object"},
     },
 }
 
@@ -185,6 +192,7 @@ def build_document() -> dict[str, Any]:
     schemas["RadioTrafficUpload"] = RadioTrafficUpload.model_json_schema(
         by_alias=True, ref_template="#/components/schemas/{model}"
     )
+    schemas["CadIncidentEvent"] = CAD_INCIDENT_EVENT
     schemas["ErrorInfo"] = {
         "title": "ErrorInfo",
         "type": "object",
@@ -218,6 +226,7 @@ def build_document() -> dict[str, Any]:
             for status, text in _ERROR_STATUSES.items():
                 responses.setdefault(status, _error_response(text))
     _exact_integer_bounds(document)
+    _apply_text_policy(document)
     return document
 
 
@@ -242,6 +251,53 @@ def _exact_integer_bounds(schema: Any) -> None:
                         if format_name is not None:
                             node.setdefault("format", format_name)
             stack.extend(node.values())
+
+
+def _with_text_policy(node: Any) -> None:
+    """The text policy as a pattern on every string a client sends that has none (enums and
+    formats are narrower already); free text carries its own pattern (psap.text.FreeText)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, list):
+            stack.extend(current)
+        elif isinstance(current, dict):
+            if current.get("type") == "string" and not ({"enum", "format", "const"} & set(current)):
+                if "pattern" not in current:
+                    current["pattern"] = SINGLE_LINE_PATTERN
+                elif current["pattern"] not in (SINGLE_LINE_PATTERN, FREE_TEXT_PATTERN):
+                    current.setdefault("allOf", [{"pattern": SINGLE_LINE_PATTERN}])
+            stack.extend(value for key, value in current.items() if key != "example")
+
+
+def _request_components(document: dict[str, Any]) -> set[str]:
+    """Component schemas reachable from a request body: what clients send."""
+    schemas = document["components"]["schemas"]
+    pending = [
+        body
+        for methods in document["paths"].values()
+        for spec in methods.values()
+        if (body := spec.get("requestBody"))
+    ]
+    found: set[str] = set()
+    while pending:
+        text = json.dumps(pending.pop())
+        for name in re.findall(r'"#/components/schemas/([^"]+)"', text):
+            if name not in found:
+                found.add(name)
+                pending.append(schemas[name])
+    return found
+
+
+def _apply_text_policy(document: dict[str, Any]) -> None:
+    for methods in document["paths"].values():
+        for spec in methods.values():
+            for parameter in spec.get("parameters", []):
+                _with_text_policy(parameter.get("schema"))
+            _with_text_policy(spec.get("requestBody"))
+    schemas = document["components"]["schemas"]
+    for name in _request_components(document):
+        _with_text_policy(schemas[name])
 
 
 def _error_response(text: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterator
 from typing import Annotated, Any, Final
 
-from pydantic import AfterValidator
+from pydantic import AfterValidator, Field
 
 MAX_JSON_DEPTH: Final = 64
 FREE_TEXT_CONTROLS: Final = frozenset("\t\n\r")
@@ -89,7 +89,15 @@ class _FreeTextMarker:
 
 
 FREE_TEXT: Final = _FreeTextMarker()
-FreeText = Annotated[str, AfterValidator(check_free_text), FREE_TEXT]
+# The policy as JSON Schema patterns, for the OpenAPI document (tools/openapi.py).
+SINGLE_LINE_PATTERN: Final = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$"
+FREE_TEXT_PATTERN: Final = "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F]*$"
+FreeText = Annotated[
+    str,
+    AfterValidator(check_free_text),
+    FREE_TEXT,
+    Field(json_schema_extra={"pattern": FREE_TEXT_PATTERN}),
+]
 
 
 def _strings(document: Any) -> Iterator[tuple[str, str, str]]:
