@@ -107,8 +107,9 @@ def decode_body(event: dict[str, Any], rule: BodyRule) -> str | None:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
         raise InvalidEncoding(
-            f"The request body is not UTF-8: byte {error.start} cannot be decoded"
+            f"The request body is not UTF-8: byte {error.start} (line {line}) cannot be decoded"
         ) from error
     if media_type in rule.json_types:
         _check_json(text)

@@ -152,3 +152,8 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
 
 def operation_for(method: str, resource: str) -> Operation | None:
     return OPERATIONS.get((method.upper(), resource))
+
+
+def methods_for(resource: str) -> list[str]:
+    """The methods the resource has, sorted (for a 405's Allow header)."""
+    return sorted(method for method, path in OPERATIONS if path == resource)
