@@ -85,10 +85,14 @@ class WriteRoutes:
     def event(self, function: str) -> dict[str, Any]:
         return self._load_event(function)
 
-    def call(self, function: str, event: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def raw_call(self, function: str, event: dict[str, Any]) -> dict[str, Any]:
         if function not in self._handlers:
             self._handlers[function] = self._import(function).handler
-        answer = self._handlers[function](event, self._context)
+        answer: dict[str, Any] = self._handlers[function](event, self._context)
+        return answer
+
+    def call(self, function: str, event: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        answer = self.raw_call(function, event)
         return answer["statusCode"], json.loads(answer["body"])
 
     def refused(self, function: str, event: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -343,3 +347,14 @@ def test_an_srt_cue_time_beyond_any_duration_is_400(routes: WriteRoutes) -> None
     status, error = routes.refused("media_radio_traffic_upload", event)
     assert status == 400
     assert "cue 1" in error["info"]
+
+
+def test_a_method_the_resource_does_not_have_is_405_with_allow(routes: WriteRoutes) -> None:
+    # Given the knowledge collection (GET list, POST create) called with TRACE
+    event = routes.event("knowledge_list")
+    event["httpMethod"] = "TRACE"
+    # When it reaches the function, Then 405 ErrorInfo naming the methods it has
+    response = routes.raw_call("knowledge_list", event)
+    assert response["statusCode"] == 405
+    assert response["headers"]["Allow"] == "GET, POST"
+    assert json.loads(response["body"])["reason"] == "METHOD_NOT_ALLOWED"
