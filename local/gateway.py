@@ -963,10 +963,14 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(response.body)
 
     # http.server dispatches on these names; every method takes the same path.
-    # Every method reaches the router, which answers an undeclared one as API Gateway does
-    # (TRACE too: http.server would answer 501 for a method without a handler).
     do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve  # noqa: N815
-    do_TRACE = _serve  # noqa: N815
+
+    def __getattr__(self, name: str) -> Callable[[], None]:
+        # Any other method (TRACE, QUERY, ...) reaches the router too, which answers it as
+        # API Gateway does; http.server alone would answer 501, a server error.
+        if name.startswith("do_"):
+            return self._serve
+        raise AttributeError(name)
 
 
 class GatewayServer:
