@@ -358,3 +358,24 @@ def test_a_method_the_resource_does_not_have_is_405_with_allow(routes: WriteRout
     assert response["statusCode"] == 405
     assert response["headers"]["Allow"] == "GET, POST"
     assert json.loads(response["body"])["reason"] == "METHOD_NOT_ALLOWED"
+
+
+def test_radio_traffic_content_that_is_not_base64_ascii_is_400(routes: WriteRoutes) -> None:
+    # Given the JSON form with contentBase64 holding characters outside ASCII (found by
+    # schemathesis: base64 decoding raised ValueError, not binascii.Error, and answered 500)
+    event = routes.event("media_radio_traffic_upload")
+    with_content_type(event, "application/json")
+    event["queryStringParameters"] = None
+    event["multiValueQueryStringParameters"] = None
+    event["body"] = json.dumps(
+        {
+            "eventId": 1,
+            "channel": "TAC 1",
+            "contentBase64": "\u0114E\u0128",
+            "recordingStartedAt": "2026-11-23T02:32:15Z",
+        }
+    )
+    # When it is uploaded, Then 400 naming the field, nothing written
+    status, error = routes.refused("media_radio_traffic_upload", event)
+    assert status == 400
+    assert "'contentBase64'" in error["info"]

@@ -15,7 +15,6 @@ An empty body skips the checks: the operation itself says whether it needs one.
 """
 
 import base64
-import binascii
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,7 +61,7 @@ def request_bytes(body: str | None, is_base64_encoded: bool | None) -> bytes:
     if is_base64_encoded:
         try:
             return base64.b64decode(body, validate=True)
-        except binascii.Error as error:
+        except ValueError as error:  # binascii.Error, or a character that is not ASCII
             raise InvalidEncoding("The request body could not be decoded") from error
     return body.encode("utf-8", errors="surrogatepass")
 
