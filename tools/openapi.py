@@ -14,6 +14,7 @@ import argparse
 import importlib.util
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,12 +23,16 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.event_handler.openapi.merge import OpenAPIMerge
 from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer, Server
 
+from psap.http.body import BodyRule
 from psap.http.operations import operation_for
+from psap.media.models import RadioTrafficUpload
+from psap.models import INT32_MAX, INT64_MAX
+from psap.text import FREE_TEXT_PATTERN, SINGLE_LINE_PATTERN, TEXT_POLICY_DESCRIPTION
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCUMENT = ROOT / "functions" / "api_docs" / "openapi.json"
 
-DESCRIPTION = """\
+DESCRIPTION_TEMPLATE = """\
 Data interface of the emergency-communications service: knowledge entries, training,
 quality assurance, users, incidents and events. Every call is scoped to the tenant of the
 bearer credential; an id of another tenant answers 404, exactly like an id that does not
@@ -35,8 +40,15 @@ exist.
 
 Errors: every error body is ErrorInfo `{"info", "reason"}`. `info` is a sentence for people
 (it names the offending parameter or field); `reason` is a stable machine code:
-UNAUTHENTICATED (401), FORBIDDEN (403), INVALID_PARAMETER / INVALID_INPUT (400), NOT_FOUND
-(404), CONFLICT (409), SERVICE_UNAVAILABLE (503, retry), INTERNAL_ERROR (500).
+UNAUTHENTICATED (401), FORBIDDEN (403), INVALID_PARAMETER / INVALID_INPUT (400),
+INVALID_ENCODING, INVALID_JSON, TOO_DEEP, INVALID_TEXT (400, the request body), NOT_FOUND
+(404), CONFLICT (409), PAYLOAD_TOO_LARGE (413), UNSUPPORTED_MEDIA_TYPE (415),
+SERVICE_UNAVAILABLE (503, retry), INTERNAL_ERROR (500).
+
+Request bodies: each operation names the Content-Types it accepts (else 415) and its size
+limit (else 413); bodies must be UTF-8. {text_policy} Integers are bounded by their
+format (int32: at most 2147483647, int64: at most 9223372036854775807); dates and
+date-times are ISO 8601 strings, never numbers.
 
 Timestamps (`<ts>`) are ISO 8601 UTC with milliseconds, e.g. `2026-11-23T02:32:15.123Z`;
 dates are `YYYY-MM-DD`. Absent values are `null`, never omitted.
@@ -48,6 +60,8 @@ RESOURCE_CENTER_PUBLISH. A token lacking an operation's permission gets 403 with
 up to 300 seconds per token, so a revoked token may keep working for up to 5 minutes.
 """
 
+DESCRIPTION = DESCRIPTION_TEMPLATE.replace("{text_policy}", TEXT_POLICY_DESCRIPTION)
+
 _ERROR_STATUSES = {
     "400": "Invalid input: `info` names the parameter or field",
     "401": "Missing or invalid bearer token: `info` = `Authentication required`",
@@ -55,6 +69,73 @@ _ERROR_STATUSES = {
     "404": "Not found, or belongs to another tenant",
     "503": "The data store is temporarily unavailable; retry",
 }
+_BODY_STATUSES = {
+    "413": "The body is over the operation's size limit",
+    "415": "The Content-Type is not one the operation accepts, or not UTF-8",
+}
+_FILE = {"type": "string", "description": "The file's text (UTF-8)"}
+# Operations that read their body themselves (a file, or a CAD event in several shapes):
+# the schema of each accepted media type. JSON routes get theirs from their models.
+_RAW_BODY_SCHEMAS: dict[str, dict[str, dict[str, Any]]] = {
+    "submitCadIncident": {
+        media_type: {"$ref": "#/components/schemas/CadIncidentEvent"}
+        for media_type in ("application/json", "application/cloudevents+json")
+    },
+    "uploadIncidents": {
+        "text/csv": _FILE,
+        "application/x-ndjson": _FILE,
+        "application/jsonl": _FILE,
+    },
+    "uploadRadioTraffic": {
+        "application/x-subrip": _FILE,
+        "application/json": {"$ref": "#/components/schemas/RadioTrafficUpload"},
+    },
+}
+
+
+CAD_INCIDENT_EVENT = {
+    "title": "CadIncidentEvent",
+    "type": "object",
+    "description": "A CloudEvents 1.0 structured event whose `data` is a NENA EIDO incident "
+    "or a flat incident (see the operation's description). Unknown attributes are refused.",
+    "required": ["specversion", "id", "source", "type", "time", "data"],
+    "properties": {
+        "specversion": {"type": "string", "enum": ["1.0"]},
+        "id": {"type": "string", "minLength": 1},
+        "source": {"type": "string", "minLength": 1},
+        "type": {"type": "string"},
+        "time": {"type": "string", "format": "date-time"},
+        "subject": {"type": "string"},
+        "sequence": {"type": "integer", "minimum": 0},
+        "tenantId": {"type": "integer", "format": "int64"},
+        "data": {"type": "object"},
+    },
+}
+
+
+def _request_body(operation_id: str, rule: BodyRule) -> dict[str, Any]:
+    schemas = _RAW_BODY_SCHEMAS.get(operation_id)
+    if schemas is None or set(schemas) != set(rule.media_types):
+        raise SystemExit(f"{operation_id}: document each accepted media type's body schema")
+    return {
+        "required": True,
+        "description": f"At most {rule.max_bytes} bytes; one of: {rule.accepted}",
+        "content": {media_type: {"schema": schemas[media_type]} for media_type in sorted(schemas)},
+    }
+
+
+def check_collisions(
+    found: dict[str, tuple[str, Any]], schema: dict[str, Any], origin: str
+) -> None:
+    """Two models of one component name would overwrite each other in the merged document
+    (a generated client would then build the wrong shape): the build fails instead."""
+    for name, definition in schema.get("components", {}).get("schemas", {}).items():
+        seen = found.setdefault(name, (origin, definition))
+        if seen[1] != definition:
+            raise SystemExit(
+                f"OpenAPI component name collision: '{name}' is defined differently by "
+                f"{seen[0]} and {origin}; rename one of the models"
+            )
 
 
 def _lambda_like_environment() -> None:
@@ -70,8 +151,8 @@ def _lambda_like_environment() -> None:
         os.environ.setdefault(name, value)
 
 
-def api_resolvers() -> list[APIGatewayRestResolver]:
-    """The resolver (`app`) of every function under functions/, loaded as Lambda would."""
+def api_resolvers() -> list[tuple[str, APIGatewayRestResolver]]:
+    """(function, resolver `app`) of every function under functions/, loaded as Lambda would."""
     resolvers = []
     for source in sorted((ROOT / "functions").glob("*/app.py")):
         name = f"psap_function_{source.parent.name}"
@@ -83,7 +164,7 @@ def api_resolvers() -> list[APIGatewayRestResolver]:
         spec.loader.exec_module(module)
         resolver = getattr(module, "app", None)
         if isinstance(resolver, APIGatewayRestResolver):
-            resolvers.append(resolver)
+            resolvers.append((source.parent.name, resolver))
     return resolvers
 
 
@@ -97,14 +178,21 @@ def build_document() -> dict[str, Any]:
         security_schemes={"bearer": HTTPBearer(description="A partner credential's token")},
         on_conflict="error",
     )
-    for resolver in api_resolvers():
-        merge.add_schema(
-            resolver.get_openapi_schema().model_dump(mode="json", by_alias=True, exclude_none=True)
+    components: dict[str, tuple[str, Any]] = {}
+    for origin, resolver in api_resolvers():
+        schema = resolver.get_openapi_schema().model_dump(
+            mode="json", by_alias=True, exclude_none=True
         )
+        check_collisions(components, schema, origin)
+        merge.add_schema(schema)
     document: dict[str, Any] = json.loads(merge.get_openapi_json_schema())
     schemas = document.setdefault("components", {}).setdefault("schemas", {})
     for generic in ("HTTPValidationError", "ValidationError", "ResponseValidationError"):
         schemas.pop(generic, None)
+    schemas["RadioTrafficUpload"] = RadioTrafficUpload.model_json_schema(
+        by_alias=True, ref_template="#/components/schemas/{model}"
+    )
+    schemas["CadIncidentEvent"] = CAD_INCIDENT_EVENT
     schemas["ErrorInfo"] = {
         "title": "ErrorInfo",
         "type": "object",
@@ -128,21 +216,95 @@ def build_document() -> dict[str, Any]:
             if operation.public:
                 spec["security"] = []
                 continue
+            if operation.body is not None:
+                if "requestBody" not in spec:
+                    spec["requestBody"] = _request_body(operation.operation_id, operation.body)
+                for status, text in _BODY_STATUSES.items():
+                    responses.setdefault(status, _error_response(text))
             spec["security"] = [{"bearer": []}]
             spec["x-permissions"] = [permission.value for permission in operation.any_of]
             for status, text in _ERROR_STATUSES.items():
-                responses.setdefault(
-                    status,
-                    {
-                        "description": text,
-                        "content": {
-                            "application/json": {
-                                "schema": {"$ref": "#/components/schemas/ErrorInfo"}
-                            }
-                        },
-                    },
-                )
+                responses.setdefault(status, _error_response(text))
+    _exact_integer_bounds(document)
+    _apply_text_policy(document)
     return document
+
+
+# Powertools writes numeric bounds as floats; float(2**63 - 1) is 2**63, one past int64.
+_INTEGER_FORMATS = {float(INT32_MAX): ("int32", INT32_MAX), float(INT64_MAX): ("int64", INT64_MAX)}
+
+
+def _exact_integer_bounds(schema: Any) -> None:
+    """Integer bounds as exact integers, with the format they stand for."""
+    stack = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            if node.get("type") == "integer":
+                for bound in ("minimum", "maximum"):
+                    value = node.get(bound)
+                    if isinstance(value, float):
+                        format_name, exact = _INTEGER_FORMATS.get(value, (None, int(value)))
+                        node[bound] = exact
+                        if format_name is not None:
+                            node.setdefault("format", format_name)
+            stack.extend(node.values())
+
+
+def _with_text_policy(node: Any) -> None:
+    """The text policy as a pattern on every string a client sends that has none (enums and
+    formats are narrower already); free text carries its own pattern (psap.text.FreeText)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, list):
+            stack.extend(current)
+        elif isinstance(current, dict):
+            if current.get("type") == "string" and not ({"enum", "format", "const"} & set(current)):
+                if "pattern" not in current:
+                    current["pattern"] = SINGLE_LINE_PATTERN
+                elif current["pattern"] not in (SINGLE_LINE_PATTERN, FREE_TEXT_PATTERN):
+                    current.setdefault("allOf", [{"pattern": SINGLE_LINE_PATTERN}])
+            stack.extend(value for key, value in current.items() if key != "example")
+
+
+def _request_components(document: dict[str, Any]) -> set[str]:
+    """Component schemas reachable from a request body: what clients send."""
+    schemas = document["components"]["schemas"]
+    pending = [
+        body
+        for methods in document["paths"].values()
+        for spec in methods.values()
+        if (body := spec.get("requestBody"))
+    ]
+    found: set[str] = set()
+    while pending:
+        text = json.dumps(pending.pop())
+        for name in re.findall(r'"#/components/schemas/([^"]+)"', text):
+            if name not in found:
+                found.add(name)
+                pending.append(schemas[name])
+    return found
+
+
+def _apply_text_policy(document: dict[str, Any]) -> None:
+    for methods in document["paths"].values():
+        for spec in methods.values():
+            for parameter in spec.get("parameters", []):
+                _with_text_policy(parameter.get("schema"))
+            _with_text_policy(spec.get("requestBody"))
+    schemas = document["components"]["schemas"]
+    for name in _request_components(document):
+        _with_text_policy(schemas[name])
+
+
+def _error_response(text: str) -> dict[str, Any]:
+    return {
+        "description": text,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorInfo"}}},
+    }
 
 
 def render(document: dict[str, Any]) -> str:

@@ -40,6 +40,7 @@ from psap.incidents.store import import_incident
 from psap.qa.models import QaEvaluation
 from psap.qa.store import put_evaluation
 from psap.storage.ordering import UpsertOutcome
+from psap.text import TextRefused, check_document, parse_json
 from psap.training.models import PhaseEnrollment
 from psap.training.store import put_enrollment
 from psap.users.models import User
@@ -117,6 +118,23 @@ def kind_of(path: Path, forced: str | None) -> Kind:
     )
 
 
+def unknown_fields(raw: Any, known: Any, path: str = "") -> list[str]:
+    """Paths of the fields a line carries that its model does not have (compared with the
+    model's own dump, which has every field it knows, at every depth)."""
+    found: list[str] = []
+    if isinstance(raw, dict) and isinstance(known, dict):
+        for name, value in raw.items():
+            where = f"{path}.{name}" if path else str(name)
+            if name not in known:
+                found.append(where)
+            else:
+                found.extend(unknown_fields(value, known[name], where))
+    elif isinstance(raw, list) and isinstance(known, list):
+        for index, (value, kept) in enumerate(zip(raw, known, strict=False)):
+            found.extend(unknown_fields(value, kept, f"{path}.{index}"))
+    return found
+
+
 def describe(error: ValidationError) -> str:
     """`results.0.score: Input should be a valid number` for each problem, camelCase paths."""
     problems = []
@@ -189,12 +207,22 @@ def import_file(
 
     def one(number: int, line: str) -> tuple[int, UpsertOutcome | str]:
         try:
-            record = kind.model.model_validate(json.loads(line))
+            raw = parse_json(line)
+            check_document(raw)
+            record = kind.model.model_validate(raw)
+            unknown = unknown_fields(raw, record.model_dump(mode="json", by_alias=True))
+            if unknown:
+                # A misspelled field would be dropped and its value lost: refused instead.
+                return number, "; ".join(f"{name}: unknown field" for name in unknown[:5])
             return number, kind.write(table, tenant_id, record, now)
         except json.JSONDecodeError as error:
             return number, f"not JSON ({error.msg} at column {error.colno})"
+        except TextRefused as refused:
+            return number, f"{refused.path}: {refused.problem}"
         except ValidationError as error:
             return number, describe(error)
+        except ValueError as error:  # nested too deep, NaN or Infinity
+            return number, f"not accepted JSON ({error})"
         except (DomainError, StoreUnavailable) as error:
             return number, getattr(error, "info", str(error))
 

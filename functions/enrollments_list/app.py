@@ -5,6 +5,7 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.models import INT64_MAX
 from psap.training.listing import list_enrollments
 from psap.training.models import PhaseEnrollment
 
@@ -23,7 +24,7 @@ app = create_resolver()
     tags=["Training"],
 )
 def enrollments(
-    user_id: Annotated[int, Path(alias="userId", description="The user's id")],
+    user_id: Annotated[int, Path(alias="userId", ge=0, le=INT64_MAX, description="The user's id")],
 ) -> list[PhaseEnrollment]:
     return list_enrollments(current_principal(app).tenant_id, user_id)
 

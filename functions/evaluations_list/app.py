@@ -1,12 +1,13 @@
 """GET /api/v1/external/qa/user/{userId}/evaluations: a user's QA evaluations, paged."""
 
-from datetime import date
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
+from psap.http.pagination import sort_values
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
-from psap.qa.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, list_evaluations
+from psap.models import INT32_MAX, INT64_MAX, StrictDate
+from psap.qa.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, SORT_FIELDS, list_evaluations
 from psap.qa.models import EvaluationPage, EvaluationStatus
 
 app = create_resolver()
@@ -26,20 +27,24 @@ app = create_resolver()
     tags=["Quality assurance"],
 )
 def evaluations(
-    user_id: Annotated[int, Path(alias="userId", description="The user's id")],
-    page: Annotated[int, Query(ge=0, description="0-based page number")] = 0,
+    user_id: Annotated[int, Path(alias="userId", ge=0, le=INT64_MAX, description="The user's id")],
+    page: Annotated[int, Query(ge=0, le=INT32_MAX, description="0-based page number")] = 0,
     size: Annotated[
-        int, Query(ge=1, description=f"Page size, capped at {MAX_PAGE_SIZE}")
+        int, Query(ge=1, le=INT32_MAX, description=f"Page size, capped at {MAX_PAGE_SIZE}")
     ] = DEFAULT_PAGE_SIZE,
     sort: Annotated[
-        str | None, Query(description="`createdAt,desc` (default) or `createdAt,asc`")
+        str | None,
+        Query(
+            description="`createdAt,desc` (default) or `createdAt,asc`",
+            json_schema_extra={"enum": sort_values(SORT_FIELDS)},
+        ),
     ] = None,
     status: Annotated[EvaluationStatus | None, Query(description="Exact status")] = None,
     first_day: Annotated[
-        date | None, Query(alias="from", description="Created on or after (YYYY-MM-DD)")
+        StrictDate | None, Query(alias="from", description="Created on or after (YYYY-MM-DD)")
     ] = None,
     last_day: Annotated[
-        date | None, Query(alias="to", description="Created on or before (YYYY-MM-DD)")
+        StrictDate | None, Query(alias="to", description="Created on or before (YYYY-MM-DD)")
     ] = None,
     is_training: Annotated[
         bool | None, Query(alias="isTraining", description="Training evaluations or not")

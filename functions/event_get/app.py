@@ -7,6 +7,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 from psap.events.models import Event
 from psap.events.reading import get_event
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.models import INT64_MAX
 
 app = create_resolver()
 
@@ -20,7 +21,9 @@ app = create_resolver()
     tags=["Incidents and events"],
 )
 def event(
-    event_id: Annotated[int, Path(alias="eventId", description="The event's id")],
+    event_id: Annotated[
+        int, Path(alias="eventId", ge=0, le=INT64_MAX, description="The event's id")
+    ],
 ) -> Event:
     return get_event(current_principal(app).tenant_id, event_id)
 

@@ -7,6 +7,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.incidents.models import Incident
 from psap.incidents.reading import get_incident
+from psap.models import INT64_MAX
 
 app = create_resolver()
 
@@ -20,7 +21,9 @@ app = create_resolver()
     tags=["Incidents and events"],
 )
 def incident(
-    incident_id: Annotated[int, Path(alias="incidentId", description="The incident's id")],
+    incident_id: Annotated[
+        int, Path(alias="incidentId", ge=0, le=INT64_MAX, description="The incident's id")
+    ],
 ) -> Incident:
     return get_incident(current_principal(app).tenant_id, incident_id)
 

@@ -10,6 +10,7 @@ from psap.http.resolver import create_resolver, current_principal, lambda_handle
 from psap.knowledge.authoring import append_version
 from psap.knowledge.content import KnowledgeAppendRequest, KnowledgeEntryDto
 from psap.knowledge.openapi_text import APPEND_DESCRIPTION, APPEND_RESPONSES
+from psap.models import INT64_MAX
 
 app = create_resolver()
 
@@ -24,7 +25,9 @@ app = create_resolver()
     responses=APPEND_RESPONSES,
 )
 def append_knowledge_version(
-    knowledge_id: Annotated[int, Path(alias="knowledgeId", description="Knowledge id")],
+    knowledge_id: Annotated[
+        int, Path(alias="knowledgeId", ge=0, le=INT64_MAX, description="Knowledge id")
+    ],
     request: Annotated[KnowledgeAppendRequest, Body()],
 ) -> KnowledgeEntryDto:
     principal = current_principal(app)

@@ -7,6 +7,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.knowledge.card import KnowledgeCardDto, get_card
 from psap.knowledge.openapi_text import CARD_DESCRIPTION
+from psap.models import INT64_MAX
 
 app = create_resolver()
 
@@ -19,7 +20,9 @@ app = create_resolver()
     tags=["Knowledge"],
 )
 def get_knowledge_card(
-    knowledge_id: Annotated[int, Path(alias="knowledgeId", description="Knowledge id")],
+    knowledge_id: Annotated[
+        int, Path(alias="knowledgeId", ge=0, le=INT64_MAX, description="Knowledge id")
+    ],
 ) -> KnowledgeCardDto:
     principal = current_principal(app)
     return get_card(principal.tenant_id, knowledge_id)

@@ -9,6 +9,7 @@ from psap.audit.changes import note_change
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.knowledge.authoring import delete_knowledge
 from psap.knowledge.openapi_text import DELETE_DESCRIPTION
+from psap.models import INT64_MAX
 
 app = create_resolver()
 
@@ -22,7 +23,9 @@ app = create_resolver()
     responses={204: {"description": "Deleted; no body", "content": {}}},
 )
 def delete_knowledge_entry(
-    knowledge_id: Annotated[int, Path(alias="knowledgeId", description="Knowledge id")],
+    knowledge_id: Annotated[
+        int, Path(alias="knowledgeId", ge=0, le=INT64_MAX, description="Knowledge id")
+    ],
 ) -> Response[None]:
     principal = current_principal(app)
     delete_knowledge(principal.tenant_id, knowledge_id)

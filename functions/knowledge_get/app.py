@@ -8,6 +8,7 @@ from psap.http.resolver import create_resolver, current_principal, lambda_handle
 from psap.knowledge.content import KnowledgeEntryDto
 from psap.knowledge.openapi_text import GET_DESCRIPTION
 from psap.knowledge.reading import get_knowledge
+from psap.models import INT32_MAX, INT64_MAX
 
 app = create_resolver()
 
@@ -20,9 +21,11 @@ app = create_resolver()
     tags=["Knowledge"],
 )
 def get_knowledge_entry(
-    knowledge_id: Annotated[int, Path(alias="knowledgeId", description="Knowledge id")],
+    knowledge_id: Annotated[
+        int, Path(alias="knowledgeId", ge=0, le=INT64_MAX, description="Knowledge id")
+    ],
     version: Annotated[
-        int | None, Query(ge=1, description="A version number; omit for the latest")
+        int | None, Query(ge=1, le=INT32_MAX, description="A version number; omit for the latest")
     ] = None,
 ) -> KnowledgeEntryDto:
     principal = current_principal(app)

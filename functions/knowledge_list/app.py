@@ -7,6 +7,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.knowledge.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, list_knowledge
 from psap.knowledge.models import ExternalKnowledgePageDto, KnowledgeType
+from psap.models import INT32_MAX
 
 app = create_resolver()
 
@@ -25,9 +26,9 @@ app = create_resolver()
     tags=["Knowledge"],
 )
 def list_entries(
-    page: Annotated[int, Query(ge=0, description="0-based page number")] = 0,
+    page: Annotated[int, Query(ge=0, le=INT32_MAX, description="0-based page number")] = 0,
     size: Annotated[
-        int, Query(ge=1, description=f"Page size, capped at {MAX_PAGE_SIZE}")
+        int, Query(ge=1, le=INT32_MAX, description=f"Page size, capped at {MAX_PAGE_SIZE}")
     ] = DEFAULT_PAGE_SIZE,
     provider: Annotated[str | None, Query(description="Exact-match provider filter")] = None,
     knowledge_type: Annotated[

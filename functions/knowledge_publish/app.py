@@ -9,6 +9,7 @@ from psap.http.resolver import create_resolver, current_principal, lambda_handle
 from psap.knowledge.authoring import publish_version
 from psap.knowledge.models import ExternalKnowledgeDto
 from psap.knowledge.openapi_text import PUBLISH_DESCRIPTION
+from psap.models import INT32_MAX, INT64_MAX
 
 app = create_resolver()
 
@@ -21,8 +22,10 @@ app = create_resolver()
     tags=["Knowledge"],
 )
 def publish_knowledge_version(
-    knowledge_id: Annotated[int, Path(alias="knowledgeId", description="Knowledge id")],
-    version: Annotated[int, Path(description="The version number to publish")],
+    knowledge_id: Annotated[
+        int, Path(alias="knowledgeId", ge=0, le=INT64_MAX, description="Knowledge id")
+    ],
+    version: Annotated[int, Path(ge=0, le=INT32_MAX, description="The version number to publish")],
 ) -> ExternalKnowledgeDto:
     principal = current_principal(app)
     entry = publish_version(principal.tenant_id, knowledge_id, version)

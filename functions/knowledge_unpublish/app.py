@@ -9,6 +9,7 @@ from psap.http.resolver import create_resolver, current_principal, lambda_handle
 from psap.knowledge.authoring import unpublish
 from psap.knowledge.models import ExternalKnowledgeDto
 from psap.knowledge.openapi_text import UNPUBLISH_DESCRIPTION
+from psap.models import INT64_MAX
 
 app = create_resolver()
 
@@ -21,7 +22,9 @@ app = create_resolver()
     tags=["Knowledge"],
 )
 def unpublish_knowledge(
-    knowledge_id: Annotated[int, Path(alias="knowledgeId", description="Knowledge id")],
+    knowledge_id: Annotated[
+        int, Path(alias="knowledgeId", ge=0, le=INT64_MAX, description="Knowledge id")
+    ],
 ) -> ExternalKnowledgeDto:
     principal = current_principal(app)
     entry = unpublish(principal.tenant_id, knowledge_id)

@@ -7,6 +7,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.media.models import RadioTrafficMedia
 from psap.media.reading import get_media
+from psap.models import INT64_MAX
 
 app = create_resolver()
 
@@ -23,7 +24,7 @@ app = create_resolver()
     tags=["Media"],
 )
 def media(
-    media_id: Annotated[int, Path(alias="mediaId", description="The media id")],
+    media_id: Annotated[int, Path(alias="mediaId", ge=0, le=INT64_MAX, description="The media id")],
 ) -> RadioTrafficMedia:
     return get_media(current_principal(app).tenant_id, media_id)
 

@@ -1,6 +1,5 @@
 """POST /api/v1/external/media/radio-traffic: an SRT radio-traffic transcript for an event."""
 
-from datetime import datetime
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response
@@ -10,6 +9,7 @@ from psap.http.body import request_bytes
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.media.ingest import RadioTrafficTarget, upload_radio_traffic
 from psap.media.openapi_text import UPLOAD_DESCRIPTION, UPLOAD_RESPONSES
+from psap.models import INT64_MAX, StrictDateTime
 
 app = create_resolver()
 
@@ -24,14 +24,14 @@ app = create_resolver()
 )
 def upload(
     event_id: Annotated[
-        int | None, Query(alias="eventId", description="Raw form: the event")
+        int | None, Query(alias="eventId", ge=0, le=INT64_MAX, description="Raw form: the event")
     ] = None,
     incident_number: Annotated[
         str | None, Query(alias="incidentNumber", description="Raw form: or the incident")
     ] = None,
     channel: Annotated[str | None, Query(description="Raw form: the radio channel")] = None,
     recording_started_at: Annotated[
-        datetime | None,
+        StrictDateTime | None,
         Query(alias="recordingStartedAt", description="Raw form: ISO 8601 with offset or Z"),
     ] = None,
 ) -> Response[str]:

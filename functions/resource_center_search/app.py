@@ -10,10 +10,12 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.models import INT32_MAX
 from psap.resource_center.engine.encoder import query_encoder
 from psap.resource_center.models import ItemType, ResourceCenterSearchResponse
 from psap.resource_center.query import (
     DEFAULT_PAGE_SIZE,
+    MAX_CATEGORY_LENGTH,
     MAX_PAGE_SIZE,
     MAX_QUERY_LENGTH,
     parse_search_query,
@@ -46,18 +48,32 @@ def search(
         str,
         Query(
             min_length=1,
+            max_length=MAX_QUERY_LENGTH,
+            pattern=r"\S",
             description=f"Search text, 1-{MAX_QUERY_LENGTH} characters after trimming",
         ),
     ],
-    page: Annotated[int, Query(ge=0, description="0-based page number")] = 0,
+    page: Annotated[int, Query(ge=0, le=INT32_MAX, description="0-based page number")] = 0,
     page_size: Annotated[
-        int, Query(alias="pageSize", ge=1, description=f"Page size, capped at {MAX_PAGE_SIZE}")
+        int,
+        Query(
+            alias="pageSize",
+            ge=1,
+            le=INT32_MAX,
+            description=f"Page size, capped at {MAX_PAGE_SIZE}",
+        ),
     ] = DEFAULT_PAGE_SIZE,
     item_type: Annotated[
         ItemType | None, Query(alias="itemType", description="Only items of this type")
     ] = None,
     category: Annotated[
-        str | None, Query(description="Only items of this category (exact match)")
+        str | None,
+        Query(
+            min_length=1,
+            max_length=MAX_CATEGORY_LENGTH,
+            pattern=r"\S",
+            description="Only items of this category (exact match, trimmed)",
+        ),
     ] = None,
 ) -> ResourceCenterSearchResponse:
     principal = current_principal(app)

@@ -4,7 +4,9 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
+from psap.http.pagination import sort_values
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.models import INT32_MAX
 from psap.users.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, SORT_FIELDS, list_users
 from psap.users.models import UserPage
 from psap.users.store import UserFilters
@@ -24,13 +26,16 @@ app = create_resolver()
     tags=["Users"],
 )
 def users(
-    page: Annotated[int, Query(ge=0, description="0-based page number")] = 0,
+    page: Annotated[int, Query(ge=0, le=INT32_MAX, description="0-based page number")] = 0,
     size: Annotated[
-        int, Query(ge=1, description=f"Page size, capped at {MAX_PAGE_SIZE}")
+        int, Query(ge=1, le=INT32_MAX, description=f"Page size, capped at {MAX_PAGE_SIZE}")
     ] = DEFAULT_PAGE_SIZE,
     sort: Annotated[
         str | None,
-        Query(description="`property` or `property,asc|desc`; property: " + ", ".join(SORT_FIELDS)),
+        Query(
+            description="`property` or `property,asc|desc`; property: " + ", ".join(SORT_FIELDS),
+            json_schema_extra={"enum": sort_values(SORT_FIELDS)},
+        ),
     ] = None,
     email: Annotated[str | None, Query(description="Exact email, case-insensitive")] = None,
     login_enabled: Annotated[bool | None, Query(alias="loginEnabled")] = None,

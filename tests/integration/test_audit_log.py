@@ -510,3 +510,28 @@ def test_unknown_export_ids_are_404(aws: None, api: ApiCaller) -> None:
         status, answer, _ = api.call("audit_export_get", tenant=35, path={"exportId": export_id})
         assert status == 404, answer
         assert set(answer) == {"info", "reason"}
+
+
+def test_a_poison_record_marks_the_export_failed_with_a_reason_at_once(
+    aws: None,
+    api: ApiCaller,
+    export_worker: ExportWorker,
+) -> None:
+    # Given a good record and, beside it, a stored record that is not JSON (a poison row)
+    good = _record(35, NOW - timedelta(minutes=5), "req-good")
+    _seed(35, [good])
+    item = audit_store.record_item(good, retention_days=365)
+    item["sk"] = {"S": item["sk"]["S"].replace("req-good", "req-poison")}
+    item["record"] = {"S": "{not json"}
+    dynamodb().put_item(TableName=audit_table(), Item=item)
+    status, export, _ = api.call("audit_export_create", tenant=35, body=_export_body())
+    assert status == 202
+    # When the worker takes its first (not last) attempt
+    failures = export_worker.run(export_worker.take(), receive_count=1)
+    _, after, _ = api.call("audit_export_get", tenant=35, path={"exportId": export["exportId"]})
+    # Then the export is FAILED with a reason now: no retry can read that record, and no job
+    # is left RUNNING behind a message in the dead-letter queue
+    assert failures == []
+    assert after["status"] == "FAILED"
+    assert after["failure"]
+    assert after["finishedAt"] is not None

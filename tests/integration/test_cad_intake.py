@@ -191,11 +191,14 @@ def test_invalid_submissions_are_400_error_info_with_the_json_path(
     assert drain("CadIntakeQueue") == []
 
 
-@pytest.mark.parametrize("raw", ["{not json", "[1, 2]", ""])
-def test_a_body_that_is_not_a_json_object_is_400(cad: CadFunctions, raw: str) -> None:
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [("{not json", "INVALID_JSON"), ("[1, 2]", "INVALID_INPUT"), ("", "INVALID_INPUT")],
+)
+def test_a_body_that_is_not_a_json_object_is_400(cad: CadFunctions, raw: str, reason: str) -> None:
     status, body = cad.submit(raw)
     assert status == 400
-    assert body["reason"] == "INVALID_INPUT"
+    assert body["reason"] == reason
 
 
 def test_a_body_over_256_kb_is_413(cad: CadFunctions) -> None:

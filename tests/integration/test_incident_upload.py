@@ -643,3 +643,81 @@ def test_the_worker_handler_reads_sqs_records(
     result = import_function("incident_upload_worker").handler(event, lambda_context)
     assert result == {"batchItemFailures": []}
     assert job(call, answer["uploadId"])[1]["status"] == "SUCCEEDED"
+
+
+# ---------------------------------------------------------------- poison rows (issue 14)
+
+POISON_JSONL = (
+    '{"number": "P-1", "priority": "1"}\n'
+    '{"number": "P-2", "location": "Main St \\ud800"}\n'
+    '{"number": "P-3", "notes": [{"note": "ok\\u0000"}]}\n'
+    '{"number": "P-4", "additionalContext": "line one\\n\\tline two"}\n'
+)
+
+
+def test_a_sync_row_breaking_the_text_policy_is_rejected_alone_and_never_half_written(
+    call: Call,
+) -> None:
+    # Given a JSON Lines file whose rows 2 and 3 hold a lone surrogate and a NUL
+    # When it is uploaded synchronously
+    status, report = upload(call, POISON_JSONL, JSONL)
+    # Then 200 (no 5xx): rows 2 and 3 are rejected naming their field, the others applied
+    assert status == 200, report
+    rejected = {row["line"]: row for row in report["rejections"]}
+    assert set(rejected) == {2, 3}
+    assert "'location'" in rejected[2]["reason"] and "surrogate" in rejected[2]["reason"]
+    assert "'notes[0].note'" in rejected[3]["reason"]
+    assert (report["created"], report["rejected"]) == (2, 2)
+    # And read back: the good rows are whole (free text keeps its tab and newline), the
+    # poison rows are not there at all
+    assert found("P-1").priority == "1"
+    assert found("P-4").additional_context == "line one\n\tline two"
+    assert stored("P-2") is None and stored("P-3") is None
+
+
+def test_an_async_poison_row_is_rejected_and_the_job_finishes(
+    small_sync_line: int, call: Call
+) -> None:
+    # Given a file above the synchronous line with a poison row in the middle
+    body = "\n".join(
+        json.dumps({"number": f"Q-{index}", "priority": "2"}) for index in range(small_sync_line)
+    )
+    body += "\n" + POISON_JSONL.splitlines()[1] + "\n"
+    status, queued = upload(call, body, JSONL)
+    assert status == 202
+    # When the worker runs
+    assert run_worker() == ["SUCCEEDED"]
+    # Then the job finished: the poison row rejected with its reason, every other row applied
+    _, done = job(call, queued["uploadId"])
+    assert done["status"] == "SUCCEEDED"
+    assert (done["created"], done["rejected"]) == (small_sync_line, 1)
+    assert "surrogate" in done["rejections"][0]["reason"]
+    assert stored("P-2") is None
+
+
+def test_an_unexpected_error_in_the_worker_marks_the_job_failed_with_a_reason(
+    small_sync_line: int, call: Call, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a queued upload, and a store that fails on one row in a way no retry can fix
+    body = "\n".join(
+        json.dumps({"number": f"R-{index}", "priority": "2"})
+        for index in range(small_sync_line + 5)
+    )
+    status, queued = upload(call, body, JSONL)
+    assert status == 202
+    real_create = incidents.create_incident_with_number
+
+    def create_or_break(table: str, tenant: int, new_id: int, incident: Incident, now: Any) -> Any:
+        if incident.number == "R-3":
+            raise TypeError("a bug met a row it did not expect")
+        return real_create(table, tenant, new_id, incident, now)
+
+    monkeypatch.setattr(incidents, "create_incident_with_number", create_or_break)
+    # When the worker runs
+    outcome = run_worker()
+    # Then the job is FAILED with a reason (not RUNNING forever behind a dead-letter message)
+    assert outcome == ["FAILED"]
+    _, failed = job(call, queued["uploadId"])
+    assert failed["status"] == "FAILED"
+    assert "unexpected error" in failed["failureReason"]
+    assert failed["finishedAt"] is not None

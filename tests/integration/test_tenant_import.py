@@ -174,3 +174,33 @@ def test_progress_goes_to_a_pipe_as_a_line_per_tenth(api: TenantDataApi, tmp_pat
     printed = stream.getvalue().splitlines()
     assert len(printed) == 10
     assert printed[-1].startswith("users.jsonl (users) [##############################] 10/10")
+
+
+def test_a_misspelled_field_or_forbidden_text_is_a_line_error_never_a_silent_drop(
+    api: TenantDataApi, tmp_path: Path
+) -> None:
+    # Given users whose lines misspell a field (top level, nested), hold a NUL or a lone
+    # surrogate, or nest beyond the JSON depth limit
+    users = lines(
+        tmp_path / "users.jsonl",
+        [
+            {**USER, "id": 7101, "lastname": "Smith"},
+            {**USER, "id": 7102, "firstName": "Ann\u0000"},
+            '{"id": 7103, "email": "a\\ud800@example.org"}',
+            {**USER, "id": 7104, "extra": [[[[{"deep": 1}]]]]},
+            "[" * 5000 + "]" * 5000,
+            {**USER, "id": 7105},
+        ],
+    )
+    # When imported
+    (report,) = import_files([users], api.tenant)
+    # Then each bad line is an error naming the field, and only the good line is stored
+    assert report.created == 1
+    assert [error.split(": ", 1)[1] for error in report.errors] == [
+        "lastname: unknown field",
+        "firstName: contains a control character (U+0000) at character 3",
+        "email: contains a lone surrogate (U+D800) at character 1",
+        "extra: unknown field",
+        "not accepted JSON (nested deeper than 64 levels)",
+    ]
+    assert api.users()[1]["totalElements"] == 1

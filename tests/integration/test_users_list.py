@@ -130,7 +130,7 @@ def test_size_above_200_is_reduced_to_200(api: TenantDataApi) -> None:
 SORTS = {
     "lastName": [3, 2, 4, 1],
     "lastName,asc": [3, 2, 4, 1],
-    "lastName,DESC": [1, 4, 2, 3],
+    "lastName,desc": [1, 4, 2, 3],
     "firstName,asc": [4, 1, 3, 2],
     "email,asc": [2, 1, 3, 4],
     "id,desc": [4, 3, 2, 1],
@@ -159,6 +159,8 @@ BAD_PARAMETERS = [
     ({"sort": "password"}, "sort"),
     ({"sort": "lastName,sideways"}, "sort"),
     ({"sort": "lastName,asc,again"}, "sort"),
+    ({"sort": "lastName,DESC"}, "sort"),  # the documented enum, exactly
+    ({"sort": ""}, "sort"),
     ({"page": "-1"}, "page"),
     ({"size": "0"}, "size"),
     ({"size": "many"}, "size"),

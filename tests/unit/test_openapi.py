@@ -1,8 +1,13 @@
 """The committed OpenAPI document is what the code generates (run `make openapi`)."""
 
 import json
+from typing import Any
 
-from tools.openapi import DOCUMENT, build_document, render
+import pytest
+
+from psap.http.operations import operation_for
+from psap.text import TEXT_POLICY_DESCRIPTION
+from tools.openapi import DOCUMENT, build_document, check_collisions, render
 
 
 def test_committed_openapi_document_is_up_to_date() -> None:
@@ -20,3 +25,87 @@ def test_document_describes_the_knowledge_list_with_error_info_and_permissions()
     assert "422" not in operation["responses"]
     page = document["components"]["schemas"]["ExternalKnowledgePageDto"]
     assert set(page["properties"]) == {"items", "page", "size", "totalItems", "totalPages"}
+
+
+def _document() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(DOCUMENT.read_text(encoding="utf-8"))
+    return loaded
+
+
+def test_a_component_name_defined_twice_differently_fails_the_build() -> None:
+    # Given two functions whose models share a component name with different shapes
+    found: dict[str, tuple[str, object]] = {}
+    first = {"components": {"schemas": {"MediaType": {"enum": ["IMAGE", "VIDEO"]}}}}
+    second = {"components": {"schemas": {"MediaType": {"enum": ["RADIO_TRAFFIC"]}}}}
+    check_collisions(found, first, "knowledge_create")
+    # When the second is merged, Then the build stops naming both
+    with pytest.raises(SystemExit, match=r"MediaType.*knowledge_create.*media_get"):
+        check_collisions(found, second, "media_get")
+
+
+def test_the_knowledge_media_type_is_the_one_in_the_document() -> None:
+    # The knowledge card's MediaType, not the media-ingest record type it used to collide with
+    schemas = _document()["components"]["schemas"]
+    assert schemas["MediaType"]["enum"] == ["IMAGE", "VIDEO", "AUDIO", "DOCUMENT"]
+    assert schemas["MediaRecordType"]["enum"] == ["RADIO_TRAFFIC"]
+
+
+@pytest.mark.parametrize(
+    ("path", "media_types"),
+    [
+        ("/cad/v1/incidents", {"application/json", "application/cloudevents+json"}),
+        (
+            "/api/v1/external/incidents/upload",
+            {"text/csv", "application/x-ndjson", "application/jsonl"},
+        ),
+        ("/api/v1/external/media/radio-traffic", {"application/json", "application/x-subrip"}),
+    ],
+)
+def test_operations_that_read_their_own_body_document_it(path: str, media_types: set[str]) -> None:
+    operation = _document()["paths"][path]["post"]
+    assert set(operation["requestBody"]["content"]) == media_types
+    assert {"400", "413", "415"} <= set(operation["responses"])
+
+
+def test_every_operation_with_a_body_documents_its_body_and_413_415() -> None:
+    document = _document()
+    for path, methods in document["paths"].items():
+        for method, spec in methods.items():
+            operation = operation_for(method, path)
+            assert operation is not None
+            if operation.body is not None:
+                assert "requestBody" in spec, (method, path)
+                assert {"413", "415"} <= set(spec["responses"]), (method, path)
+
+
+def test_sort_values_category_length_and_integer_bounds_are_in_the_schema() -> None:
+    paths = _document()["paths"]
+
+    def parameter(path: str, name: str) -> dict[str, Any]:
+        found: dict[str, Any] = next(
+            p["schema"] for p in paths[path]["get"]["parameters"] if p["name"] == name
+        )
+        return found
+
+    assert "lastName,desc" in parameter("/api/v1/external/user", "sort")["enum"]
+    evaluations = "/api/v1/external/qa/user/{userId}/evaluations"
+    assert parameter(evaluations, "sort")["enum"] == [
+        "createdAt",
+        "createdAt,asc",
+        "createdAt,desc",
+    ]
+    search = parameter("/api/v1/external/mcp/resources/resource-center/search", "category")
+    assert search["anyOf"][0]["maxLength"] == 200
+    page = parameter("/api/v1/external/knowledge", "page")
+    assert (page["maximum"], page["format"]) == (2**31 - 1, "int32")
+    knowledge_id = next(
+        p["schema"]
+        for p in paths["/api/v1/external/knowledge/{knowledgeId}"]["get"]["parameters"]
+        if p["name"] == "knowledgeId"
+    )
+    assert (knowledge_id["maximum"], knowledge_id["format"]) == (2**63 - 1, "int64")
+
+
+def test_the_text_policy_is_documented_once_in_the_description() -> None:
+    description = _document()["info"]["description"]
+    assert TEXT_POLICY_DESCRIPTION in description

@@ -119,8 +119,9 @@ def test_sort_parameter_parsing() -> None:
     allowed = ("id", "lastName")
     assert parse_sort(None, allowed) is None
     assert parse_sort("lastName", allowed) == SortOrder("lastName", True)
-    assert parse_sort(" lastName , DESC ", allowed) == SortOrder("lastName", False)
-    for bad in ("email", "id,up", "id,asc,x"):
+    assert parse_sort("lastName,desc", allowed) == SortOrder("lastName", False)
+    # Strictly the documented enum: no padding, no other case, no empty value.
+    for bad in ("email", "id,up", "id,asc,x", " lastName , DESC ", "lastName,DESC", ""):
         with pytest.raises(InvalidParameter) as raised:
             parse_sort(bad, allowed)
         assert raised.value.parameter == "sort"

@@ -17,7 +17,7 @@ from enum import StrEnum
 from typing import Any, Final, Self
 
 from botocore.exceptions import BotoCoreError, ClientError
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from psap.audit.store import RecordFilter, records_between
 from psap.clock import format_timestamp, utc_now
@@ -28,7 +28,9 @@ from psap.config import (
     tenant_data_table,
 )
 from psap.errors import NotFound, StoreUnavailable
-from psap.models import Timestamp, WireModel
+from psap.http.operations import OPERATIONS
+from psap.models import RequestModel, Timestamp, WireModel
+from psap.observability import logger
 from psap.storage.dynamodb import dynamodb
 from psap.storage.s3 import MultipartWriter, presigned_get_url
 from psap.storage.sqs import send_message
@@ -55,6 +57,9 @@ CSV_COLUMNS: Final = (
 )
 
 
+OPERATION_IDS: Final = tuple(sorted(operation.operation_id for operation in OPERATIONS.values()))
+
+
 class ExportFormat(StrEnum):
     NDJSON = "ndjson"
     CSV = "csv"
@@ -67,17 +72,31 @@ class ExportState(StrEnum):
     FAILED = "FAILED"
 
 
-class AuditExportRequest(WireModel):
+class AuditExportRequest(RequestModel):
+    """Unknown fields are refused; `operation` must be an operationId of this API."""
+
     start: Timestamp = Field(alias="from", description="First instant included")
     end: Timestamp = Field(
         alias="to", description=f"First instant excluded; at most {MAX_RANGE.days} days after from"
     )
     format: ExportFormat = ExportFormat.NDJSON
-    operation: str | None = Field(default=None, max_length=100, description="Only this operationId")
+    operation: str | None = Field(
+        default=None,
+        max_length=100,
+        description="Only this operationId",
+        json_schema_extra={"enum": list(OPERATION_IDS)},
+    )
     credential_id: str | None = Field(
         default=None, max_length=100, description="Only this credential"
     )
     status: int | None = Field(default=None, ge=100, le=599, description="Only this status code")
+
+    @field_validator("operation")
+    @classmethod
+    def _known_operation(cls, operation: str | None) -> str | None:
+        if operation is not None and operation not in OPERATION_IDS:
+            raise ValueError("not an operationId of this API (see the OpenAPI document)")
+        return operation
 
     @model_validator(mode="after")
     def _range(self) -> Self:
@@ -192,6 +211,20 @@ def run_export(tenant_id: int, export_id: str, last_attempt: bool) -> ExportStat
             _put(tenant_id, failed)
             return ExportState.FAILED
         raise error
+    except Exception:
+        # Anything else would fail every attempt alike: FAILED now, never left RUNNING.
+        logger.exception("audit export failed", extra={"export_id": export_id})
+        _put(
+            tenant_id,
+            export.model_copy(
+                update={
+                    "status": ExportState.FAILED,
+                    "finished_at": utc_now(),
+                    "failure": "The export failed on an unexpected error; ask for it again",
+                }
+            ),
+        )
+        return ExportState.FAILED
     done = export.model_copy(
         update={
             "status": ExportState.SUCCEEDED,

@@ -371,9 +371,11 @@ def _sequence(value: Any) -> Any:
 
 
 class CadEnvelope(BaseModel):
-    """The CloudEvents attributes of a submission (`data` is parsed on its own)."""
+    """The CloudEvents attributes of a submission (`data` is parsed on its own). Only these
+    attributes are accepted: an unknown one (a misspelling, an extension we do not read) is
+    refused naming it, never dropped."""
 
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     specversion: Literal["1.0"]
     id: Identifier

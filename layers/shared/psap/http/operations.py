@@ -9,12 +9,36 @@ from dataclasses import dataclass
 
 from psap.auth.credentials import CredentialKind
 from psap.auth.permissions import Permission, denial_message
+from psap.http.body import JSON_MEDIA_TYPE, BodyRule
 from psap.incidents.upload.limits import INLINE_MAX_BYTES as INCIDENT_UPLOAD_INLINE_BYTES
 from psap.media.limits import MAX_UPLOAD_BODY_BYTES
 
 P = Permission
 KNOWLEDGE_BODY_LIMIT = 1_048_576  # bytes of a knowledge create or append body
 ADMIN_BODY_LIMIT = 16_384  # bytes of a tenant admin request body (a URL, a token, a list)
+SMALL_JSON_BODY_LIMIT = 65_536  # bytes of a small JSON request (an export, an upload ticket)
+CAD_BODY_LIMIT = 256 * 1024  # bytes of a CAD submission (psap.cad.intake.MAX_BODY_BYTES)
+
+# Every body goes through psap.http.body.decode_body with its operation's rule.
+JSON_BODY = BodyRule(max_bytes=SMALL_JSON_BODY_LIMIT)
+KNOWLEDGE_BODY = BodyRule(max_bytes=KNOWLEDGE_BODY_LIMIT)
+ADMIN_BODY = BodyRule(max_bytes=ADMIN_BODY_LIMIT)
+CAD_BODY = BodyRule(
+    max_bytes=CAD_BODY_LIMIT,
+    media_types=frozenset({JSON_MEDIA_TYPE, "application/cloudevents+json"}),
+    json_types=frozenset({JSON_MEDIA_TYPE, "application/cloudevents+json"}),
+)
+RADIO_TRAFFIC_BODY = BodyRule(
+    max_bytes=MAX_UPLOAD_BODY_BYTES,
+    media_types=frozenset({JSON_MEDIA_TYPE, "application/x-subrip"}),
+)
+# JSON Lines rows are checked row by row (psap.incidents.upload.parsing): a bad row is
+# rejected alone, so the file is decoded as text here.
+INCIDENT_FILE_BODY = BodyRule(
+    max_bytes=INCIDENT_UPLOAD_INLINE_BYTES,
+    media_types=frozenset({"text/csv", "application/x-ndjson", "application/jsonl"}),
+    json_types=frozenset(),
+)
 
 
 @dataclass(frozen=True)
@@ -24,8 +48,12 @@ class Operation:
     public: bool = False  # no credential at all (API documentation)
     # The kind of credential the route's authorizer admits; any other kind is refused (401).
     credential_kind: CredentialKind = CredentialKind.PARTNER
-    # Bodies above this many bytes are refused with 413 before they are parsed.
-    max_body_bytes: int | None = None
+    # What the body may be (media types, size, JSON); None: the operation takes no body.
+    body: BodyRule | None = None
+
+    @property
+    def max_body_bytes(self) -> int | None:
+        return None if self.body is None else self.body.max_bytes
 
     @property
     def denial(self) -> str:
@@ -47,10 +75,10 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ),
     # Knowledge writes, reads and card (issue 3). Bodies over 1 MB are 413 before parsing.
     ("POST", "/api/v1/external/knowledge"): Operation(
-        "createKnowledge", (P.MANAGE_KNOWLEDGE,), max_body_bytes=KNOWLEDGE_BODY_LIMIT
+        "createKnowledge", (P.MANAGE_KNOWLEDGE,), body=KNOWLEDGE_BODY
     ),
     ("POST", "/api/v1/external/knowledge/{knowledgeId}/versions"): Operation(
-        "appendKnowledgeVersion", (P.MANAGE_KNOWLEDGE,), max_body_bytes=KNOWLEDGE_BODY_LIMIT
+        "appendKnowledgeVersion", (P.MANAGE_KNOWLEDGE,), body=KNOWLEDGE_BODY
     ),
     ("GET", "/api/v1/external/knowledge/{knowledgeId}"): Operation(
         "getKnowledge", (P.VIEW_KNOWLEDGE, P.MANAGE_KNOWLEDGE)
@@ -91,22 +119,24 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     # Media ingest (issue 6 part 2): the body limit lets a JSON upload carry a base64 file of
     # psap.media.limits.MAX_SRT_BYTES; the logic checks the file's own size (413) too.
     ("POST", "/api/v1/external/media/radio-traffic"): Operation(
-        "uploadRadioTraffic", (P.MANAGE_EVENTS,), max_body_bytes=MAX_UPLOAD_BODY_BYTES
+        "uploadRadioTraffic", (P.MANAGE_EVENTS,), body=RADIO_TRAFFIC_BODY
     ),
     ("GET", "/api/v1/external/mcp/resources/media/{mediaId}"): Operation(
         "getMedia", (P.BROWSE_EVENTS, P.MANAGE_EVENTS)
     ),
     # Audit log exports (issue 6 part 1): the tenant's admins only.
-    ("POST", "/api/v1/external/audit-log/exports"): Operation("createAuditExport", (P.ADMIN,)),
+    ("POST", "/api/v1/external/audit-log/exports"): Operation(
+        "createAuditExport", (P.ADMIN,), body=JSON_BODY
+    ),
     ("GET", "/api/v1/external/audit-log/exports/{exportId}"): Operation(
         "getAuditExport", (P.ADMIN,)
     ),
     # Incident upload (issue 6 part 3): bodies over the inline limit go the presigned way.
     ("POST", "/api/v1/external/incidents/upload"): Operation(
-        "uploadIncidents", (P.MANAGE_EVENTS,), max_body_bytes=INCIDENT_UPLOAD_INLINE_BYTES
+        "uploadIncidents", (P.MANAGE_EVENTS,), body=INCIDENT_FILE_BODY
     ),
     ("POST", "/api/v1/external/incidents/uploads"): Operation(
-        "createIncidentUpload", (P.MANAGE_EVENTS,)
+        "createIncidentUpload", (P.MANAGE_EVENTS,), body=JSON_BODY
     ),
     ("POST", "/api/v1/external/incidents/uploads/{uploadId}/start"): Operation(
         "startIncidentUpload", (P.MANAGE_EVENTS,)
@@ -116,14 +146,14 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ),
     # Tenant admin API (issue 18): connectors, their delivery log and credentials, Admin only.
     ("POST", "/api/v1/external/admin/connectors"): Operation(
-        "createConnector", (P.ADMIN,), max_body_bytes=ADMIN_BODY_LIMIT
+        "createConnector", (P.ADMIN,), body=ADMIN_BODY
     ),
     ("GET", "/api/v1/external/admin/connectors"): Operation("listConnectors", (P.ADMIN,)),
     ("GET", "/api/v1/external/admin/connectors/{connectorId}"): Operation(
         "getConnector", (P.ADMIN,)
     ),
     ("PATCH", "/api/v1/external/admin/connectors/{connectorId}"): Operation(
-        "updateConnector", (P.ADMIN,), max_body_bytes=ADMIN_BODY_LIMIT
+        "updateConnector", (P.ADMIN,), body=ADMIN_BODY
     ),
     ("POST", "/api/v1/external/admin/connectors/{connectorId}/disable"): Operation(
         "disableConnector", (P.ADMIN,)
@@ -132,7 +162,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "enableConnector", (P.ADMIN,)
     ),
     ("POST", "/api/v1/external/admin/connectors/{connectorId}/rotate-secret"): Operation(
-        "rotateConnectorSecret", (P.ADMIN,), max_body_bytes=ADMIN_BODY_LIMIT
+        "rotateConnectorSecret", (P.ADMIN,), body=ADMIN_BODY
     ),
     ("POST", "/api/v1/external/admin/connectors/{connectorId}/test"): Operation(
         "testConnector", (P.ADMIN,)
@@ -141,14 +171,14 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "listDeliveries", (P.ADMIN,)
     ),
     ("POST", "/api/v1/external/admin/connectors/{connectorId}/deliveries/recover"): Operation(
-        "recoverDeliveries", (P.ADMIN,), max_body_bytes=ADMIN_BODY_LIMIT
+        "recoverDeliveries", (P.ADMIN,), body=ADMIN_BODY
     ),
     ("GET", "/api/v1/external/admin/deliveries/{deliveryId}"): Operation("getDelivery", (P.ADMIN,)),
     ("POST", "/api/v1/external/admin/deliveries/{deliveryId}/replay"): Operation(
         "replayDelivery", (P.ADMIN,)
     ),
     ("POST", "/api/v1/external/admin/credentials"): Operation(
-        "issueCredential", (P.ADMIN,), max_body_bytes=ADMIN_BODY_LIMIT
+        "issueCredential", (P.ADMIN,), body=ADMIN_BODY
     ),
     ("GET", "/api/v1/external/admin/credentials"): Operation("listCredentials", (P.ADMIN,)),
     ("POST", "/api/v1/external/admin/credentials/{credentialId}/revoke"): Operation(
@@ -157,10 +187,15 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     # CAD intake: a `cad` credential, no data permissions; the envelope's tenantId
     # cross-check (403) is made by psap.cad.intake.
     ("POST", "/cad/v1/incidents"): Operation(
-        "submitCadIncident", credential_kind=CredentialKind.CAD
+        "submitCadIncident", credential_kind=CredentialKind.CAD, body=CAD_BODY
     ),
 }
 
 
 def operation_for(method: str, resource: str) -> Operation | None:
     return OPERATIONS.get((method.upper(), resource))
+
+
+def methods_for(resource: str) -> list[str]:
+    """The methods the resource has, sorted (for a 405's Allow header)."""
+    return sorted(method for method, path in OPERATIONS if path == resource)

@@ -95,18 +95,17 @@ class SortOrder:
     ascending: bool
 
 
+def sort_values(allowed: Sequence[str]) -> list[str]:
+    """Every value a `sort` parameter may take: the enum the OpenAPI document lists."""
+    return [value for name in allowed for value in (name, f"{name},asc", f"{name},desc")]
+
+
 def parse_sort(text: str | None, allowed: Sequence[str]) -> SortOrder | None:
-    """Reads a Spring-style `sort` parameter, `property` or `property,asc|desc` (direction
-    case-insensitive, ascending by default). None when the parameter is absent."""
-    if text is None or not text.strip():
+    """Reads a Spring-style `sort` parameter, `property` or `property,asc|desc` (ascending by
+    default), strictly one of sort_values(allowed). None when the parameter is absent."""
+    if text is None:
         return None
-    parts = [part.strip() for part in text.split(",")]
-    if len(parts) > 2:
-        raise InvalidParameter("sort", "one property and an optional direction, e.g. 'id,desc'")
-    name = parts[0]
-    if name not in allowed:
-        raise InvalidParameter("sort", f"'{name}' is not one of {', '.join(allowed)}")
-    direction = parts[1].lower() if len(parts) == 2 else "asc"
-    if direction not in {"asc", "desc"}:
-        raise InvalidParameter("sort", "the direction must be asc or desc")
-    return SortOrder(name, direction == "asc")
+    if text not in sort_values(allowed):
+        raise InvalidParameter("sort", f"must be one of {', '.join(sort_values(allowed))}")
+    name, _, direction = text.partition(",")
+    return SortOrder(name, direction != "desc")

@@ -18,11 +18,13 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from psap.audit.changes import take_changes
 from psap.audit.recording import audit_record, emit
 from psap.clock import utc_now
-from psap.errors import NotAuthenticated, PayloadTooLarge
+from psap.errors import DomainError, InvalidParameter, NotAuthenticated
+from psap.http.body import decode_body
 from psap.http.errors import install_error_handlers, status_for
-from psap.http.operations import Operation, operation_for
+from psap.http.operations import Operation, methods_for, operation_for
 from psap.http.principal import Principal, principal_from_event
 from psap.observability import bind_request, detailed_tracing, logger, metrics, tracer
+from psap.text import text_problem
 
 type LambdaHandler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 
@@ -45,6 +47,12 @@ def serve(
 ) -> dict[str, Any]:
     operation = operation_for(str(event.get("httpMethod", "")), str(event.get("resource", "")))
     if operation is None:
+        allowed = methods_for(str(event.get("resource", "")))
+        if allowed:
+            # A known resource with a method it does not have: 405 and the methods it has.
+            answer = _direct(405, "Method not allowed on this resource", "METHOD_NOT_ALLOWED")
+            answer["headers"]["Allow"] = ", ".join(allowed)
+            return answer
         return _direct(404, "No such operation", "NOT_FOUND")
     app.context.clear()
     take_changes()  # nothing noted by an earlier request may reach this one's record
@@ -109,21 +117,26 @@ def _answer(
     event: dict[str, Any],
     context: LambdaContext,
 ) -> dict[str, Any]:
-    limit = operation.max_body_bytes
-    if limit is not None and body_size(event) > limit:
-        # Refused before Powertools parses and validates a body of any size.
-        too_large = PayloadTooLarge(
-            f"The request body is larger than this operation's {limit} bytes"
-        )
-        return _direct(status_for(too_large), too_large.info, too_large.reason)
+    try:
+        check_parameters(event)
+        if operation.body is not None:
+            # Refused before Powertools parses and validates a body of any size or depth.
+            text = decode_body(event, operation.body)
+            if text is not None:
+                event = {**event, "body": text, "isBase64Encoded": False}
+    except DomainError as refused:
+        return _direct(status_for(refused), refused.info, refused.reason)
     return app.resolve(event, context)
 
 
-def body_size(event: dict[str, Any]) -> int:
-    """Bytes of the request body as the client sent it (base64 bodies decoded: 3/4)."""
-    body = event.get("body") or ""
-    size = len(body.encode("utf-8")) if isinstance(body, str) else 0
-    return size * 3 // 4 if event.get("isBase64Encoded") else size
+def check_parameters(event: dict[str, Any]) -> None:
+    """The text policy on every path and query parameter (psap.text): 400 naming it."""
+    for where in ("pathParameters", "multiValueQueryStringParameters", "queryStringParameters"):
+        for name, values in (event.get(where) or {}).items():
+            for value in values if isinstance(values, list) else [values]:
+                problem = text_problem(str(name)) or text_problem(str(value))
+                if problem is not None:
+                    raise InvalidParameter(str(name)[:100], problem)
 
 
 def _direct(status: int, info: str, reason: str) -> dict[str, Any]:

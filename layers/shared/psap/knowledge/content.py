@@ -19,11 +19,12 @@ unknown fields refused, referenceId optional) and the stored/returned items (ref
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
-from pydantic.alias_generators import to_camel
+from pydantic import ConfigDict, Field, StrictBool, StringConstraints
 
 from psap.knowledge.models import ExternalKnowledgeDto, KnowledgeType
+from psap.models import RequestModel as BaseRequestModel
 from psap.models import Timestamp, WireModel
+from psap.text import FreeText
 
 
 class Section(StrEnum):
@@ -83,22 +84,18 @@ class ProcessingStatus(StrEnum):
     FAILED = "FAILED"
 
 
-Text = Annotated[str, StringConstraints(min_length=1, max_length=4000)]
+# Free text (tab and newlines allowed, psap.text); every other string is a single line.
+Text = Annotated[FreeText, StringConstraints(min_length=1, max_length=4000)]
 ShortText = Annotated[str, StringConstraints(min_length=1, max_length=300)]
 ReferenceId = Annotated[str, StringConstraints(min_length=1, max_length=64)]
-Condition = Annotated[str, StringConstraints(max_length=2000)]
+Condition = Annotated[FreeText, StringConstraints(max_length=2000)]
 
 
-class RequestModel(BaseModel):
-    """A request shape: camelCase only, unknown fields refused (400 naming them)."""
+class RequestModel(BaseRequestModel):
+    """A knowledge request shape: camelCase only, unknown fields refused (400 naming them),
+    the text policy on every string (psap.models.RequestModel)."""
 
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        validate_by_alias=True,
-        validate_by_name=False,
-        extra="forbid",
-        frozen=True,
-    )
+    model_config = ConfigDict(validate_by_name=False)
 
 
 # ---------------------------------------------------------------- ownership

@@ -15,7 +15,6 @@ and start time stand.
 """
 
 import base64
-import binascii
 import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -206,7 +205,7 @@ def _json_upload(body: bytes) -> tuple[RadioTrafficTarget, bytes]:
         raise InvalidInput(_describe(error)) from error
     try:
         content = base64.b64decode(upload.content_base64, validate=True)
-    except binascii.Error as error:
+    except ValueError as error:  # binascii.Error, or a character that is not ASCII
         raise InvalidInput("Invalid field 'contentBase64': it is not valid base64") from error
     target = RadioTrafficTarget(
         upload.event_id, upload.incident_number, upload.channel, upload.recording_started_at

@@ -3,15 +3,16 @@
 Absent values are null; arrays are always arrays.
 """
 
-from datetime import datetime
 from enum import StrEnum
 
 from pydantic import Field
 
-from psap.models import Timestamp, WireModel
+from psap.models import RequestModel, StrictDateTime, Timestamp, WireModel
 
 
-class MediaType(StrEnum):
+class MediaRecordType(StrEnum):
+    """The kind of a media record (not the knowledge MediaType of a card's media items)."""
+
     RADIO_TRAFFIC = "RADIO_TRAFFIC"
 
 
@@ -35,7 +36,7 @@ class RadioTrafficMedia(WireModel):
     """A radio-traffic transcript (SRT) stored for an event."""
 
     id: int = Field(description="The service's media id; it appears in the event's media array")
-    type: MediaType = MediaType.RADIO_TRAFFIC
+    type: MediaRecordType = MediaRecordType.RADIO_TRAFFIC
     event_id: int
     incident_id: int | None = Field(default=None, description="The event's incident, if any")
     incident_number: str | None = None
@@ -49,19 +50,17 @@ class RadioTrafficMedia(WireModel):
     segments: list[TranscriptSegment] = Field(default_factory=list)
 
 
-class RadioTrafficUpload(WireModel):
+class RadioTrafficUpload(RequestModel):
     """The JSON form of an upload (the raw form carries the same fields as query parameters).
 
     Exactly one of eventId and incidentNumber."""
-
-    model_config = WireModel.model_config | {"extra": "forbid"}
 
     event_id: int | None = Field(default=None, description="The event the recording belongs to")
     incident_number: str | None = Field(
         default=None, description="Or the incident (its CAD number) whose event it belongs to"
     )
     channel: str = Field(min_length=1, max_length=100)
-    recording_started_at: datetime = Field(
+    recording_started_at: StrictDateTime = Field(
         description="When the recording started: ISO 8601 with an offset or Z"
     )
     content_base64: str = Field(description="The SRT file, base64-encoded (UTF-8 text)")

@@ -13,6 +13,7 @@ its position, and the line of the cue's times):
 - A cue ends after it starts; a cue starts at or after the previous cue's end (one channel
   carries one transmission at a time). Cue numbers out of sequence are accepted: the file's
   order is the order.
+- Cue text follows the text policy (psap.text): no control character but tab and newlines.
 - Speaker convention: text beginning with an uppercase label of at most 32 letters, digits,
   spaces, `-` or `/`, then `:` and a space (`ENGINE 5: on scene`, `DISPATCH: copy`) names the
   speaker; the label is taken out of the text. Otherwise the speaker is null.
@@ -26,6 +27,7 @@ from datetime import timedelta
 import srt
 
 from psap.errors import InvalidInput
+from psap.text import text_problem
 
 SPEAKER_LABEL = re.compile(r"^([A-Z][A-Z0-9 \-/]{0,31}):\s+")
 _NEGATIVE_TIME = re.compile(r"(^|[\s>])-\s*\d")
@@ -73,6 +75,10 @@ def parse(text: str) -> list[Cue]:
     except srt.TimestampParseError as error:
         number = len(cues) + 1
         raise InvalidInput(f"SRT cue {number}: a time cannot be read ({error})") from error
+    except OverflowError as error:
+        # `99999999999:00:00,000` parses as SRT but is beyond any timedelta.
+        number = len(cues) + 1
+        raise InvalidInput(f"SRT cue {number}: a time is out of range") from error
     if not cues:
         raise InvalidInput("The SRT file is empty: it has no cues")
     _check_times(cues)
@@ -81,6 +87,9 @@ def parse(text: str) -> list[Cue]:
 
 def _cue(subtitle: srt.Subtitle, position: int, line: int) -> Cue:
     _check_no_timing_in_text(subtitle.content, position, line)
+    problem = text_problem(subtitle.content, free_text=True)
+    if problem is not None:
+        raise InvalidInput(f"SRT cue {position} (line {line + 1}): the text {problem}")
     text = subtitle.content.strip()
     speaker = None
     label = SPEAKER_LABEL.match(text)

@@ -5,7 +5,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from psap.models import Timestamp, WireModel
+from psap.models import RequestModel, Timestamp, WireModel
 
 
 class UploadFormat(StrEnum):
@@ -83,5 +83,5 @@ class UploadTicket(UploadJob):
     upload_url_expires_at: Timestamp
 
 
-class NewUploadRequest(WireModel):
+class NewUploadRequest(RequestModel):
     format: UploadFormat = Field(description="csv or jsonl: how the file will be read")

@@ -10,6 +10,9 @@ or the reason it is rejected.
   a column absent from the header) keep the stored value, or are null on a new incident.
 - `id`, `createdAt` and `event` are the service's: ignored, so a GET answer can be sent back.
 - Every timestamp must be ISO 8601 with a time and Z or an offset; the reason names the field.
+- The text policy (psap.text): no control character or lone surrogate in any string, except
+  tab and newlines in free text (`additionalContext`, a note's `note`); a JSON value nests
+  at most psap.text.MAX_JSON_DEPTH levels. A row that breaks it is rejected, naming the field.
 """
 
 import csv
@@ -24,11 +27,13 @@ from pydantic import BaseModel, ValidationError
 from psap.errors import InvalidInput
 from psap.incidents.models import Incident, IncidentNote, IncidentResponder
 from psap.incidents.upload.models import UploadFormat
+from psap.text import JsonTooDeep, TextRefused, check_document, parse_json
 
 MAX_LINE_BYTES = 262_144  # one row; a longer line is rejected, never held whole
 _REASON_CHARS = 300
 _IGNORED = frozenset({"id", "createdAt", "event"})
 _LISTS = ("notes", "responders")
+FREE_TEXT_FIELDS = frozenset({"additionalContext", "note"})
 
 
 def _aliases(model: type[BaseModel]) -> dict[str, str]:
@@ -94,6 +99,10 @@ def _check_object(
 
 def validated_fields(raw: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """The row's number and the wire fields it sets, normalized as the store keeps them."""
+    try:
+        check_document(raw, FREE_TEXT_FIELDS)
+    except TextRefused as refused:
+        raise _Rejected(f"Invalid field '{refused.path}': {refused.problem}") from None
     number = raw.get("number")
     if not isinstance(number, str) or not number.strip():
         raise _Rejected("Missing field 'number': every row needs the incident number")
@@ -157,9 +166,13 @@ def _jsonl_rows(lines: Iterable[bytes]) -> Iterator[ParsedRow]:
         if not text.strip():
             continue
         try:
-            raw = json.loads(text)
-        except json.JSONDecodeError as error:
-            yield ParsedRow(line_number, None, None, f"Not valid JSON: {error.msg}")
+            raw = parse_json(text)
+        except JsonTooDeep as error:
+            yield ParsedRow(line_number, None, None, f"Not accepted: JSON {error}")
+            continue
+        except ValueError as error:
+            problem = error.msg if isinstance(error, json.JSONDecodeError) else str(error)
+            yield ParsedRow(line_number, None, None, f"Not valid JSON: {problem}")
             continue
         if not isinstance(raw, dict):
             yield ParsedRow(line_number, None, None, "A line must be one JSON object")
@@ -245,8 +258,8 @@ def _csv_row(line: int, cells: dict[str, str]) -> ParsedRow:
         text = cell.strip()
         if name in _LISTS and text:
             try:
-                raw[name] = json.loads(text)
-            except json.JSONDecodeError:
+                raw[name] = parse_json(text)
+            except ValueError:
                 return ParsedRow(
                     line,
                     _number_of(cells),

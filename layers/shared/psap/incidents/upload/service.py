@@ -22,7 +22,14 @@ from datetime import UTC, datetime, timedelta
 from psap import clock
 from psap.audit.changes import ChangeAction, note_change
 from psap.config import incident_upload_bucket, incident_upload_queue_url, tenant_data_table
-from psap.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, UnsupportedMediaType
+from psap.errors import (
+    Conflict,
+    InvalidInput,
+    NotFound,
+    PayloadTooLarge,
+    StoreUnavailable,
+    UnsupportedMediaType,
+)
 from psap.incidents.upload import store
 from psap.incidents.upload.applying import CHUNK_ROWS, Applier
 from psap.incidents.upload.limits import FILE_MAX_BYTES, INLINE_MAX_BYTES, SYNC_MAX_ROWS
@@ -346,8 +353,21 @@ def run_upload(message: UploadMessage, remaining_ms: Callable[[], int]) -> str:
             checkpoint,
             time_is_up=lambda: remaining_ms() < HANDOVER_MARGIN_MS,
         )
-    except (InvalidInput, s3.ObjectChanged) as error:
-        reason = error.info if isinstance(error, InvalidInput) else FILE_REPLACED
+    except StoreUnavailable:
+        raise  # transient: the message comes back and the next run goes on from the checkpoint
+    except Exception as error:
+        # Whatever else stops the run (a poison row, a bug) stops it for good: the job is
+        # FAILED with a reason, never left RUNNING for a message in the dead-letter queue.
+        if isinstance(error, InvalidInput):
+            reason = error.info
+        elif isinstance(error, s3.ObjectChanged):
+            reason = FILE_REPLACED
+        else:
+            logger.exception("incident upload stopped", extra={"upload_id": upload_id})
+            reason = (
+                f"The upload stopped on an unexpected error after line {progress.lines_done}; "
+                "rows before it were applied. Create a new upload for the rest"
+            )
         store.finish(
             table,
             tenant_id,
