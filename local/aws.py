@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 import boto3
 from moto.server import ThreadedMotoServer
 
+from local.moto_s3 import store_put_bodies_verbatim
 from local.moto_transactions import back_up_only_touched_items
 from local.template import REGION, StackTemplate, Table
 
@@ -130,6 +131,7 @@ class EmbeddedAws:
         # werkzeug logs every request at INFO; the stack prints its own request lines.
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
         serialize_dynamodb_requests()
+        store_put_bodies_verbatim()
         if self._requested_port:
             _ensure_free(self._host, self._requested_port)
         server = _MotoServer(self._host, self._requested_port)

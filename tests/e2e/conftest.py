@@ -3,7 +3,8 @@
 `stack` starts `python -m local.stack` once per session on free ports, waits until its state
 file exists and its port answers, yields the parsed state (baseUrl, awsEndpointUrl,
 resources, demo tenants) and stops it with SIGINT, as Ctrl-C would.
-`stack_log` reads what the stack printed so far (request lines, function logs).
+`stack_log` reads the stack's log file so far (start-up, request lines, function logs);
+the console (credentials, curl lines) is `console.log` beside it.
 """
 
 import json
@@ -44,13 +45,14 @@ def stack_process(
     folder = tmp_path_factory.mktemp("stack")
     state_file = folder / "stack.json"
     log_file = folder / "stack.log"
+    console_file = folder / "console.log"
     port = _free_port()
     # pytest's pythonpath setting is not inherited by a child process; its environment is.
     environment = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "shared"), str(ROOT)]),
     }
-    with log_file.open("wb") as log:
+    with console_file.open("wb") as console:
         process = subprocess.Popen(
             [
                 sys.executable,
@@ -62,10 +64,12 @@ def stack_process(
                 "0",
                 "--state-file",
                 str(state_file),
+                "--log-file",
+                str(log_file),
             ],
             cwd=ROOT,
             env=environment,
-            stdout=log,
+            stdout=console,
             stderr=subprocess.STDOUT,
         )
     try:
@@ -74,7 +78,8 @@ def stack_process(
             if process.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(
                     f"the local stack did not start (exit code {process.poll()}):\n"
-                    + log_file.read_text(errors="replace"),
+                    + console_file.read_text(errors="replace")
+                    + (log_file.read_text(errors="replace") if log_file.exists() else ""),
                     pytrace=False,
                 )
             time.sleep(0.1)
