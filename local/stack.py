@@ -194,7 +194,7 @@ def _interrupt(_signal: int, _frame: FrameType | None) -> None:
 
 
 class LocalStack:
-    """Everything `python -m local.stack` runs, started and stopped in order."""
+    """Everything `psap-local` runs, started and stopped in order."""
 
     def __init__(self, arguments: argparse.Namespace) -> None:
         self.arguments = arguments
@@ -368,7 +368,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with _state_file_lock(state_file):
             # Ours now: a file left by a stack that died would tell tools it is up.
             state_file.unlink(missing_ok=True)
-            say(f"starting the local stack (about 15 s); its log: {log_file}")
+            say(f"starting the local stack; its log: {log_file}")
             with _output_to(log_file):
                 return _serve(arguments, state_file, log_file)
     except _StackRunning as running:

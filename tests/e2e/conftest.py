@@ -100,6 +100,12 @@ def stack(stack_process: tuple[dict[str, Any], Path]) -> dict[str, Any]:
     return stack_process[0]
 
 
+@pytest.fixture(scope="session")
+def stack_state_file(stack_process: tuple[dict[str, Any], Path]) -> Path:
+    """The running stack's state file (what .local/stack.json is for `make run`)."""
+    return stack_process[1].parent / "stack.json"
+
+
 @pytest.fixture
 def stack_log(stack_process: tuple[dict[str, Any], Path]) -> Callable[[], str]:
     log_file = stack_process[1]
