@@ -110,3 +110,10 @@ def stack_state_file(stack_process: tuple[dict[str, Any], Path]) -> Path:
 def stack_log(stack_process: tuple[dict[str, Any], Path]) -> Callable[[], str]:
     log_file = stack_process[1]
     return lambda: log_file.read_text(errors="replace")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The README's blocks run last: they change the shared demo data (a media upload, catalog
+    items, a connector), which other e2e tests read as the demo seeded it."""
+    readme = [item for item in items if item.path.name == "test_readme.py"]
+    items[:] = [item for item in items if item.path.name != "test_readme.py"] + readme
