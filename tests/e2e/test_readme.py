@@ -33,12 +33,16 @@ def _user_environment(state_file: Path) -> dict[str, str]:
     return environment
 
 
+# Every block of a README section, on a busy 2-core machine: minutes, not seconds.
+@pytest.mark.timeout(1500)
 def test_every_runnable_readme_block_runs_as_written(stack_state_file: Path) -> None:
     blocks = runnable_blocks(README.read_text(encoding="utf-8"))
     # The README's own topics are all covered (a block lost to a typo in its fence would
     # silently stop being tested).
     assert len(blocks) >= 15
-    run = run_blocks(blocks, cwd=ROOT, environment=_user_environment(stack_state_file))
+    run = run_blocks(
+        blocks, cwd=ROOT, environment=_user_environment(stack_state_file), timeout_seconds=1400
+    )
     where = f"README line {run.failed_block.line}" if run.failed_block else "the README"
     assert run.ok, f"{where} does not run as written:\n{run.output[-8000:]}"
 
