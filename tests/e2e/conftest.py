@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-START_TIMEOUT_SECONDS = 60
+# Start-up seeds two demo tenants and builds a search index: a busy 2-core machine needs minutes.
+START_TIMEOUT_SECONDS = 240
 
 
 def _free_port() -> int:
