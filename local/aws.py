@@ -22,6 +22,7 @@ from moto.server import ThreadedMotoServer
 
 from local import iam_enforcement
 from local.iam import OPERATOR_ACCESS_KEY_ID, OPERATOR_SECRET_ACCESS_KEY
+from local.moto_s3 import store_put_bodies_verbatim
 from local.moto_transactions import back_up_only_touched_items
 from local.template import REGION, StackTemplate, Table
 
@@ -133,6 +134,7 @@ class EmbeddedAws:
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
         serialize_dynamodb_requests()
         iam_enforcement.install()
+        store_put_bodies_verbatim()
         if self._requested_port:
             _ensure_free(self._host, self._requested_port)
         server = _MotoServer(self._host, self._requested_port)

@@ -6,8 +6,8 @@ benchmark can rely on it. The local stack loads it into each demo tenant (`seed_
 called from local.demo.seed) with the stores' bulk loaders; `python -m local.demo_tenant_data
 --out DIR` writes it as the JSON Lines files the admin `import` command reads.
 
-    python -m local.demo_tenant_data --out /tmp/demo --users 50 --evaluations 200
-    python -m tools.admin import --tenant 1 /tmp/demo/*.jsonl
+    psap-demo-data --out /tmp/demo --users 50 --evaluations 200
+    psap-admin import --tenant 1 /tmp/demo/*.jsonl
 """
 
 import argparse
@@ -1112,7 +1112,7 @@ def write_jsonl(dataset: TenantDataset, directory: Path) -> list[Path]:
 
 def main(arguments: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m local.demo_tenant_data", description="Write demo tenant data as JSONL."
+        prog="psap-demo-data", description="Write demo tenant data as JSONL."
     )
     parser.add_argument("--out", required=True, type=Path, help="directory for the files")
     parser.add_argument("--seed", type=int, default=DEMO_SIZES[0][0])

@@ -1,18 +1,30 @@
-"""`python -m local.stack`: the whole service on 127.0.0.1, from template.yaml.
+"""`psap-local` (`make run`): the whole service on 127.0.0.1, from template.yaml.
 
 Starts moto as the embedded AWS, creates the template's tables, queues and buckets, binds the
 API gateway (port 3000 like `sam local start-api`), starts the SQS pollers, seeds the demo
 tenants, writes the state file other tools read (.local/stack.json) and serves until Ctrl-C
 or SIGTERM.
+
+The console shows what a user must read: the credentials, ready-to-paste curl lines and
+where things are. Everything else (start-up steps, request lines, the functions' own logs at
+--log-level, WARNING by default, the sample CAD receiver's verdicts) goes to the log file.
+
+A running stack holds a lock beside its state file; a second stack with the same state file
+refuses to start and leaves the first one's file alone.
+
+`psap-local-env` prints the state file's facts as shell variables (API, TOKEN, CAD, ...) for
+`eval "$(psap-local-env)"`.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import fcntl
 import ipaddress
 import json
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -20,7 +32,7 @@ import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any, Final
+from typing import IO, Any, Final
 
 from local import iam, iam_enforcement
 from local.aws import (
@@ -46,9 +58,14 @@ from local.template import (
     load_template,
 )
 
+# The README test points every tool at its own stack's file with this variable.
+STATE_FILE_VARIABLE: Final = "PSAP_LOCAL_STATE_FILE"
 DEFAULT_STATE_FILE: Final = Path(".local") / "stack.json"
-# Lets the demo connectors deliver over http to the loopback sample receiver.
-LOCAL_PARAMETERS: Final = {"WebhookLocalDev": "true"}
+LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def default_state_file() -> Path:
+    return Path(os.environ.get(STATE_FILE_VARIABLE) or DEFAULT_STATE_FILE)
 
 
 def _loopback(host: str) -> str:
@@ -68,14 +85,34 @@ def _loopback(host: str) -> str:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m local.stack", description=__doc__.splitlines()[0] if __doc__ else None
+        prog="psap-local",
+        description="The whole service on 127.0.0.1, from template.yaml (`make run`).",
+        epilog="make run passes options through ARGS, e.g. make run ARGS='--port 3001'.",
     )
     parser.add_argument("--host", type=_loopback, default="127.0.0.1", help="loopback address")
     parser.add_argument("--port", type=int, default=3000, help="API port (default 3000)")
     parser.add_argument(
         "--aws-port", type=int, default=0, help="embedded AWS port (default 0: a free port)"
     )
-    parser.add_argument("--state-file", type=Path, default=DEFAULT_STATE_FILE)
+    parser.add_argument(
+        "--state-file",
+        type=Path,
+        default=default_state_file(),
+        help=f"where the stack writes its facts (default ${STATE_FILE_VARIABLE} or"
+        f" {DEFAULT_STATE_FILE}); one running stack per state file",
+    )
+    parser.add_argument(
+        "--log-file",
+        type=Path,
+        help="start-up steps, request lines and function logs (default: beside the state"
+        " file, stack.log)",
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        default="WARNING",
+        help="the functions' log level (the template's LogLevel; default WARNING)",
+    )
     parser.add_argument("--template", type=Path, default=DEFAULT_TEMPLATE)
     parser.add_argument("--stack-name", default=DEFAULT_STACK_NAME)
     parser.add_argument("--no-demo", action="store_true", help="do not seed the demo tenants")
@@ -88,8 +125,28 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Console:
+    """Where say() writes: the terminal the stack was started from, nothing else."""
+
+    stream: IO[str] = sys.stdout
+
+
 def say(line: str) -> None:
+    """A line for the user, on the console."""
+    with contextlib.suppress(ValueError, OSError):
+        print(line, file=_Console.stream, flush=True)
+
+
+def note(line: str) -> None:
+    """A line for the log file (start-up steps), where request lines and function logs go."""
     print_line(line)
+
+
+def _report_refusal(caller: str, action: str, resource: str, allowed: bool) -> None:
+    """IAM refusals go to the log with the role and action: a missing permission in
+    template.yaml shows itself here, as it would in CloudTrail on AWS."""
+    if not allowed:
+        note(f"IAM refused {action} on {resource} to {caller}")
 
 
 def _write_state(path: Path, state: Mapping[str, Any]) -> None:
@@ -109,7 +166,7 @@ def _seed_demo(environment: Mapping[str, str]) -> list[dict[str, Any]]:
         facts = seed()
     except Exception:  # the stack still serves the API; the developer sees why there is no demo
         traceback.print_exc()
-        say("demo data could not be seeded (see above); serving without demo tenants")
+        say("demo data could not be seeded (the log file says why); serving without demo tenants")
         return []
     tenants: list[dict[str, Any]] = list(facts.get("tenants", []))
     return tenants
@@ -152,7 +209,7 @@ def _interrupt(_signal: int, _frame: FrameType | None) -> None:
 
 
 class LocalStack:
-    """Everything `python -m local.stack` runs, started and stopped in order."""
+    """Everything `psap-local` runs, started and stopped in order."""
 
     def __init__(self, arguments: argparse.Namespace) -> None:
         self.arguments = arguments
@@ -162,24 +219,26 @@ class LocalStack:
         self.runtime: LambdaRuntime | None = None
         self.pollers: list[SqsPoller] = []
         # The sample CAD endpoint the demo connectors deliver to (its own loopback port).
-        self.cad_receiver = CadReceiver(arguments.host, arguments.cad_receiver_port, log=say)
+        self.cad_receiver = CadReceiver(arguments.host, arguments.cad_receiver_port, log=note)
         self.schedules: ScheduleDriver | None = None
         self.log_subscriptions: LogSubscriptions | None = None
 
     def start(self) -> dict[str, Any]:
         arguments = self.arguments
         where = f"port {arguments.aws_port}" if arguments.aws_port else "a free port"
-        say(f"starting embedded AWS (moto) on {arguments.host}, {where}")
+        note(f"starting embedded AWS (moto) on {arguments.host}, {where}")
         endpoint_url = self.aws.start()
-        say(f"embedded AWS listening on {endpoint_url}")
+        note(f"embedded AWS listening on {endpoint_url}")
+        # Lets the demo connectors deliver over http to the loopback sample receiver.
+        local_parameters = {"WebhookLocalDev": "true", "LogLevel": arguments.log_level}
         template = load_template(
             arguments.template,
             stack_name=arguments.stack_name,
             sqs_endpoint=endpoint_url,
-            parameter_overrides=LOCAL_PARAMETERS,
+            parameter_overrides=local_parameters,
         )
         routes = sum(len(function.api_events) for function in template.functions.values())
-        say(
+        note(
             f"loaded {arguments.template.name}: {len(template.functions)} functions,"
             f" {routes} API routes, {sum(1 for _ in template.sqs_events())} SQS event sources"
         )
@@ -188,20 +247,21 @@ class LocalStack:
         for function in template.functions.values():
             for name, kind in function.ignored_events.items():
                 if (function.logical_id, name) not in driven:
-                    say(f"  note: {function.logical_id}.{name} ({kind}) is not emulated locally")
-        say(create_resources(template, endpoint_url).summary(arguments.template.name))
+                    note(f"  note: {function.logical_id}.{name} ({kind}) is not emulated locally")
+        note(create_resources(template, endpoint_url).summary(arguments.template.name))
         roles = function_roles(
             arguments.template,
             stack_name=arguments.stack_name,
             sqs_endpoint=endpoint_url,
-            parameter_overrides=LOCAL_PARAMETERS,
+            parameter_overrides=local_parameters,
         )
         sessions = iam.set_up(endpoint_url, roles)
         # From here on the embedded AWS refuses what a caller's policies do not allow.
         iam_enforcement.set_enforced(True)
-        say(f"created {len(roles)} function roles from the SAM-translated template; IAM enforced")
+        iam_enforcement.listen(_report_refusal)
+        note(f"created {len(roles)} function roles from the SAM-translated template; IAM enforced")
         # The template's log subscriptions (the audit writer) get their functions' lines.
-        self.log_subscriptions = LogSubscriptions(template, self._invoke, say)
+        self.log_subscriptions = LogSubscriptions(template, self._invoke, note)
         self.runtime = LambdaRuntime(
             template,
             endpoint_url,
@@ -211,22 +271,22 @@ class LocalStack:
             },
         )
         self.log_subscriptions.start()
-        say(f"started {self.log_subscriptions.count} log subscriptions")
+        note(f"started {self.log_subscriptions.count} log subscriptions")
         gateway = ApiGateway(template, self.runtime.invoke)
         self.server.start(gateway)
-        say(f"gateway listening on {self.server.url}")
+        note(f"gateway listening on {self.server.url}")
         self.pollers = create_pollers(template, endpoint_url, self.runtime.invoke)
         for poller in self.pollers:
             poller.start()
-        say(f"started {len(self.pollers)} queue pollers")
+        note(f"started {len(self.pollers)} queue pollers")
         self.schedules = ScheduleDriver(schedules, self.runtime.invoke)
         self.schedules.start()
-        say(f"started {len(schedules)} schedules")
+        note(f"started {len(schedules)} schedules")
         self.cad_receiver.start()
-        say(f"sample CAD receiver listening on {self.cad_receiver.base_url}")
+        note(f"sample CAD receiver listening on {self.cad_receiver.base_url}")
         tenants: list[dict[str, Any]] = []
         if not arguments.no_demo:
-            say("seeding demo data")
+            note("seeding demo data")
             tenants = _seed_demo(
                 {
                     **template.globals_environment,
@@ -290,11 +350,72 @@ def _say_port_in_use(error: PortInUseError, flag: str) -> None:
     )
 
 
+class _StackRunning(Exception):
+    """Another stack holds the state file's lock."""
+
+    def __init__(self, holder: str) -> None:
+        super().__init__(holder)
+        self.holder = holder
+
+
+@contextlib.contextmanager
+def _state_file_lock(state_file: Path) -> Iterator[None]:
+    """One running stack per state file: held for the stack's life, released by the kernel
+    when the process ends however it ends, so a crashed stack never blocks the next one."""
+    state_file.parent.mkdir(parents=True, exist_ok=True)
+    # The lock file is never deleted: deleting it would let two stacks lock two files.
+    with state_file.with_name(state_file.name + ".lock").open("a+", encoding="utf-8") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            lock.seek(0)
+            raise _StackRunning(lock.read().strip() or "unknown") from None
+        lock.seek(0)
+        lock.truncate()
+        lock.write(f"{os.getpid()}\n")
+        lock.flush()
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def _output_to(log_file: Path) -> Iterator[None]:
+    """Everything printed while the stack runs (any thread, any module) goes to the log file;
+    say() keeps the console for what the user must read."""
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    stdout, stderr = sys.stdout, sys.stderr
+    with log_file.open("w", encoding="utf-8", errors="replace", buffering=1) as log:
+        sys.stdout = sys.stderr = log
+        try:
+            yield
+        finally:
+            sys.stdout, sys.stderr = stdout, stderr
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = _parser().parse_args(argv)
+    _Console.stream = sys.stdout
     state_file: Path = arguments.state_file
-    # A state file from an earlier run would tell waiting tools the stack is up when it is not.
-    state_file.unlink(missing_ok=True)
+    log_file: Path = arguments.log_file or state_file.with_suffix(".log")
+    try:
+        with _state_file_lock(state_file):
+            # Ours now: a file left by a stack that died would tell tools it is up.
+            state_file.unlink(missing_ok=True)
+            say(f"starting the local stack; its log: {log_file}")
+            with _output_to(log_file):
+                return _serve(arguments, state_file, log_file)
+    except _StackRunning as running:
+        say(
+            f"error: a local stack is already running with {state_file} (pid {running.holder});"
+            " stop it with Ctrl-C in its terminal, or start another one with"
+            " --port <port> --state-file <file>"
+        )
+        return 1
+
+
+def _serve(arguments: argparse.Namespace, state_file: Path, log_file: Path) -> int:
     try:
         stack = LocalStack(arguments)
     except PortInUseError as error:
@@ -303,7 +424,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     with _signal_handlers() as handle_signals_with:
         handle_signals_with(_interrupt)
         try:
-            return _run(stack, state_file)
+            return _run(stack, state_file, log_file)
         except _Interrupted:
             say("stopping")
             return 0
@@ -315,7 +436,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             say("stopped")
 
 
-def _run(stack: LocalStack, state_file: Path) -> int:
+def _run(stack: LocalStack, state_file: Path, log_file: Path) -> int:
     """Start everything, publish the state file and serve until interrupted."""
     try:
         state = stack.start()
@@ -327,9 +448,74 @@ def _run(stack: LocalStack, state_file: Path) -> int:
         return 1
     _write_state(state_file, state)
     _print_tenants(state["tenants"], state["baseUrl"])
-    say(f"state written to {state_file}")
-    say("ready")
+    say(f'state written to {state_file}; as shell variables: eval "$(.venv/bin/psap-local-env)"')
+    say(
+        f"request lines and function logs ({stack.arguments.log_level} and above,"
+        f" --log-level to change): tail -f {log_file}"
+    )
+    say(f"ready on {state['baseUrl']} (Ctrl-C stops)")
     threading.Event().wait()
+    return 0
+
+
+def shell_variables(state: Mapping[str, Any]) -> dict[str, str]:
+    """The facts a README block needs, by the names the README uses."""
+    variables = {
+        "BASE_URL": state["baseUrl"],
+        "API": f"{state['baseUrl']}/api/v1/external",
+        "CAD_RECEIVER_URL": state.get("cadReceiverUrl", ""),
+    }
+    tenants: Sequence[Mapping[str, Any]] = state.get("tenants") or []
+    if tenants:
+        tenant = tenants[0]
+        credentials: Mapping[str, str] = tenant.get("credentials") or {}
+        data: Mapping[str, Any] = tenant.get("tenantData") or {}
+        connector: Mapping[str, Any] = tenant.get("cadConnector") or {}
+        facts = {
+            "TENANT": tenant.get("id"),
+            "TOKEN": credentials.get("admin"),
+            "READONLY_TOKEN": credentials.get("readOnly"),
+            "NO_KNOWLEDGE_TOKEN": credentials.get("noKnowledge"),
+            "CAD": credentials.get("cad"),
+            "CONNECTOR": connector.get("connectorId"),
+            "TRAINEE_ID": data.get("traineeId"),
+            "EVALUATED_USER_ID": data.get("evaluatedUserId"),
+            "INCIDENT_ID": _first(data.get("incidentIds")),
+            "EVENT_ID": _first(data.get("eventIds")),
+        }
+        variables.update({name: str(value) for name, value in facts.items() if value})
+    if len(tenants) > 1:
+        # The second demo tenant, to see isolation: its token never reads tenant 1's data.
+        other = tenants[1]
+        variables["TENANT2"] = str(other.get("id"))
+        variables["TENANT2_TOKEN"] = str((other.get("credentials") or {}).get("admin"))
+    return variables
+
+
+def _first(values: Any) -> Any:
+    return values[0] if isinstance(values, list) and values else None
+
+
+def env_main(argv: Sequence[str] | None = None) -> int:
+    """`psap-local-env`: the running stack's facts as shell assignments, for eval."""
+    parser = argparse.ArgumentParser(
+        prog="psap-local-env",
+        description="The running local stack's URLs, demo credentials and ids as shell"
+        ' variables: eval "$(.venv/bin/psap-local-env)"',
+    )
+    parser.add_argument("--state-file", type=Path, default=default_state_file())
+    arguments = parser.parse_args(argv)
+    try:
+        state = json.loads(arguments.state_file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        print(
+            f"error: no local stack is running ({arguments.state_file} does not exist);"
+            " start one with `make run`",
+            file=sys.stderr,
+        )
+        return 1
+    for name, value in shell_variables(state).items():
+        print(f"{name}={shlex.quote(value)}")
     return 0
 
 

@@ -1,19 +1,20 @@
-"""Admin CLI: tenants, credentials and (until the create operation exists) knowledge entries.
+"""Admin CLI (`psap-admin`, installed into .venv/bin by `make`): tenants, credentials,
+knowledge entries, connectors, imports and the resource-center catalog.
 
-Works against the running local stack (`--local`, the default when .local/stack.json
-exists), a deployed stack (`--stack-name NAME`, table names from its outputs) or explicit
-tables (`--auth-table`, `--knowledge-table`).
+Works against the running local stack (the default: its state file, .local/stack.json or
+$PSAP_LOCAL_STATE_FILE), a deployed stack (`--stack-name NAME`, table names from its
+outputs) or explicit tables (`--auth-table`, `--knowledge-table`).
 
-    python -m tools.admin tenant create --name "Riverside County 911"
-    python -m tools.admin credential issue --tenant 1 --kind partner \\
+    psap-admin tenant create --name "Riverside County 911"
+    psap-admin credential issue --tenant 1 --kind partner \\
         --permissions VIEW_KNOWLEDGE,MANAGE_KNOWLEDGE --label "CAD vendor sync"
-    python -m tools.admin credential list --tenant 1
-    python -m tools.admin credential revoke --tenant 1 --credential cred-0123456789abcdef
-    python -m tools.admin import --tenant 1 users.jsonl enrollments.jsonl evaluations.jsonl
-    python -m tools.admin knowledge edit --tenant 1 --id 12 --section spokenInstructions \\
+    psap-admin credential list --tenant 1
+    psap-admin credential revoke --tenant 1 --credential cred-0123456789abcdef
+    psap-admin import --tenant 1 users.jsonl enrollments.jsonl evaluations.jsonl
+    psap-admin knowledge edit --tenant 1 --id 12 --section spokenInstructions \\
         --file instructions.json --note "local wording"   # a service-owned section only
-    python -m tools.admin knowledge edits --tenant 1 --id 12
-    python -m tools.admin knowledge redigest --tenant 1 --id 12
+    psap-admin knowledge edits --tenant 1 --id 12
+    psap-admin knowledge redigest --tenant 1 --id 12
 """
 
 import argparse
@@ -42,6 +43,8 @@ from tools import admin_cad, admin_resource_center, tenant_import
 
 ROOT = Path(__file__).resolve().parent.parent
 STATE_FILE = ROOT / ".local" / "stack.json"
+# The local stack's own name for the same choice (local.stack.STATE_FILE_VARIABLE).
+STATE_FILE_VARIABLE = "PSAP_LOCAL_STATE_FILE"
 
 
 class UsageError(Exception):
@@ -227,10 +230,15 @@ def add_service_edit_commands(knowledge: Any) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m tools.admin", description="Manage tenants and credentials."
+        prog="psap-admin",
+        description="Manage tenants, credentials, knowledge, connectors and imports.",
     )
     target = parser.add_argument_group("target (default: the running local stack)")
-    target.add_argument("--state-file", default=str(STATE_FILE), help="local stack state file")
+    target.add_argument(
+        "--state-file",
+        default=os.environ.get(STATE_FILE_VARIABLE) or str(STATE_FILE),
+        help=f"local stack state file (default ${STATE_FILE_VARIABLE} or .local/stack.json)",
+    )
     target.add_argument("--stack-name", help="a deployed CloudFormation stack")
     target.add_argument("--auth-table", help="auth table name")
     target.add_argument("--knowledge-table", help="knowledge table name")

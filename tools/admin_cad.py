@@ -1,7 +1,8 @@
-"""`python -m tools.admin connector ...`: a tenant's CAD connectors and their deliveries.
+"""`psap-admin connector ...`: a tenant's CAD connectors and their deliveries.
 
     connector create --tenant 1 --name "Riverside CAD" --url https://cad.example/psap \\
         --bearer-env CAD_TOKEN [--profile baseline] [--event-types incident.accepted,...]
+        [--local-dev]   # http on loopback, where the stack allows it (the local stack does)
     connector list --tenant 1
     connector update --tenant 1 --connector con-... [--url ...] [--profile ...] ...
     connector disable|enable --tenant 1 --connector con-...
@@ -74,18 +75,32 @@ def _show_secret(result: ConnectorWithSecret) -> None:
     print(result.signing_secret)
 
 
-def connector_create(arguments: argparse.Namespace) -> None:
-    created = create_connector(
-        cad_table(),
-        arguments.tenant,
-        name=arguments.name,
-        url=arguments.url,
-        profile=SigningProfile(arguments.profile),
-        event_types=_event_types(arguments.event_types),
-        bearer_credential=_bearer(arguments),
-        local_dev=arguments.local_dev,
-        now=utc_now(),
+def _local_dev_hint(error: InvalidInput, url: str | None, local_dev: bool | None) -> InvalidInput:
+    """An http URL refused without --local-dev: say which option the local stack needs."""
+    if local_dev or not (url or "").strip().lower().startswith("http://"):
+        return error
+    return InvalidInput(
+        f"{error.info}; for a receiver on this machine (the local stack's sample CAD receiver)"
+        " add --local-dev, which allows http on loopback where the stack permits it"
+        " (WebhookLocalDev=true: the local stack, never a deployed one)"
     )
+
+
+def connector_create(arguments: argparse.Namespace) -> None:
+    try:
+        created = create_connector(
+            cad_table(),
+            arguments.tenant,
+            name=arguments.name,
+            url=arguments.url,
+            profile=SigningProfile(arguments.profile),
+            event_types=_event_types(arguments.event_types),
+            bearer_credential=_bearer(arguments),
+            local_dev=arguments.local_dev,
+            now=utc_now(),
+        )
+    except InvalidInput as error:
+        raise _local_dev_hint(error, arguments.url, arguments.local_dev) from error
     _show_connector(created.connector)
     _show_secret(created)
 
@@ -100,19 +115,22 @@ def connector_list(arguments: argparse.Namespace) -> None:
 
 
 def connector_update(arguments: argparse.Namespace) -> None:
-    result = update_connector(
-        cad_table(),
-        arguments.tenant,
-        arguments.connector,
-        now=utc_now(),
-        name=arguments.name,
-        url=arguments.url,
-        profile=SigningProfile(arguments.profile) if arguments.profile else None,
-        event_types=_event_types(arguments.event_types),
-        all_event_types=arguments.all_event_types,
-        bearer_credential=_bearer(arguments),
-        local_dev=arguments.local_dev,
-    )
+    try:
+        result = update_connector(
+            cad_table(),
+            arguments.tenant,
+            arguments.connector,
+            now=utc_now(),
+            name=arguments.name,
+            url=arguments.url,
+            profile=SigningProfile(arguments.profile) if arguments.profile else None,
+            event_types=_event_types(arguments.event_types),
+            all_event_types=arguments.all_event_types,
+            bearer_credential=_bearer(arguments),
+            local_dev=arguments.local_dev,
+        )
+    except InvalidInput as error:
+        raise _local_dev_hint(error, arguments.url, arguments.local_dev) from error
     if isinstance(result, ConnectorWithSecret):
         _show_connector(result.connector)
         _show_secret(result)
@@ -155,7 +173,10 @@ def connector_test(arguments: argparse.Namespace) -> None:
     delivery_id = administration.send_test(
         cad_table(), arguments.tenant, arguments.connector, utc_now()
     )
-    print(f"queued {delivery_id}; see it with: connector delivery --delivery {delivery_id}")
+    print(
+        f"queued {delivery_id}; see it with: psap-admin connector delivery"
+        f" --tenant {arguments.tenant} --delivery {delivery_id}"
+    )
 
 
 def _delivery_line(delivery: Delivery) -> str:
@@ -241,10 +262,16 @@ def add_subcommands(areas: Any) -> None:
     create = actions.add_parser("create", help="create a connector (prints its secret once)")
     _tenant(create)
     create.add_argument("--name", required=True)
-    create.add_argument("--url", required=True, help="https URL of the CAD's endpoint")
+    create.add_argument(
+        "--url", required=True, help="https URL of the CAD's endpoint (http with --local-dev)"
+    )
     create.add_argument("--profile", choices=profiles, default=SigningProfile.BASELINE.value)
     create.add_argument("--event-types", help="comma-separated; default: every kind")
-    create.add_argument("--local-dev", action="store_true", help="allow http on loopback")
+    create.add_argument(
+        "--local-dev",
+        action="store_true",
+        help="allow http on loopback (the local stack's sample receiver; refused when deployed)",
+    )
     _bearer_options(create)
     create.set_defaults(run=connector_create)
 

@@ -1,4 +1,4 @@
-"""`python -m tools.admin resource-center ...`: the catalog and tenants' licenses and imports.
+"""`psap-admin resource-center ...`: the catalog and tenants' licenses and imports.
 
     resource-center import catalog.jsonl          # JSON Lines; '-' reads standard input
     resource-center publish coach-choking-refresher   # an item by externalId or catalog id

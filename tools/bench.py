@@ -1,10 +1,10 @@
 """`make bench`: prints the performance figures the issues ask for, each next to its target.
 
-    python -m tools.bench                      # every section
-    python -m tools.bench --only items-read    # one section (repeatable)
-    python -m tools.bench --list               # the sections
+    make bench                                  # every section
+    make bench ARGS="--only items-read"         # one section (repeatable)
+    make bench ARGS="--list"                    # the sections
 
-Run from the repository root with PYTHONPATH=layers/shared:. (the Makefile sets it). A
+Run from the repository root (the project is installed editable into .venv). A
 section is a function returning rows (tools.bench_core.Section); a later issue adds its
 figures by appending its section to SECTIONS. These are measurements printed for people,
 not tests: a MISS is reported, never raised, and the exit status is 0 unless a section

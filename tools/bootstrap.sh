@@ -23,3 +23,12 @@ quiet_pip() { "$venv/bin/python" -m pip "$@" 2> >(grep -v "is ignored: it is nei
 quiet_pip install --quiet --upgrade pip
 echo "== installing pinned requirements (first run takes about a minute)"
 quiet_pip install --quiet --progress-bar off -r requirements-dev.txt
+# The project itself, editable: its console scripts (psap-admin, psap-local, ...) land in
+# $venv/bin and import the code in place, so no one sets PYTHONPATH.
+echo "== installing the project's commands (psap-admin, psap-local, ...)"
+# setuptools always prints an "Editable installation" note to stderr: shown only on failure.
+notes=$(mktemp)
+if ! "$venv/bin/python" -m pip install --quiet --no-deps --editable . 2>"$notes"; then
+  cat "$notes" >&2; rm -f "$notes"; exit 1
+fi
+rm -f "$notes"

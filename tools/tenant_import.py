@@ -1,4 +1,4 @@
-"""`python -m tools.admin import`: loads a tenant's users, enrollments (with task lists),
+"""`psap-admin import`: loads a tenant's users, enrollments (with task lists),
 evaluations, incidents and events from JSON Lines files.
 
 Each line is one record in the API's own shape (camelCase), validated by the same pydantic
@@ -7,8 +7,8 @@ updates it, never duplicates it. Each record is written in its own transaction w
 listing pointers and counters, so counters stay exact whatever fails; a bad record is
 reported with its file and line number and the others go on.
 
-    python -m tools.admin import --tenant 1 users.jsonl enrollments.jsonl evaluations.jsonl
-    python -m tools.admin import --tenant 1 --kind evaluations export-2026-01.jsonl
+    psap-admin import --tenant 1 users.jsonl enrollments.jsonl evaluations.jsonl
+    psap-admin import --tenant 1 --kind evaluations export-2026-01.jsonl
 
 The kind of a file is its name's first word (users*.jsonl, enrollments*.jsonl, ...) unless
 --kind says. Files run in dependency order: users before the enrollments and evaluations

@@ -3,7 +3,8 @@
 `stack` starts `python -m local.stack` once per session on free ports, waits until its state
 file exists and its port answers, yields the parsed state (baseUrl, awsEndpointUrl,
 resources, demo tenants) and stops it with SIGINT, as Ctrl-C would.
-`stack_log` reads what the stack printed so far (request lines, function logs).
+`stack_log` reads the stack's log file so far (start-up, request lines, function logs);
+the console (credentials, curl lines) is `console.log` beside it.
 """
 
 import json
@@ -20,7 +21,8 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-START_TIMEOUT_SECONDS = 420  # seeding the demo data takes minutes on a loaded 2-core machine
+# Start-up seeds two demo tenants and builds a search index: a busy 2-core machine needs minutes.
+START_TIMEOUT_SECONDS = 420
 
 
 def _free_port() -> int:
@@ -44,13 +46,14 @@ def stack_process(
     folder = tmp_path_factory.mktemp("stack")
     state_file = folder / "stack.json"
     log_file = folder / "stack.log"
+    console_file = folder / "console.log"
     port = _free_port()
     # pytest's pythonpath setting is not inherited by a child process; its environment is.
     environment = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "shared"), str(ROOT)]),
     }
-    with log_file.open("wb") as log:
+    with console_file.open("wb") as console:
         process = subprocess.Popen(
             [
                 sys.executable,
@@ -62,10 +65,12 @@ def stack_process(
                 "0",
                 "--state-file",
                 str(state_file),
+                "--log-file",
+                str(log_file),
             ],
             cwd=ROOT,
             env=environment,
-            stdout=log,
+            stdout=console,
             stderr=subprocess.STDOUT,
         )
     try:
@@ -74,7 +79,8 @@ def stack_process(
             if process.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(
                     f"the local stack did not start (exit code {process.poll()}):\n"
-                    + log_file.read_text(errors="replace"),
+                    + console_file.read_text(errors="replace")
+                    + (log_file.read_text(errors="replace") if log_file.exists() else ""),
                     pytrace=False,
                 )
             time.sleep(0.1)
@@ -95,7 +101,20 @@ def stack(stack_process: tuple[dict[str, Any], Path]) -> dict[str, Any]:
     return stack_process[0]
 
 
+@pytest.fixture(scope="session")
+def stack_state_file(stack_process: tuple[dict[str, Any], Path]) -> Path:
+    """The running stack's state file (what .local/stack.json is for `make run`)."""
+    return stack_process[1].parent / "stack.json"
+
+
 @pytest.fixture
 def stack_log(stack_process: tuple[dict[str, Any], Path]) -> Callable[[], str]:
     log_file = stack_process[1]
     return lambda: log_file.read_text(errors="replace")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The README's blocks run last: they change the shared demo data (a media upload, catalog
+    items, a connector), which other e2e tests read as the demo seeded it."""
+    readme = [item for item in items if item.path.name == "test_readme.py"]
+    items[:] = [item for item in items if item.path.name != "test_readme.py"] + readme

@@ -1,5 +1,6 @@
 """`python -m local.stack` command line: refusals that must be clear and immediate."""
 
+import fcntl
 import signal
 import socket
 
@@ -59,3 +60,23 @@ def test_non_loopback_hosts_are_refused(host, capsys):
         main(["--host", host])
     assert exit_info.value.code == 2
     assert "--host" in capsys.readouterr().err
+
+
+def test_a_running_stacks_state_file_and_log_are_left_alone(tmp_path, capsys):
+    # Given a stack running with this state file (it holds the lock beside the file)
+    state_file = tmp_path / "stack.json"
+    state_file.write_text('{"baseUrl": "the first stack"}\n')
+    log_file = tmp_path / "stack.log"
+    log_file.write_text("the first stack's log\n")
+    with (tmp_path / "stack.json.lock").open("a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        lock.write("4242\n")
+        lock.flush()
+        # When a second stack starts with it (another port, so the port is no obstacle)
+        code = main(["--port", "0", "--state-file", str(state_file), "--no-demo"])
+    # Then it refuses, names the running one, and touches neither file
+    output = capsys.readouterr()
+    assert code == 1
+    assert "already running" in output.out and "4242" in output.out
+    assert state_file.read_text() == '{"baseUrl": "the first stack"}\n'
+    assert log_file.read_text() == "the first stack's log\n"
