@@ -26,6 +26,7 @@ from tools.bench_knowledge import ITEMS_READ, WARM_LATENCY
 from tools.bench_knowledge_write import SECTION as KNOWLEDGE_WRITE
 from tools.bench_media import SECTION as MEDIA
 from tools.bench_search import SECTION as SEARCH
+from tools.bench_search import SECTION_HTTP as SEARCH_HTTP
 from tools.bench_tenant_data import SECTION as EVALUATIONS
 from tools.bench_upload import SECTION as INCIDENT_UPLOAD
 
@@ -36,6 +37,7 @@ SECTIONS: list[Section] = [
     CAD,
     KNOWLEDGE_WRITE,
     SEARCH,
+    SEARCH_HTTP,
     EVALUATIONS,
     AUDIT,
     MEDIA,

@@ -205,6 +205,35 @@ def test_licenses_are_granted_per_tenant_and_revoking_one_not_held_is_not_found(
         catalog.grant_license(table, TENANT, "  ", utc_now())
 
 
+def test_the_tenants_license_set_always_agrees_with_its_license_grants(aws: None) -> None:
+    # The search reads the one LICENSES item; the grants are the LICENSE# items. Both are
+    # written in one transaction, so no sequence of grants and revokes sets them apart.
+    table = resource_center_table()
+
+    def granted_items() -> frozenset[str]:
+        answer = dynamodb().query(
+            TableName=table,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :license)",
+            ExpressionAttributeValues={
+                ":pk": {"S": store.tenant_pk(TENANT)},
+                ":license": {"S": "LICENSE#"},
+            },
+        )
+        return frozenset(item["licenseName"]["S"] for item in answer["Items"])
+
+    for name in ("A", "B", "C"):
+        catalog.grant_license(table, TENANT, name, utc_now())
+    catalog.revoke_license(table, TENANT, "B")
+    with pytest.raises(NotFound):
+        catalog.revoke_license(table, TENANT, "B")
+    assert store.tenant_licenses(table, TENANT) == granted_items() == {"A", "C"}
+    catalog.revoke_license(table, TENANT, "A")
+    catalog.revoke_license(table, TENANT, "C")
+    assert store.tenant_licenses(table, TENANT) == granted_items() == frozenset()
+    catalog.grant_license(table, TENANT, "A", utc_now())
+    assert store.tenant_licenses(table, TENANT) == granted_items() == {"A"}
+
+
 def test_a_tenant_import_records_the_current_or_a_named_earlier_version(aws: None) -> None:
     table = resource_center_table()
     import_lines([line("a")])

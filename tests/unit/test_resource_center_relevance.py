@@ -10,7 +10,7 @@ import pytest
 from local.demo_resource_center import catalog_records, demo_index_in_memory
 from psap.resource_center.engine.encoder import query_encoder
 from psap.resource_center.engine.index import SearchIndex
-from psap.resource_center.search import FUSION_METHOD
+from psap.resource_center.search import FUSION
 from tools.search_relevance import RELEVANCE_FILE, load_relevance, mean_ndcg, ndcg, rankers
 
 
@@ -58,6 +58,6 @@ def test_hybrid_is_at_least_as_good_as_semantic_alone() -> None:
 
 def test_the_default_fusion_is_the_better_one_on_the_labeled_set() -> None:
     measured = scores()
-    assert measured[f"hybrid {FUSION_METHOD.value}"] == max(
+    assert measured[f"hybrid {FUSION.method.value}"] == max(
         measured["hybrid min-max"], measured["hybrid rrf"]
     )

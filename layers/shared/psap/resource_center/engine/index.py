@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from psap.resource_center.engine.artifact import ITEM_TYPES, IndexArtifact
-from psap.resource_center.fusion import FusionMethod, Ranking, fuse
+from psap.resource_center.fusion import Fusion, FusionMethod, Ranking, fuse
 from psap.resource_center.models import ItemType
 
 CANDIDATES_PER_RANKER = 100
@@ -101,7 +101,7 @@ class SearchIndex:
         terms: list[str],
         vector: Vector,
         allowed: Mask,
-        method: FusionMethod = FusionMethod.MIN_MAX,
+        method: FusionMethod | Fusion = FusionMethod.MIN_MAX,
     ) -> Hits:
         keyword = self.keyword_ranking(terms, allowed)
         semantic = self.semantic_ranking(vector, allowed)
