@@ -115,6 +115,7 @@ def reindex() -> None:
     _, artifact = rebuild_index(
         resource_center_table(), search_index_bucket(), reuse=_EARLIER_INDEXES[-1:]
     )
+    assert artifact is not None  # nothing interrupts it
     _EARLIER_INDEXES[:] = [artifact]
 
 
