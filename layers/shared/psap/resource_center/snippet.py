@@ -61,11 +61,11 @@ def _matches(text: str, terms: frozenset[str], stem_words: StemWords) -> list[_M
         if word.end() - word.start() >= 2  # WORD's two characters
     ]
     distinct = list(dict.fromkeys(word.group() for word in candidates))
-    stems = dict(zip(distinct, stem_words(distinct), strict=True))
+    stem_of = dict(zip(distinct, stem_words(distinct), strict=True))
     return [
-        _Match(word.start(), word.end(), stems[word.group()])
+        _Match(word.start(), word.end(), stem_of[word.group()])
         for word in candidates
-        if stems[word.group()] in terms
+        if stem_of[word.group()] in terms
     ]
 
 
