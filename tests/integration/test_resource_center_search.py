@@ -2,11 +2,13 @@
 moto tables and a bucket built from template.yaml, with a real index (the real model) over a
 small catalog. Test names follow the spec's and issue 7's rules."""
 
+import io
 import json
 from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
+import numpy as np
 import pytest
 
 from psap.clock import utc_now
@@ -17,6 +19,7 @@ from psap.resource_center.indexing import rebuild_index
 from psap.resource_center.search import forget_loaded_index
 from psap.resource_center.snippet import MARK_CLOSE, MARK_OPEN, visible_text
 from psap.storage.dynamodb import dynamodb
+from psap.storage.s3 import put_object
 
 TENANT, OTHER_TENANT = 7, 8
 RC_ACCESS = "RESOURCE_CENTER_PUBLISH"
@@ -448,3 +451,25 @@ def test_request_without_authorizer_context_is_401(
         "info": "Authentication required",
         "reason": "UNAUTHENTICATED",
     }
+
+
+def test_an_index_of_an_older_format_answers_empty_instead_of_failing(call: Any) -> None:
+    # Right after an upgrade the pointer may name an artifact the new code cannot read.
+    table, bucket = resource_center_table(), search_index_bucket()
+    put_object(bucket, "resource-center/index/old.npz", old_format_artifact(), "x")
+    store.publish_index(
+        table,
+        store.IndexPointer(
+            version=1, key="resource-center/index/old.npz", documents=1, built_at="t"
+        ),
+    )
+    status, body = call({"q": "cardiac arrest"})
+    assert status == 200
+    assert (body["results"], body["totalHits"]) == ([], 0)
+
+
+def old_format_artifact() -> bytes:
+    buffer = io.BytesIO()
+    header = json.dumps({"formatVersion": 1}).encode()
+    np.savez(buffer, header=np.frombuffer(header, dtype=np.uint8))
+    return buffer.getvalue()

@@ -69,6 +69,10 @@ def current_index(table: str, bucket: str) -> SearchIndex | None:
         if _loaded.index is None:
             raise
         logger.warning("search index refresh failed; serving the loaded version")
+    except ValueError:
+        # An artifact of an older format (right after an upgrade, before the indexer built
+        # the new one): keep what is loaded, or find nothing, rather than fail every search.
+        logger.error("search index artifact unreadable; run resource-center reindex")
     _loaded.checked_at = now
     return _loaded.index
 
