@@ -2096,7 +2096,7 @@ def seed_resource_center(tenant_ids: list[int]) -> dict[str, Any]:
     rebuilt, index = rebuild_index(
         table, search_index_bucket(), reuse=[cached] if cached is not None else []
     )
-    if rebuilt.embedded:
+    if rebuilt.embedded and index is not None:
         save_cached_index(index)
     print(
         f"resource center: {len(catalog_records())} catalog items in "

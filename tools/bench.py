@@ -27,6 +27,7 @@ from tools.bench_knowledge_write import SECTION as KNOWLEDGE_WRITE
 from tools.bench_local_stack import SECTION as LOCAL_STACK
 from tools.bench_media import SECTION as MEDIA
 from tools.bench_search import SECTION as SEARCH
+from tools.bench_search import SECTION_HTTP as SEARCH_HTTP
 from tools.bench_tenant_data import SECTION as EVALUATIONS
 from tools.bench_upload import SECTION as INCIDENT_UPLOAD
 
@@ -37,6 +38,7 @@ SECTIONS: list[Section] = [
     CAD,
     KNOWLEDGE_WRITE,
     SEARCH,
+    SEARCH_HTTP,
     EVALUATIONS,
     AUDIT,
     MEDIA,

@@ -11,15 +11,18 @@ the section embeds a sample of EMBED_SAMPLE variants and extrapolates the full b
 rate; set PSAP_BENCH_SEARCH_FULL_BUILD=1 to embed all 10 000 (about ten minutes on 2 cores).
 """
 
+import contextlib
 import json
 import os
 import random
+import signal
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +31,25 @@ import numpy as np
 from local.demo_resource_center import catalog_records, demo_index_in_memory
 from local.template import load_template
 from psap.resource_center.engine.artifact import IndexArtifact, to_bytes
-from psap.resource_center.engine.builder import build_artifact, embedding_text
-from psap.resource_center.engine.encoder import Vectors, document_encoder, query_encoder
-from psap.resource_center.engine.index import SearchIndex
+from psap.resource_center.engine.builder import build_artifact, embedding_document
+from psap.resource_center.engine.encoder import (
+    DEFAULT_PASSAGES,
+    Passages,
+    Vectors,
+    document_encoder,
+    query_encoder,
+)
+from psap.resource_center.engine.index import PassageScore, SearchIndex
 from psap.resource_center.models import CatalogItem, CatalogRecord
-from psap.resource_center.search import FUSION_METHOD
+from psap.resource_center.search import FUSION
 from tools.bench_core import Options, Progress, Row, Section, median, milliseconds
-from tools.search_relevance import load_relevance, mean_ndcg, rankers
+from tools.search_relevance import (
+    LONG_RELEVANCE_FILE,
+    load_relevance,
+    long_index,
+    mean_ndcg,
+    rankers,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 SEARCH_FUNCTION = ROOT / "functions" / "resource_center_search"
@@ -90,15 +105,20 @@ def synthetic_catalog(count: int = DOCUMENTS) -> list[CatalogItem]:
 
 
 class SampledEncoder:
-    """Gives each county variant its base demo item's vector (the texts differ by a
-    sentence), so the 10 000-document index for the latency figures needs no ten minutes of
-    embedding."""
+    """Gives each county variant its base demo item's passage vectors (the texts differ by
+    a sentence), so the 10 000-document index for the latency figures needs no ten minutes
+    of embedding."""
 
-    def __init__(self, vectors: dict[str, np.ndarray]) -> None:
-        self.vectors = vectors  # embedding text -> vector
+    def __init__(self, demo: IndexArtifact) -> None:
+        self.vectors = {
+            demo.display(position).title: np.asarray(demo.passage_vectors(position), np.float32)
+            for position in range(demo.size)
+        }
 
-    def encode_documents(self, texts: Sequence[str]) -> Vectors:
-        return np.stack([self.vectors[text] for text in texts]).astype(np.float32)
+    def encode_passages(
+        self, documents: Sequence[tuple[str, str]], passages: Passages = DEFAULT_PASSAGES
+    ) -> list[Vectors]:
+        return [self.vectors[title.rsplit(" (", 1)[0]] for title, _ in documents]
 
 
 def _build_rows(items: list[CatalogItem], progress: Progress) -> tuple[list[Row], IndexArtifact]:
@@ -115,20 +135,12 @@ def _build_rows(items: list[CatalogItem], progress: Progress) -> tuple[list[Row]
         sample = items[:: len(items) // EMBED_SAMPLE][:EMBED_SAMPLE]
         progress(f"embedding a sample of {len(sample)} documents")
         started = time.perf_counter()
-        encoder.encode_documents([embedding_text(item.record) for item in sample])
+        encoder.encode_passages([embedding_document(item.record) for item in sample])
         per_document = (time.perf_counter() - started) / len(sample)
         demo, _ = demo_index_in_memory()
-        by_title = {
-            demo.display(position).title: np.asarray(demo.embeddings[position], np.float32)
-            for position in range(demo.size)
-        }
-        vectors = {
-            embedding_text(item.record): by_title[item.record.title.rsplit(" (", 1)[0]]
-            for item in items
-        }
         progress("building the 10 000-document index with sampled vectors")
         started = time.perf_counter()
-        artifact, _ = build_artifact(items, 1, "bench", SampledEncoder(vectors))
+        artifact, _ = build_artifact(items, 1, "bench", SampledEncoder(demo))
         rest = time.perf_counter() - started
         estimate = rest + per_document * len(items)
         rows += [
@@ -177,7 +189,7 @@ import app  # the rest: Powertools, botocore, pydantic models, the resolver (eve
 imported = time.perf_counter()
 from pathlib import Path
 from psap.resource_center.engine.artifact import from_bytes
-from psap.resource_center.engine.index import SearchIndex
+from psap.resource_center.engine.index import PassageScore, SearchIndex
 index = SearchIndex(from_bytes(Path(sys.argv[2]).read_bytes()))
 loaded = time.perf_counter()
 from psap.resource_center.engine.text import query_terms
@@ -194,13 +206,13 @@ calls = int(sys.argv[3])
 if calls:  # then warm queries in the same process, as a warm container runs them
     from psap.resource_center.engine.text import stem_words
     from psap.resource_center.snippet import matched_snippet
-    from psap.resource_center.search import FUSION_METHOD
+    from psap.resource_center.search import FUSION
     from tools.search_relevance import load_relevance
     queries = [entry.query for entry in load_relevance()]
     allowed = index.allowed(frozenset(ItemType), None)
     def one(text):
         terms = query_terms(text)
-        hits = index.search(terms, query_encoder().encode_query(text), allowed, FUSION_METHOD)
+        hits = index.search(terms, query_encoder().encode_query(text), allowed, FUSION)
         for position, _ in hits.fused[:10]:
             matched_snippet(index.artifact.display(position).body, frozenset(terms), stem_words)
     for text in queries[:10]:
@@ -322,19 +334,72 @@ def _relevance_rows(progress: Progress) -> list[Row]:
     }
     progress(", ".join(f"{name} {value:.3f}" for name, value in scores.items()))
     best_single = max(scores["keyword"], scores["semantic"])
-    default = scores[f"hybrid {FUSION_METHOD.value}"]
+    default = scores[f"hybrid {FUSION.method.value}"]
     rows = [
         Row(f"nDCG@10 {name} ({len(judged)} queries, {artifact.size} docs)", f"{value:.3f}")
         for name, value in scores.items()
     ]
     rows.append(
         Row(
-            f"nDCG@10 default hybrid ({FUSION_METHOD.value}) vs best single ranker",
+            f"nDCG@10 configured hybrid ({FUSION.describe()}) vs best single ranker",
             f"{default:.3f} vs {best_single:.3f}",
             ">= best single",
             default >= best_single,
         )
     )
+    return rows
+
+
+LONG_HYBRID_TARGET = 0.75
+
+
+def _long_relevance_rows(progress: Progress) -> list[Row]:
+    """The long-document set: dev and held-out test, the configured fusion, and the same
+    vectors scored by the first passage only (what embedding a truncated text gives)."""
+    artifact, external_ids = long_index()
+    passages = len(artifact.embeddings)
+    rows: list[Row] = []
+    scores: dict[tuple[str, str], float] = {}
+    for split in ("dev", "test"):
+        judged = load_relevance(LONG_RELEVANCE_FILE, split)
+        for score in (PassageScore.BEST, PassageScore.FIRST):
+            index = SearchIndex(artifact, score)
+            rankings = rankers(query_encoder().encode_query, [FUSION])
+            wanted = {
+                "keyword": rankings["keyword"],
+                "semantic": rankings["semantic"],
+                "hybrid": rankings[f"hybrid {FUSION.describe()}"],
+            }
+            if score is PassageScore.FIRST:
+                wanted = {"semantic": wanted["semantic"], "hybrid": wanted["hybrid"]}
+            for name, ranker in wanted.items():
+                value = mean_ndcg(index, external_ids, ranker, judged)
+                scores[(split, f"{name} {score.value}")] = value
+                label = name if score is PassageScore.BEST else f"{name}, first passage only"
+                rows.append(
+                    Row(
+                        f"long set nDCG@10 {split} ({len(judged)} queries, {artifact.size} "
+                        f"docs, {passages} passages): {label}",
+                        f"{value:.3f}",
+                    )
+                )
+    progress(", ".join(f"{split} {name} {value:.3f}" for (split, name), value in scores.items()))
+    hybrid = scores[("test", "hybrid best")]
+    semantic, truncated = scores[("test", "semantic best")], scores[("test", "semantic first")]
+    rows += [
+        Row(
+            f"long set nDCG@10 test, hybrid ({FUSION.describe()})",
+            f"{hybrid:.3f}",
+            f">= {LONG_HYBRID_TARGET}",
+            hybrid >= LONG_HYBRID_TARGET,
+        ),
+        Row(
+            "long set nDCG@10 test, semantic: whole document vs first passage",
+            f"{semantic:.3f} vs {truncated:.3f}",
+            "whole > first",
+            semantic > truncated,
+        ),
+    ]
     return rows
 
 
@@ -347,7 +412,203 @@ def run(options: Options) -> list[Row]:
     rows += _cold_rows(artifact, options.runs, progress)
     rows += _warm_rows(artifact, options.warm_calls, progress)
     rows += _relevance_rows(progress)
+    rows += _long_relevance_rows(progress)
     return rows
 
 
 SECTION = Section("search", "Resource-center search at 10 000 documents", run)
+
+
+# ------------------------------------------------------------------------------ over HTTP
+
+HTTP_PAGE_SIZE = 50
+HTTP_P95_TARGET = 0.030  # seconds, per query over HTTP on the local stack
+HTTP_START_TIMEOUT = 600.0  # the first start embeds the demo catalog (later ones reuse it)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@contextlib.contextmanager
+def _local_stack(folder: Path, progress: Progress) -> Iterator[dict[str, Any]]:
+    """`python -m local.stack` as a user runs it (demo seeded), stopped with SIGINT."""
+    state_file = folder / "stack.json"
+    log_file = folder / "stack.log"
+    port = _free_port()
+    environment = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "shared"), str(ROOT)]),
+    }
+    with log_file.open("wb") as log:
+        process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "local.stack",
+                "--port",
+                str(port),
+                "--state-file",
+                str(state_file),
+            ],
+            cwd=ROOT,
+            env=environment,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        deadline = time.monotonic() + HTTP_START_TIMEOUT
+        while not state_file.exists():
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(
+                    "the local stack did not start:\n" + log_file.read_text(errors="replace")
+                )
+            time.sleep(0.2)
+        progress(f"local stack up on port {port}")
+        yield json.loads(state_file.read_text())
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+@contextlib.contextmanager
+def _environment(variables: dict[str, str]) -> Iterator[None]:
+    saved = {name: os.environ.get(name) for name in variables}
+    os.environ.update(variables)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def _load_catalog(tenant_id: int, count: int, progress: Progress) -> int:
+    """Adds `count` synthetic items to the stack's catalog, indexes them with the demo's
+    vectors (see SampledEncoder) and publishes that index; grants the tenant a license and
+    records imports of part of the catalog, so every result on a page needs its status."""
+    from psap.clock import utc_now  # noqa: PLC0415 - after the environment points at the stack
+    from psap.config import resource_center_table, search_index_bucket  # noqa: PLC0415
+    from psap.resource_center import catalog, store  # noqa: PLC0415
+    from psap.resource_center.engine import artifact as artifacts  # noqa: PLC0415
+
+    table, bucket = resource_center_table(), search_index_bucket()
+    now = utc_now()
+    records = [item.record for item in synthetic_catalog(count)]
+    progress(f"loading {count} catalog items into the stack's table")
+    # What bulk_create wrote, not a read of the catalog: the embedded DynamoDB answers a
+    # Query of a 10 000-item partition slower than the client's read timeout.
+    items = store.bulk_create(table, records, now)
+    demo, _ = demo_index_in_memory()
+    progress(f"indexing {len(items)} published items")
+    version = store.next_index_version(table)
+    artifact, stats = build_artifact(items, version, "bench", SampledEncoder(demo))
+    key = artifacts.save(bucket, artifact)
+    store.publish_index(
+        table,
+        store.IndexPointer(version=version, key=key, documents=stats.documents, built_at="bench"),
+    )
+    for item in items[::7][:500]:  # an import every 7th item: pages mix every status
+        store.record_import(table, tenant_id, item.id, item.version, now)
+    catalog.grant_license(table, tenant_id, "Protocol Coaching Library", now)
+    return len(items)
+
+
+def _time_requests(
+    client: Any, url: str, headers: dict[str, str], params: list[dict[str, str]]
+) -> list[float]:
+    timings: list[float] = []
+    for query in params:
+        started = time.perf_counter()
+        answer = client.get(url, headers=headers, params=query)
+        timings.append(time.perf_counter() - started)
+        if answer.status_code != 200:
+            raise RuntimeError(f"search answered {answer.status_code}: {answer.text[:300]}")
+    return sorted(timings)
+
+
+def _percentile(timings: list[float], fraction: float) -> float:
+    return timings[int(fraction * (len(timings) - 1))]
+
+
+def run_http(options: Options) -> list[Row]:
+    import httpx  # noqa: PLC0415 - only this section speaks HTTP
+
+    from local.aws import local_aws_environment  # noqa: PLC0415
+
+    progress = Progress("search-http")
+    queries = [entry.query for entry in load_relevance()]
+    with tempfile.TemporaryDirectory() as folder, _local_stack(Path(folder), progress) as state:
+        tenant = state["tenants"][0]
+        variables = {
+            **local_aws_environment(state["awsEndpointUrl"]),
+            "RESOURCE_CENTER_TABLE": state["resources"]["ResourceCenterTable"],
+            "SEARCH_INDEX_BUCKET": state["resources"]["SearchIndexBucket"],
+        }
+        with _environment(variables):
+            documents = _load_catalog(int(tenant["id"]), DOCUMENTS, progress)
+        url = state["baseUrl"] + "/api/v1/external/mcp/resources/resource-center/search"
+        headers = {"Authorization": f"Bearer {tenant['credentials']['admin']}"}
+        with httpx.Client(timeout=60) as client:
+            # The stack's function picks the new index up within INDEX_REFRESH_SECONDS; only
+            # the synthetic items name a county (totalHits is capped: it cannot tell).
+            deadline = time.monotonic() + 180
+            while True:
+                body = client.get(url, headers=headers, params={"q": "Adams County"}).json()
+                if any("County)" in result["title"] for result in body.get("results", [])):
+                    break
+                if time.monotonic() > deadline:
+                    log = (Path(folder) / "stack.log").read_text(errors="replace")
+                    raise RuntimeError(f"the stack never served the new index:\n{log[-4000:]}")
+                time.sleep(1)
+            progress(f"the stack serves the {documents}-item index")
+            calls = options.warm_calls
+            page = [
+                {"q": queries[number % len(queries)], "pageSize": str(HTTP_PAGE_SIZE)}
+                for number in range(calls)
+            ]
+            empty = [
+                {
+                    "q": queries[number % len(queries)],
+                    "pageSize": str(HTTP_PAGE_SIZE),
+                    "page": "999",
+                }
+                for number in range(calls)
+            ]
+            _time_requests(client, url, headers, page[:20])  # warm: every path loaded once
+            full = _time_requests(client, url, headers, page)
+            ranking_only = _time_requests(client, url, headers, empty)
+    p50, p95 = statistics.median(full), _percentile(full, 0.95)
+    progress(f"{calls} queries over HTTP: p50 {milliseconds(p50)}, p95 {milliseconds(p95)}")
+    return [
+        Row(
+            f"HTTP query p50 (local stack, {documents} items, page of {HTTP_PAGE_SIZE} with "
+            "licenses and import statuses)",
+            milliseconds(p50),
+        ),
+        Row(
+            "HTTP query p95",
+            milliseconds(p95),
+            f"<= {HTTP_P95_TARGET * 1000:.0f} ms",
+            p95 <= HTTP_P95_TARGET,
+        ),
+        Row(
+            "HTTP query p50 / p95, empty page (ranking only, no DynamoDB read): baseline",
+            f"{milliseconds(statistics.median(ranking_only))} / "
+            f"{milliseconds(_percentile(ranking_only, 0.95))}",
+        ),
+    ]
+
+
+SECTION_HTTP = Section(
+    "search-http", "Resource-center search over HTTP on the local stack, 10 000 items", run_http
+)

@@ -8,6 +8,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import numpy as np
 import pytest
 
 from psap.clock import utc_now
@@ -15,6 +16,8 @@ from psap.config import resource_center_table, search_index_bucket
 from psap.errors import Conflict, InvalidInput, NotFound
 from psap.resource_center import catalog, store
 from psap.resource_center.engine import artifact as artifacts
+from psap.resource_center.engine import builder
+from psap.resource_center.engine.builder import build_artifact
 from psap.resource_center.indexing import rebuild_index
 from psap.resource_center.models import CatalogRecord
 from psap.resource_center.store import Change
@@ -22,6 +25,7 @@ from psap.storage.dynamodb import batch_get, dynamodb
 from psap.storage.s3 import s3
 from psap.storage.sqs import sqs
 from tests.conftest import TEMPLATE
+from tests.unit.test_resource_center_artifact import CountingEncoder
 from tools.admin import main
 
 TENANT = 7
@@ -205,6 +209,35 @@ def test_licenses_are_granted_per_tenant_and_revoking_one_not_held_is_not_found(
         catalog.grant_license(table, TENANT, "  ", utc_now())
 
 
+def test_the_tenants_license_set_always_agrees_with_its_license_grants(aws: None) -> None:
+    # The search reads the one LICENSES item; the grants are the LICENSE# items. Both are
+    # written in one transaction, so no sequence of grants and revokes sets them apart.
+    table = resource_center_table()
+
+    def granted_items() -> frozenset[str]:
+        answer = dynamodb().query(
+            TableName=table,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :license)",
+            ExpressionAttributeValues={
+                ":pk": {"S": store.tenant_pk(TENANT)},
+                ":license": {"S": "LICENSE#"},
+            },
+        )
+        return frozenset(item["licenseName"]["S"] for item in answer["Items"])
+
+    for name in ("A", "B", "C"):
+        catalog.grant_license(table, TENANT, name, utc_now())
+    catalog.revoke_license(table, TENANT, "B")
+    with pytest.raises(NotFound):
+        catalog.revoke_license(table, TENANT, "B")
+    assert store.tenant_licenses(table, TENANT) == granted_items() == {"A", "C"}
+    catalog.revoke_license(table, TENANT, "A")
+    catalog.revoke_license(table, TENANT, "C")
+    assert store.tenant_licenses(table, TENANT) == granted_items() == frozenset()
+    catalog.grant_license(table, TENANT, "A", utc_now())
+    assert store.tenant_licenses(table, TENANT) == granted_items() == {"A"}
+
+
 def test_a_tenant_import_records_the_current_or_a_named_earlier_version(aws: None) -> None:
     table = resource_center_table()
     import_lines([line("a")])
@@ -233,6 +266,102 @@ def test_a_rebuild_embeds_only_new_or_changed_documents(aws: None) -> None:
     assert [first.index_version, unchanged.index_version, changed.index_version] == [1, 2, 3]
     pointer = store.index_pointer(table)
     assert pointer is not None and (pointer.version, pointer.documents) == (3, 4)
+
+
+class StopAfter:
+    """`should_stop` that says stop once `checks` chunks were embedded: an interruption."""
+
+    def __init__(self, checks: int) -> None:
+        self.left = checks
+
+    def __call__(self) -> bool:
+        self.left -= 1
+        return self.left < 0
+
+
+def test_an_interrupted_first_build_resumes_where_it_stopped(
+    aws: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given ten documents embedded two per chunk, and a build stopped after two chunks
+    monkeypatch.setattr(builder, "EMBED_CHUNK_DOCUMENTS", 2)
+    table, bucket = resource_center_table(), search_index_bucket()
+    import_lines([line(f"doc-{number}") for number in range(10)])
+    encoder = CountingEncoder()
+    stopped, artifact = rebuild_index(table, bucket, encoder, should_stop=StopAfter(1))
+    # Then nothing is published, and the checkpoint keeps the four embedded documents
+    assert (stopped.finished, stopped.published, stopped.embedded, artifact) == (
+        False,
+        False,
+        4,
+        None,
+    )
+    assert store.index_pointer(table) is None
+    checkpoint = artifacts.load_checkpoint(bucket)
+    assert checkpoint is not None and checkpoint.size == 4
+    # When it is interrupted again, then resumed to the end
+    again, _ = rebuild_index(table, bucket, encoder, should_stop=StopAfter(1))
+    finished, built = rebuild_index(table, bucket, encoder)
+    # Then every document was embedded exactly once, and the index is the whole catalog
+    assert (again.finished, again.embedded) == (False, 4)
+    assert (finished.finished, finished.published, finished.embedded, finished.reused) == (
+        True,
+        True,
+        2,
+        8,
+    )
+    assert len(encoder.embedded) == 10 == len(set(encoder.embedded))
+    assert built is not None and built.size == 10
+    assert artifacts.load_checkpoint(bucket) is None  # a finished build clears it
+    whole, _ = build_artifact(
+        [item for item in store.catalog_items(table) if item.published], 9, "t", CountingEncoder()
+    )
+    np.testing.assert_array_equal(built.embeddings, whole.embeddings)
+    np.testing.assert_array_equal(built.passage_starts, whole.passage_starts)
+
+
+class RemainingTime:
+    def __init__(self, milliseconds: int) -> None:
+        self.milliseconds = milliseconds
+
+    def get_remaining_time_in_millis(self) -> int:
+        return self.milliseconds
+
+
+def test_the_indexer_asks_for_another_run_when_its_time_runs_out(
+    aws: None,
+    import_function: Callable[[str], ModuleType],
+    load_event: Callable[[str], dict[str, Any]],
+    lambda_context: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(builder, "EMBED_CHUNK_DOCUMENTS", 1)
+    for name, value in TEMPLATE.functions["ResourceCenterIndexerFunction"].environment.items():
+        monkeypatch.setenv(name, value)  # the queue it continues through
+    import_lines([line("a"), line("b"), line("c")])
+    rebuild_requests()  # the import's own request, already in the event below
+    app = import_function("resource_center_indexer")
+    event = load_event("resource_center_indexer")
+    # Given a run with less time left than the indexer's margin
+    monkeypatch.setattr(
+        lambda_context,
+        "get_remaining_time_in_millis",
+        RemainingTime(app.STOP_MARGIN_MS - 1).get_remaining_time_in_millis,
+    )
+    answer = app.handler(event, lambda_context)
+    # Then it stops after one chunk and queues a request to go on
+    assert answer["finished"] is False
+    assert store.index_pointer(resource_center_table()) is None
+    (request,) = rebuild_requests()
+    assert request["reason"].startswith("resume the interrupted build")
+    # And the next run with time to spare finishes the index
+    monkeypatch.setattr(
+        lambda_context,
+        "get_remaining_time_in_millis",
+        RemainingTime(900_000).get_remaining_time_in_millis,
+    )
+    assert app.handler(event, lambda_context)["finished"] is True
+    pointer = store.index_pointer(resource_center_table())
+    assert pointer is not None and pointer.documents == 3
 
 
 def test_the_index_pointer_never_moves_to_an_older_version(aws: None) -> None:
@@ -265,7 +394,7 @@ def test_the_indexer_function_rebuilds_once_per_batch_of_change_messages(
     event = load_event("resource_center_indexer")
     assert len(event["Records"]) == 2
     answer = handler(event, lambda_context)
-    assert answer == {"indexVersion": 1, "documents": 2}
+    assert answer == {"indexVersion": 1, "documents": 2, "finished": True}
     pointer = store.index_pointer(resource_center_table())
     assert pointer is not None and pointer.version == 1
 

@@ -2,11 +2,13 @@
 moto tables and a bucket built from template.yaml, with a real index (the real model) over a
 small catalog. Test names follow the spec's and issue 7's rules."""
 
+import io
 import json
 from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any
 
+import numpy as np
 import pytest
 
 from psap.clock import utc_now
@@ -16,6 +18,8 @@ from psap.resource_center.engine.artifact import IndexArtifact
 from psap.resource_center.indexing import rebuild_index
 from psap.resource_center.search import forget_loaded_index
 from psap.resource_center.snippet import MARK_CLOSE, MARK_OPEN, visible_text
+from psap.storage.dynamodb import dynamodb
+from psap.storage.s3 import put_object
 
 TENANT, OTHER_TENANT = 7, 8
 RC_ACCESS = "RESOURCE_CENTER_PUBLISH"
@@ -114,6 +118,7 @@ def reindex() -> None:
     _, artifact = rebuild_index(
         resource_center_table(), search_index_bucket(), reuse=_EARLIER_INDEXES[-1:]
     )
+    assert artifact is not None  # nothing interrupts it
     _EARLIER_INDEXES[:] = [artifact]
 
 
@@ -211,7 +216,10 @@ def test_licensed_is_true_when_the_tenant_holds_the_license_or_none_is_needed(
     assert results["help-merge"]["requiredLicenseName"] is None
 
 
-def test_a_revoked_license_is_no_longer_licensed(call: Any, catalog_ids: dict[str, int]) -> None:
+def test_a_revoked_license_is_no_longer_licensed_once_the_cache_period_passed(
+    call: Any, catalog_ids: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LICENSE_CACHE_SECONDS", "0")
     table = resource_center_table()
     catalog.grant_license(table, TENANT, "NG911 Toolkit", utc_now())
     _, before = call({"q": "rebid wireless location"})
@@ -219,6 +227,49 @@ def test_a_revoked_license_is_no_longer_licensed(call: Any, catalog_ids: dict[st
     _, after = call({"q": "rebid wireless location"})
     assert by_external_id(before, catalog_ids)["help-rebid"]["licensed"] is True
     assert by_external_id(after, catalog_ids)["help-rebid"]["licensed"] is False
+
+
+def test_a_search_reads_a_constant_number_of_items_never_a_query(
+    call: Any, catalog_ids: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a tenant with many licenses and imports, and license caching off
+    monkeypatch.setenv("LICENSE_CACHE_SECONDS", "0")
+    table = resource_center_table()
+    for number in range(30):
+        catalog.grant_license(table, TENANT, f"License {number}", utc_now())
+    for external_id in catalog_ids:
+        if external_id != "help-draft-cpr":
+            catalog.record_import(table, TENANT, external_id, utc_now())
+    call({"q": "warm the index"})
+    operations: list[str] = []
+
+    def record_operation(model: Any, **_: Any) -> None:
+        operations.append(model.name)
+
+    dynamodb().meta.events.register("before-call.dynamodb", record_operation)
+    # When it searches for a full page
+    status, body = call({"q": "cardiac arrest rebid merge password choking", "pageSize": "50"})
+    # Then one GetItem reads its licenses and one BatchGetItem the page's import statuses
+    assert status == 200 and len(body["results"]) >= 5
+    assert sorted(operations) == ["BatchGetItem", "GetItem"]
+
+
+def test_licenses_are_read_once_per_cache_period_per_tenant(
+    call: Any, catalog_ids: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LICENSE_CACHE_SECONDS", "3600")
+    catalog.grant_license(resource_center_table(), TENANT, "NG911 Toolkit", utc_now())
+    call({"q": "rebid wireless location"})
+    reads: list[str] = []
+
+    def record_get(model: Any, params: dict[str, Any], **_: Any) -> None:
+        if model.name == "GetItem":
+            reads.append(params["Key"]["sk"]["S"])
+
+    dynamodb().meta.events.register("before-parameter-build.dynamodb", record_get)
+    call({"q": "rebid wireless location"})
+    call({"q": "rebid wireless location"}, tenant=OTHER_TENANT)
+    assert reads == ["LICENSES"]  # only the tenant not yet cached
 
 
 def test_import_status_not_imported_imported_and_update_available(
@@ -400,3 +451,25 @@ def test_request_without_authorizer_context_is_401(
         "info": "Authentication required",
         "reason": "UNAUTHENTICATED",
     }
+
+
+def test_an_index_of_an_older_format_answers_empty_instead_of_failing(call: Any) -> None:
+    # Right after an upgrade the pointer may name an artifact the new code cannot read.
+    table, bucket = resource_center_table(), search_index_bucket()
+    put_object(bucket, "resource-center/index/old.npz", old_format_artifact(), "x")
+    store.publish_index(
+        table,
+        store.IndexPointer(
+            version=1, key="resource-center/index/old.npz", documents=1, built_at="t"
+        ),
+    )
+    status, body = call({"q": "cardiac arrest"})
+    assert status == 200
+    assert (body["results"], body["totalHits"]) == ([], 0)
+
+
+def old_format_artifact() -> bytes:
+    buffer = io.BytesIO()
+    header = json.dumps({"formatVersion": 1}).encode()
+    np.savez(buffer, header=np.frombuffer(header, dtype=np.uint8))
+    return buffer.getvalue()

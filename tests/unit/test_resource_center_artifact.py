@@ -7,24 +7,31 @@ import numpy as np
 
 from psap.resource_center.engine.artifact import from_bytes, to_bytes
 from psap.resource_center.engine.builder import build_artifact
-from psap.resource_center.engine.encoder import DIMENSIONS, Vectors
+from psap.resource_center.engine.encoder import DEFAULT_PASSAGES, DIMENSIONS, Passages, Vectors
 from psap.resource_center.engine.index import SearchIndex
 from psap.resource_center.engine.text import query_terms
 from psap.resource_center.models import CatalogItem, CatalogRecord, ItemType
 
 
 class CountingEncoder:
-    """Stands in for the model: a vector per text, and a count of texts embedded."""
+    """Stands in for the model: a vector per 20 characters of text (a passage), and a record
+    of the documents embedded."""
 
     def __init__(self) -> None:
-        self.embedded: list[str] = []
+        self.embedded: list[tuple[str, str]] = []
 
-    def encode_documents(self, texts: Sequence[str]) -> Vectors:
-        self.embedded.extend(texts)
-        vectors = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-        for row, text in enumerate(texts):
-            vectors[row, hash(text) % DIMENSIONS] = 1.0
-        return vectors
+    def encode_passages(
+        self, documents: Sequence[tuple[str, str]], passages: Passages = DEFAULT_PASSAGES
+    ) -> list[Vectors]:
+        self.embedded.extend(documents)
+        result = []
+        for title, body in documents:
+            chunks = [body[start : start + 20] for start in range(0, max(len(body), 1), 20)]
+            vectors = np.zeros((len(chunks), DIMENSIONS), dtype=np.float32)
+            for row, chunk in enumerate(chunks):
+                vectors[row, hash((title, chunk)) % DIMENSIONS] = 1.0
+            result.append(vectors)
+        return result
 
 
 def item(item_id: int, title: str, body: str, **fields: object) -> CatalogItem:
@@ -88,7 +95,7 @@ def test_an_unchanged_document_is_not_embedded_again() -> None:
     _, stats = build_artifact(changed, 2, "t", encoder, [first])
     assert (stats.documents, stats.embedded, stats.reused) == (3, 1, 2)
     assert encoder.embedded == [
-        "CPR coaching. About cpr coaching\nCompressions at 100-120 a minute."
+        ("CPR coaching", "About cpr coaching\nCompressions at 100-120 a minute.")
     ]
 
 

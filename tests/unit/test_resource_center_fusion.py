@@ -5,8 +5,10 @@ import pytest
 
 from psap.resource_center.fusion import (
     RRF_K,
+    Fusion,
     FusionMethod,
     fuse,
+    fusion_from_environment,
     min_max_fusion,
     min_max_normalize,
     reciprocal_rank_fusion,
@@ -64,3 +66,35 @@ def test_rrf_ignores_score_magnitudes() -> None:
 def test_fusing_nothing_gives_nothing() -> None:
     assert fuse(FusionMethod.MIN_MAX, [], []) == []
     assert fuse(FusionMethod.RRF, [], []) == []
+
+
+def test_fusion_defaults_to_min_max_with_equal_weights() -> None:
+    assert fusion_from_environment({}) == Fusion(FusionMethod.MIN_MAX, 0.5, RRF_K)
+
+
+def test_fusion_method_and_weight_come_from_the_environment() -> None:
+    # Given a keyword-heavy min-max fusion configured
+    fusion = fusion_from_environment({"SEARCH_FUSION": "min-max", "SEARCH_KEYWORD_WEIGHT": "0.8"})
+    keyword = [(1, 10.0), (2, 0.0)]
+    semantic = [(2, 0.9), (1, 0.5)]
+    # Then the keyword ranker's favourite wins, where equal weights would tie
+    assert fusion.keyword_weight == 0.8
+    assert fuse(fusion, keyword, semantic)[0][0] == 1
+    assert fuse(Fusion(keyword_weight=0.2), keyword, semantic)[0][0] == 2
+    rrf = fusion_from_environment({"SEARCH_FUSION": "rrf", "SEARCH_RRF_K": "10"})
+    assert (rrf.method, rrf.rrf_k) == (FusionMethod.RRF, 10)
+    assert fuse(rrf, keyword, semantic) == reciprocal_rank_fusion(keyword, semantic, k=10)
+
+
+@pytest.mark.parametrize(
+    "environment",
+    [
+        {"SEARCH_FUSION": "linear"},
+        {"SEARCH_KEYWORD_WEIGHT": "1.5"},
+        {"SEARCH_KEYWORD_WEIGHT": "half"},
+        {"SEARCH_RRF_K": "0"},
+    ],
+)
+def test_a_bad_fusion_setting_is_refused_at_start_not_ignored(environment: dict[str, str]) -> None:
+    with pytest.raises(ValueError, match="SEARCH_"):
+        fusion_from_environment(environment)

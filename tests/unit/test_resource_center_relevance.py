@@ -10,8 +10,16 @@ import pytest
 from local.demo_resource_center import catalog_records, demo_index_in_memory
 from psap.resource_center.engine.encoder import query_encoder
 from psap.resource_center.engine.index import SearchIndex
-from psap.resource_center.search import FUSION_METHOD
-from tools.search_relevance import RELEVANCE_FILE, load_relevance, mean_ndcg, ndcg, rankers
+from psap.resource_center.search import FUSION
+from tools.search_relevance import (
+    LONG_RELEVANCE_FILE,
+    RELEVANCE_FILE,
+    load_relevance,
+    long_catalog_items,
+    mean_ndcg,
+    ndcg,
+    rankers,
+)
 
 
 @cache
@@ -58,6 +66,24 @@ def test_hybrid_is_at_least_as_good_as_semantic_alone() -> None:
 
 def test_the_default_fusion_is_the_better_one_on_the_labeled_set() -> None:
     measured = scores()
-    assert measured[f"hybrid {FUSION_METHOD.value}"] == max(
+    assert measured[f"hybrid {FUSION.method.value}"] == max(
         measured["hybrid min-max"], measured["hybrid rrf"]
     )
+
+
+def test_the_long_document_set_has_long_documents_and_disjoint_dev_and_test_splits() -> None:
+    # Tuning looks at dev only; test is reported, never tuned on (make bench prints both).
+    document = json.loads(LONG_RELEVANCE_FILE.read_text())
+    items = long_catalog_items()
+    external_ids = {entry.record.external_id for entry in items}
+    words = sorted(len(entry.record.body.split()) for entry in items)
+    assert len(items) == len(external_ids) >= 150
+    assert words[len(words) // 2] >= 200  # the median document is long (beyond 128 tokens)
+    assert "PSF" in document["license"] and document["description"]
+    dev, test = (load_relevance(LONG_RELEVANCE_FILE, split) for split in ("dev", "test"))
+    assert len(dev) >= 40 and len(test) >= 40
+    assert not {entry.query for entry in dev} & {entry.query for entry in test}
+    assert len(dev) + len(test) == len(document["queries"])
+    for entry in dev + test:
+        assert entry.relevant and set(entry.relevant) <= external_ids, entry.query
+        assert set(entry.relevant.values()) <= {1, 2}

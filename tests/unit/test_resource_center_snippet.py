@@ -7,6 +7,7 @@ from psap.resource_center.snippet import (
     MARK_CLOSE,
     MARK_OPEN,
     MAX_SNIPPET_CHARACTERS,
+    _matches,
     matched_snippet,
     visible_text,
 )
@@ -100,3 +101,32 @@ def test_a_match_near_the_end_shows_the_text_before_it_up_to_the_limit() -> None
     assert text.endswith("Finally, confirm the callback number.")
     assert text.startswith(ELLIPSIS)
     assert MAX_SNIPPET_CHARACTERS - 20 <= len(text) <= MAX_SNIPPET_CHARACTERS
+
+
+def test_the_fast_word_matching_marks_exactly_the_words_whose_stem_is_a_query_term() -> None:
+    # Only words that begin like a query stem are stemmed (psap.resource_center.snippet):
+    # compare with stemming every word, over long real texts and irregular stems.
+    from psap.resource_center.engine.text import WORD
+    from tools.search_relevance import long_catalog_items
+
+    bodies = [entry.record.body for entry in long_catalog_items()[::4]]
+    bodies.append("The patient is dying; lying down, tying a tourniquet. Skies, happily, only.")
+    queries = [
+        "die lie tie sky happy only",
+        "exception handlers and finally clauses",
+        "possibility of organizing relational activity",
+        "generators yield values",
+    ]
+    for query in queries:
+        terms = frozenset(query_terms(query))
+        for body in bodies:
+            text = " ".join(body.split())
+            words = list(WORD.finditer(text))
+            stems = stem_words([word.group().lower() for word in words])
+            expected = [
+                (word.start(), word.end(), stem)
+                for word, stem in zip(words, stems, strict=True)
+                if stem in terms
+            ]
+            found = [(m.start, m.end, m.term) for m in _matches(text, terms, stem_words)]
+            assert found == expected, (query, text[:80])

@@ -9,14 +9,22 @@ candidates, so a dict beats array set-up).
 
 A ranking is a list of (document, score), best first. Ties break on the document number so
 the order is deterministic.
+
+Which fusion the search function runs is configuration (docs/search.md): SEARCH_FUSION
+(`min-max` or `rrf`), SEARCH_KEYWORD_WEIGHT (min-max: the keyword ranker's weight, 0-1) and
+SEARCH_RRF_K (rrf: k >= 1). A bad value stops the function at cold start, never silently
+falls back.
 """
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 
 type Ranking = Sequence[tuple[int, float]]
 
 RRF_K = 60
+DEFAULT_KEYWORD_WEIGHT = 0.5
 
 
 class FusionMethod(StrEnum):
@@ -63,7 +71,45 @@ def reciprocal_rank_fusion(
     return _ordered(fused)
 
 
-def fuse(method: FusionMethod, keyword: Ranking, semantic: Ranking) -> list[tuple[int, float]]:
-    if method is FusionMethod.RRF:
-        return reciprocal_rank_fusion(keyword, semantic)
-    return min_max_fusion(keyword, semantic)
+@dataclass(frozen=True)
+class Fusion:
+    method: FusionMethod = FusionMethod.MIN_MAX
+    keyword_weight: float = DEFAULT_KEYWORD_WEIGHT  # min-max only
+    rrf_k: int = RRF_K  # rrf only
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.keyword_weight <= 1.0:
+            raise ValueError(f"the keyword weight must be 0-1, not {self.keyword_weight}")
+        if self.rrf_k < 1:
+            raise ValueError(f"the RRF k must be 1 or more, not {self.rrf_k}")
+
+    def describe(self) -> str:
+        if self.method is FusionMethod.RRF:
+            return f"rrf k={self.rrf_k}"
+        return f"min-max keyword weight {self.keyword_weight:g}"
+
+
+def fusion_from_environment(environment: Mapping[str, str] | None = None) -> Fusion:
+    """The fusion configured for the search function; ValueError names the bad variable."""
+    variables = os.environ if environment is None else environment
+    method_text = variables.get("SEARCH_FUSION", FusionMethod.MIN_MAX.value)
+    try:
+        method = FusionMethod(method_text)
+    except ValueError as error:
+        allowed = ", ".join(kind.value for kind in FusionMethod)
+        raise ValueError(f"SEARCH_FUSION must be one of {allowed}, not {method_text!r}") from error
+    try:
+        weight = float(variables.get("SEARCH_KEYWORD_WEIGHT", DEFAULT_KEYWORD_WEIGHT))
+        k = int(variables.get("SEARCH_RRF_K", RRF_K))
+        return Fusion(method=method, keyword_weight=weight, rrf_k=k)
+    except ValueError as error:
+        raise ValueError(f"SEARCH_KEYWORD_WEIGHT or SEARCH_RRF_K: {error}") from error
+
+
+def fuse(
+    method: FusionMethod | Fusion, keyword: Ranking, semantic: Ranking
+) -> list[tuple[int, float]]:
+    fusion = method if isinstance(method, Fusion) else Fusion(method=method)
+    if fusion.method is FusionMethod.RRF:
+        return reciprocal_rank_fusion(keyword, semantic, fusion.rrf_k)
+    return min_max_fusion(keyword, semantic, fusion.keyword_weight)

@@ -19,7 +19,7 @@ from psap.resource_center.engine import artifact as artifacts
 from psap.resource_center.engine.encoder import query_encoder
 from psap.resource_center.engine.index import SearchIndex
 from psap.resource_center.engine.text import query_terms, stem_words
-from psap.resource_center.fusion import FusionMethod
+from psap.resource_center.fusion import Fusion, fusion_from_environment
 from psap.resource_center.models import (
     ImportStatus,
     ItemType,
@@ -30,9 +30,12 @@ from psap.resource_center.query import SearchQuery
 from psap.resource_center.snippet import matched_snippet
 
 RESOURCE_CENTER_ACCESS = frozenset({Permission.ADMIN, Permission.RESOURCE_CENTER_PUBLISH})
-# Chosen by nDCG@10 on tests/data/resource_center_relevance.json (make bench prints both).
-FUSION_METHOD = FusionMethod.MIN_MAX
+# From SEARCH_FUSION / SEARCH_KEYWORD_WEIGHT / SEARCH_RRF_K, read once at cold start (a bad
+# value fails the init phase). Default min-max 0.5/0.5: make bench prints how it compares.
+FUSION: Fusion = fusion_from_environment()
 DEFAULT_REFRESH_SECONDS = 30.0
+# A grant or revoke shows in search results within this many seconds (docs/search.md).
+DEFAULT_LICENSE_CACHE_SECONDS = 10.0
 
 
 def refresh_seconds() -> float:
@@ -66,14 +69,38 @@ def current_index(table: str, bucket: str) -> SearchIndex | None:
         if _loaded.index is None:
             raise
         logger.warning("search index refresh failed; serving the loaded version")
+    except ValueError:
+        # An artifact of an older format (right after an upgrade, before the indexer built
+        # the new one): keep what is loaded, or find nothing, rather than fail every search.
+        logger.error("search index artifact unreadable; run resource-center reindex")
     _loaded.checked_at = now
     return _loaded.index
+
+
+def license_cache_seconds() -> float:
+    return float(os.environ.get("LICENSE_CACHE_SECONDS", DEFAULT_LICENSE_CACHE_SECONDS))
+
+
+# tenant id -> (read at, license names): a warm container reads a tenant's licenses at most
+# once per LICENSE_CACHE_SECONDS. Bounded by the tenants one container serves.
+_licenses: dict[int, tuple[float, frozenset[str]]] = {}
+
+
+def tenant_licenses(table: str, tenant_id: int) -> frozenset[str]:
+    now = time.monotonic()
+    cached = _licenses.get(tenant_id)
+    if cached is not None and now - cached[0] < license_cache_seconds():
+        return cached[1]
+    names = store.tenant_licenses(table, tenant_id)
+    _licenses[tenant_id] = (now, names)
+    return names
 
 
 def forget_loaded_index() -> None:
     """Tests: behave like a fresh container."""
     _loaded.index = None
     _loaded.checked_at = None
+    _licenses.clear()
 
 
 def has_resource_center_access(permissions: frozenset[Permission]) -> bool:
@@ -115,14 +142,14 @@ def search_resource_center(
         terms,
         query_encoder().encode_query(query.text),
         index.allowed(item_types, query.category),
-        FUSION_METHOD,
+        FUSION,
     )
     page = hits.fused[query.offset : query.offset + query.page_size]
     if not page:
         return empty.model_copy(update={"total_hits": len(hits.fused)})
     artifact = index.artifact
     item_ids = [int(artifact.ids[position]) for position, _ in page]
-    licenses = store.tenant_licenses(table, tenant_id)
+    licenses = tenant_licenses(table, tenant_id)
     imported = store.imported_versions(table, tenant_id, item_ids)
     keywords = frozenset(terms)
     results = []

@@ -7,14 +7,17 @@ Layout (pk / sk):
   SEQ#RC_ITEM             / SEQ                catalog id sequence
   INDEX                   / CURRENT            the search index artifact in use (version, key)
   SEQ#RC_INDEX            / SEQ                index version sequence
-  T#{t}#RC                / LICENSE#{name}     a license the tenant holds
+  T#{t}#RC                / LICENSE#{name}     a license the tenant holds (when granted)
+  T#{t}#RC                / LICENSES           every license name the tenant holds (a set)
   T#{t}#RC                / IMPORT#{id:012d}   a catalog item the tenant imported, at a version
 
 The catalog is shared by every tenant, so its keys begin with CATALOG; everything that
 belongs to a tenant begins with the tenant. The search request reads only tenant state here
-(one Query of the tenant's licenses, one BatchGetItem of the page's imports, and a GetItem of
-the index pointer at most every INDEX_REFRESH_SECONDS); the catalog partition is read whole
-only by the indexer, off the request path.
+(a GetItem of the tenant's LICENSES item, one BatchGetItem of the page's imports, and a GetItem
+of the index pointer at most every INDEX_REFRESH_SECONDS): a constant number of reads however
+large the table grows. Granting or revoking writes the LICENSE# item and the LICENSES set in
+one transaction, so the set never disagrees with the grants. The catalog partition is read
+whole only by the indexer, off the request path.
 """
 
 from collections.abc import Iterator, Sequence
@@ -460,52 +463,82 @@ def import_key(tenant_id: int, item_id: int) -> dict[str, dict[str, str]]:
     return {"pk": {"S": tenant_pk(tenant_id)}, "sk": {"S": f"IMPORT#{item_id:012d}"}}
 
 
+def licenses_key(tenant_id: int) -> dict[str, dict[str, str]]:
+    return {"pk": {"S": tenant_pk(tenant_id)}, "sk": {"S": "LICENSES"}}
+
+
 def grant_license(table: str, tenant_id: int, license_name: str, now: datetime) -> None:
+    """Idempotent: granting a held license again only refreshes its grantedAt."""
     attributes = {"tenantId": tenant_id, "licenseName": license_name}
-    try:
-        dynamodb().put_item(
-            TableName=table,
-            Item={
-                **license_key(tenant_id, license_name),
-                **to_item({**attributes, "grantedAt": format_timestamp(now)}),
+    transact_write(
+        [
+            {
+                "Put": {
+                    "TableName": table,
+                    "Item": {
+                        **license_key(tenant_id, license_name),
+                        **to_item({**attributes, "grantedAt": format_timestamp(now)}),
+                    },
+                }
             },
-        )
-    except (ClientError, BotoCoreError) as error:
-        raise _store_error("license write", error) from error
+            {
+                "Update": {
+                    "TableName": table,
+                    "Key": licenses_key(tenant_id),
+                    "UpdateExpression": "ADD licenseNames :name SET tenantId = :tenant",
+                    "ExpressionAttributeValues": {
+                        ":name": {"SS": [license_name]},
+                        ":tenant": {"N": str(tenant_id)},
+                    },
+                }
+            },
+        ]
+    )
+
+
+class _NotHeld(Exception):
+    pass
 
 
 def revoke_license(table: str, tenant_id: int, license_name: str) -> bool:
-    """False when the tenant did not hold the license."""
+    """False when the tenant did not hold the license (then nothing is written)."""
     try:
-        answer = dynamodb().delete_item(
-            TableName=table, Key=license_key(tenant_id, license_name), ReturnValues="ALL_OLD"
+        transact_write(
+            [
+                {
+                    "Delete": {
+                        "TableName": table,
+                        "Key": license_key(tenant_id, license_name),
+                        "ConditionExpression": "attribute_exists(pk)",
+                    }
+                },
+                {
+                    "Update": {
+                        "TableName": table,
+                        "Key": licenses_key(tenant_id),
+                        # DynamoDB removes the attribute when its last name goes.
+                        "UpdateExpression": "DELETE licenseNames :name",
+                        "ExpressionAttributeValues": {":name": {"SS": [license_name]}},
+                    }
+                },
+            ],
+            on_cancel=lambda codes: _NotHeld(),
         )
-    except (ClientError, BotoCoreError) as error:
-        raise _store_error("license delete", error) from error
-    return bool(answer.get("Attributes"))
+    except _NotHeld:
+        return False
+    return True
 
 
 def tenant_licenses(table: str, tenant_id: int) -> frozenset[str]:
-    """The license names the tenant holds (a tenant holds a handful: one Query page)."""
-    names: set[str] = set()
-    request: dict[str, Any] = {
-        "TableName": table,
-        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :license)",
-        "ExpressionAttributeValues": {
-            ":pk": {"S": tenant_pk(tenant_id)},
-            ":license": {"S": "LICENSE#"},
-        },
-        "ProjectionExpression": "licenseName",
-    }
-    while True:
-        try:
-            answer = dynamodb().query(**request)
-        except (ClientError, BotoCoreError) as error:
-            raise _store_error("license read", error) from error
-        names.update(str(raw["licenseName"]["S"]) for raw in answer.get("Items", []))
-        if "LastEvaluatedKey" not in answer:
-            return frozenset(names)
-        request["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
+    """The license names the tenant holds: one GetItem, whatever the table holds."""
+    try:
+        answer = dynamodb().get_item(
+            TableName=table, Key=licenses_key(tenant_id), ProjectionExpression="licenseNames"
+        )
+    except (ClientError, BotoCoreError) as error:
+        raise _store_error("license read", error) from error
+    names = answer.get("Item", {}).get("licenseNames", {}).get("SS", [])
+    return frozenset(str(name) for name in names)
 
 
 def record_import(table: str, tenant_id: int, item_id: int, version: int, now: datetime) -> None:

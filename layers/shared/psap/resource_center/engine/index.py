@@ -1,6 +1,10 @@
 """A loaded index: the two rankers over one artifact, with filters applied before ranking
 so that hidden or filtered-out documents never take a candidate slot or count as hits.
 
+A document's semantic score is its best passage's cosine similarity to the query (MaxP):
+a long document matches a query that one part of it answers. `make bench` prints the mean
+of the passages and the first passage alone (what embedding a truncated text gives) beside.
+
 The BM25 matrix was built by bm25s at index time (per term, each document's precomputed
 BM25 term score, in CSC arrays); scoring a query is a sum over its terms' columns, done here
 with numpy so that the search function does not import bm25s at all.
@@ -8,12 +12,13 @@ with numpy so that the search function does not import bm25s at all.
 
 from collections.abc import Collection
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 import numpy.typing as npt
 
 from psap.resource_center.engine.artifact import ITEM_TYPES, IndexArtifact
-from psap.resource_center.fusion import FusionMethod, Ranking, fuse
+from psap.resource_center.fusion import Fusion, FusionMethod, Ranking, fuse
 from psap.resource_center.models import ItemType
 
 CANDIDATES_PER_RANKER = 100
@@ -23,6 +28,12 @@ MIN_SEMANTIC_SIMILARITY = 0.25
 
 type Mask = npt.NDArray[np.bool_]
 type Vector = npt.NDArray[np.float32]
+
+
+class PassageScore(StrEnum):
+    BEST = "best"  # the default
+    MEAN = "mean"
+    FIRST = "first"
 
 
 @dataclass(frozen=True)
@@ -42,10 +53,16 @@ def _top(scores: npt.NDArray[np.float32], allowed: Mask, floor: float, limit: in
 
 
 class SearchIndex:
-    def __init__(self, artifact: IndexArtifact) -> None:
+    def __init__(
+        self, artifact: IndexArtifact, passage_score: PassageScore = PassageScore.BEST
+    ) -> None:
         self.artifact = artifact
         self.version = artifact.index_version
+        self.passage_score = passage_score
         self._embeddings = np.ascontiguousarray(artifact.embeddings, dtype=np.float32)
+        starts = artifact.passage_starts
+        self._first_passages = np.asarray(starts[:-1], dtype=np.int64)
+        self._passage_counts = np.diff(starts).astype(np.float32)
         self._category_codes = {name: code for code, name in enumerate(artifact.categories)}
 
     @property
@@ -93,15 +110,27 @@ class SearchIndex:
     ) -> Ranking:
         if self.size == 0:
             return []
-        similarities = self._embeddings @ vector
-        return _top(similarities, allowed, floor, limit)
+        return _top(self.semantic_scores(vector), allowed, floor, limit)
+
+    def semantic_scores(self, vector: Vector) -> npt.NDArray[np.float32]:
+        """Every document's similarity to the query, from its passages' similarities."""
+        passages = self._embeddings @ vector
+        if self.passage_score is PassageScore.FIRST:
+            return passages[self._first_passages]
+        if self.passage_score is PassageScore.MEAN:
+            sums = np.add.reduceat(passages, self._first_passages)
+            mean: npt.NDArray[np.float32] = (sums / self._passage_counts).astype(np.float32)
+            return mean
+        # Every document has at least one passage, so no reduceat segment is empty.
+        best: npt.NDArray[np.float32] = np.maximum.reduceat(passages, self._first_passages)
+        return best
 
     def search(
         self,
         terms: list[str],
         vector: Vector,
         allowed: Mask,
-        method: FusionMethod = FusionMethod.MIN_MAX,
+        method: FusionMethod | Fusion = FusionMethod.MIN_MAX,
     ) -> Hits:
         keyword = self.keyword_ranking(terms, allowed)
         semantic = self.semantic_ranking(vector, allowed)
