@@ -24,6 +24,7 @@ from tools.bench_cold import SECTION as COLD_INIT
 from tools.bench_core import Options, Row, Section, print_table
 from tools.bench_knowledge import ITEMS_READ, WARM_LATENCY
 from tools.bench_knowledge_write import SECTION as KNOWLEDGE_WRITE
+from tools.bench_mcp import SECTION as MCP
 from tools.bench_media import SECTION as MEDIA
 from tools.bench_search import SECTION as SEARCH
 from tools.bench_tenant_data import SECTION as EVALUATIONS
@@ -40,6 +41,7 @@ SECTIONS: list[Section] = [
     AUDIT,
     MEDIA,
     INCIDENT_UPLOAD,
+    MCP,
 ]
 
 

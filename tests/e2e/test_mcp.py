@@ -100,8 +100,13 @@ def test_every_tool_answers_what_rest_answers_for_the_same_tenant(stack: dict[st
     data, admin = facts(stack), token(stack)
     knowledge_id = digested_card(stack, admin)
     incident_id, event_id = data["incidentIds"][0], data["eventIds"][0]
-    cases = [
-        ("get_incident", {"incident_id": incident_id}, f"/mcp/resources/incidents/{incident_id}", {}),
+    cases: list[tuple[str, dict[str, Any], str, dict[str, Any]]] = [
+        (
+            "get_incident",
+            {"incident_id": incident_id},
+            f"/mcp/resources/incidents/{incident_id}",
+            {},
+        ),
         ("get_event", {"event_id": event_id}, f"/mcp/resources/events/{event_id}", {}),
         (
             "get_knowledge_card",
@@ -109,8 +114,12 @@ def test_every_tool_answers_what_rest_answers_for_the_same_tenant(stack: dict[st
             f"/mcp/resources/knowledge/{knowledge_id}/card",
             {},
         ),
-        ("list_knowledge", {"provider": "NENA-Standards", "size": 3}, "/knowledge",
-         {"provider": "NENA-Standards", "size": 3}),
+        (
+            "list_knowledge",
+            {"provider": "NENA-Standards", "size": 3},
+            "/knowledge",
+            {"provider": "NENA-Standards", "size": 3},
+        ),
         (
             "list_user_evaluations",
             {"user_id": data["evaluatedUserId"], "size": 2},

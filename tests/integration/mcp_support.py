@@ -18,9 +18,9 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from local.demo_tenant_data import TenantDataset, generate, load
 from local.demo import DEMO_KNOWLEDGE
 from local.demo_knowledge import seed_knowledge_cards
+from local.demo_tenant_data import TenantDataset, generate, load
 from psap.clock import utc_now
 from psap.config import knowledge_table
 from psap.knowledge.store import NewEntry, create_entry

@@ -112,18 +112,33 @@ def test_each_tool_answers_the_rest_body_as_structured_content_and_text(
     incident, event = dataset.incidents[0], dataset.events[0]
     evaluated = next(e.user_id for e in dataset.evaluations if e.user_id is not None)
     trainee = next(e.user.id for e in dataset.enrollments if e.user is not None)
-    cases = [
-        ("get_incident", {"incident_id": incident.id}, rest(
-            "incident_get", {"incidentId": str(incident.id)})),
+    cases: list[tuple[str, dict[str, Any], tuple[int, Any]]] = [
+        (
+            "get_incident",
+            {"incident_id": incident.id},
+            rest("incident_get", {"incidentId": str(incident.id)}),
+        ),
         ("get_event", {"event_id": event.id}, rest("event_get", {"eventId": str(event.id)})),
-        ("get_knowledge_card", {"knowledge_id": cards[0]}, rest(
-            "knowledge_card", {"knowledgeId": str(cards[0])})),
-        ("list_knowledge", {"knowledge_type": "GUIDE_CARD", "size": 1}, rest(
-            "knowledge_list", query={"knowledgeType": "GUIDE_CARD", "size": "1"})),
-        ("list_user_evaluations", {"user_id": evaluated, "size": 2}, rest(
-            "evaluations_list", {"userId": str(evaluated)}, {"size": "2"})),
-        ("list_user_enrollments", {"user_id": trainee}, rest(
-            "enrollments_list", {"userId": str(trainee)})),
+        (
+            "get_knowledge_card",
+            {"knowledge_id": cards[0]},
+            rest("knowledge_card", {"knowledgeId": str(cards[0])}),
+        ),
+        (
+            "list_knowledge",
+            {"knowledge_type": "GUIDE_CARD", "size": 1},
+            rest("knowledge_list", query={"knowledgeType": "GUIDE_CARD", "size": "1"}),
+        ),
+        (
+            "list_user_evaluations",
+            {"user_id": evaluated, "size": 2},
+            rest("evaluations_list", {"userId": str(evaluated)}, {"size": "2"}),
+        ),
+        (
+            "list_user_enrollments",
+            {"user_id": trainee},
+            rest("enrollments_list", {"userId": str(trainee)}),
+        ),
     ]
     for name, arguments, (status, body) in cases:
         assert status == 200, (name, body)
@@ -182,9 +197,7 @@ def test_resource_templates_read_as_the_rest_body(
     expected = {
         f"psap://incidents/{incident.id}": rest("incident_get", {"incidentId": str(incident.id)}),
         f"psap://events/{event.id}": rest("event_get", {"eventId": str(event.id)}),
-        f"psap://knowledge/{cards[1]}/card": rest(
-            "knowledge_card", {"knowledgeId": str(cards[1])}
-        ),
+        f"psap://knowledge/{cards[1]}/card": rest("knowledge_card", {"knowledgeId": str(cards[1])}),
     }
 
     async def work(client: Client) -> dict[str, Any]:
@@ -260,7 +273,8 @@ def test_get_and_delete_are_405_and_other_credentials_are_401(harness: McpHarnes
         event = harness.event("POST", [("Content-Type", "application/json")], b"{}", TENANT, "")
         event["requestContext"]["authorizer"]["kind"] = "cad"
         status, body, _ = answer_of(harness.invoke(event))
-        assert (status, body) == (401, {"info": "Authentication required", "reason": "UNAUTHENTICATED"})
+        unauthenticated = {"info": "Authentication required", "reason": "UNAUTHENTICATED"}
+        assert (status, body) == (401, unauthenticated)
         del event["requestContext"]["authorizer"]
         status, body, _ = answer_of(harness.invoke(event))
         assert status == 401 and body["info"] == "Authentication required"

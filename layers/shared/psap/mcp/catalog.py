@@ -4,36 +4,35 @@ REST functions, each tied to the REST operation whose permission it needs.
 A tool's arguments are a strict pydantic model (snake_case, no extra keys, no coercion of
 "5" into 5); its output schema is the REST response model's. The permission is looked up
 in psap.http.operations by the REST route, so the table stays the one source of truth.
+
+Each tool imports its area's logic and models when it is first used (or listed), not when
+the function starts: one function serves seven areas, and a container that only answers
+get_incident should not build the QA and training models (`make bench`, section mcp).
 """
 
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from typing import Annotated, Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter
 
-from psap.events.models import Event
-from psap.events.reading import get_event
 from psap.http.operations import OPERATIONS, Operation
 from psap.http.principal import Principal
-from psap.incidents.models import Incident
-from psap.incidents.reading import get_incident
-from psap.knowledge.card import KnowledgeCardDto, get_card
-from psap.knowledge.listing import DEFAULT_PAGE_SIZE as KNOWLEDGE_PAGE_SIZE
-from psap.knowledge.listing import MAX_PAGE_SIZE as KNOWLEDGE_MAX_PAGE_SIZE
-from psap.knowledge.listing import list_knowledge
-from psap.knowledge.models import ExternalKnowledgePageDto, KnowledgeType
-from psap.qa.listing import DEFAULT_PAGE_SIZE as EVALUATION_PAGE_SIZE
-from psap.qa.listing import MAX_PAGE_SIZE as EVALUATION_MAX_PAGE_SIZE
-from psap.qa.listing import list_evaluations
-from psap.qa.models import EvaluationPage
-from psap.resource_center.models import ItemType, ResourceCenterSearchResponse
+from psap.knowledge.models import KnowledgeType
+from psap.resource_center.models import ItemType
 from psap.resource_center.query import DEFAULT_PAGE_SIZE as SEARCH_PAGE_SIZE
 from psap.resource_center.query import MAX_PAGE_SIZE as SEARCH_MAX_PAGE_SIZE
 from psap.resource_center.query import MAX_QUERY_LENGTH, parse_search_query
-from psap.training.listing import list_enrollments
-from psap.training.models import PhaseEnrollment
+
+# The REST lists' paging (psap.knowledge.listing, psap.qa.listing), written here so that
+# importing the catalog does not import every area's store and models; a unit test checks
+# that they agree.
+KNOWLEDGE_PAGE_SIZE: Final = 50
+KNOWLEDGE_MAX_PAGE_SIZE: Final = 200
+EVALUATION_PAGE_SIZE: Final = 20
+EVALUATION_MAX_PAGE_SIZE: Final = 50
 
 BASE: Final = "/api/v1/external"
 INT64_MAX: Final = 2**63 - 1
@@ -99,13 +98,110 @@ class EnrollmentListArguments(Arguments):
     user_id: Id = Field(description="The user's numeric id")
 
 
-def _search(principal: Principal, arguments: Any) -> ResourceCenterSearchResponse:
-    # The search engine (onnxruntime, the model) comes from the search layer and loads only
-    # when a search is asked for, so the other tools' cold start does not pay for it.
-    from psap.resource_center.search import search_resource_center  # noqa: PLC0415
+# The reads, each importing its area on first use (see the module's docstring).
+# ruff: noqa: PLC0415
+
+
+def _search(principal: Principal, arguments: Any) -> Any:
+    # The search engine (onnxruntime, the model) comes from the search layer.
+    from psap.resource_center.search import search_resource_center
 
     query = parse_search_query(arguments.query, 0, arguments.page_size, arguments.item_type)
     return search_resource_center(principal.tenant_id, principal.permissions, query)
+
+
+def _incident(principal: Principal, arguments: Any) -> Any:
+    from psap.incidents.reading import get_incident
+
+    return get_incident(principal.tenant_id, arguments.incident_id)
+
+
+def _event(principal: Principal, arguments: Any) -> Any:
+    from psap.events.reading import get_event
+
+    return get_event(principal.tenant_id, arguments.event_id)
+
+
+def _card(principal: Principal, arguments: Any) -> Any:
+    from psap.knowledge.card import get_card
+
+    return get_card(principal.tenant_id, arguments.knowledge_id)
+
+
+def _knowledge(principal: Principal, arguments: Any) -> Any:
+    from psap.knowledge.listing import list_knowledge
+
+    return list_knowledge(
+        principal.tenant_id,
+        arguments.page,
+        arguments.size,
+        arguments.provider,
+        arguments.knowledge_type,
+    )
+
+
+def _evaluations(principal: Principal, arguments: Any) -> Any:
+    from psap.qa.listing import list_evaluations
+
+    return list_evaluations(
+        principal.tenant_id,
+        arguments.user_id,
+        arguments.page,
+        arguments.size,
+        None,
+        None,
+        None,
+        None,
+        None,
+    )
+
+
+def _enrollments(principal: Principal, arguments: Any) -> Any:
+    from psap.training.listing import list_enrollments
+
+    return list_enrollments(principal.tenant_id, arguments.user_id)
+
+
+def _search_output() -> Any:
+    from psap.resource_center.models import ResourceCenterSearchResponse
+
+    return ResourceCenterSearchResponse
+
+
+def _incident_output() -> Any:
+    from psap.incidents.models import Incident
+
+    return Incident
+
+
+def _event_output() -> Any:
+    from psap.events.models import Event
+
+    return Event
+
+
+def _card_output() -> Any:
+    from psap.knowledge.card import KnowledgeCardDto
+
+    return KnowledgeCardDto
+
+
+def _knowledge_output() -> Any:
+    from psap.knowledge.models import ExternalKnowledgePageDto
+
+    return ExternalKnowledgePageDto
+
+
+def _evaluations_output() -> Any:
+    from psap.qa.models import EvaluationPage
+
+    return EvaluationPage
+
+
+def _enrollments_output() -> Any:
+    from psap.training.models import PhaseEnrollment
+
+    return list[PhaseEnrollment]
 
 
 @dataclass(frozen=True)
@@ -115,7 +211,7 @@ class Tool:
     description: str
     arguments: type[Arguments]
     route: str  # the REST route (GET) whose permission and logic the tool shares
-    output: TypeAdapter[Any]
+    output_type: Callable[[], Any]  # the REST response type, imported when first needed
     run: Callable[[Principal, Any], Any]
     # Path parameters of the REST route, for the audit record (`resourceIds`).
     resource_ids: Callable[[Any], dict[str, str]] = lambda arguments: {}
@@ -125,6 +221,15 @@ class Tool:
     @property
     def operation(self) -> Operation:
         return OPERATIONS[("GET", BASE + self.route)]
+
+    @property
+    def output(self) -> TypeAdapter[Any]:
+        return _adapter(self.output_type)
+
+
+@cache
+def _adapter(output_type: Callable[[], Any]) -> TypeAdapter[Any]:
+    return TypeAdapter(output_type())
 
 
 TOOLS: Final[tuple[Tool, ...]] = (
@@ -141,7 +246,7 @@ TOOLS: Final[tuple[Tool, ...]] = (
         ),
         arguments=SearchArguments,
         route="/mcp/resources/resource-center/search",
-        output=TypeAdapter(ResourceCenterSearchResponse),
+        output_type=_search_output,
         run=_search,
     ),
     Tool(
@@ -156,8 +261,8 @@ TOOLS: Final[tuple[Tool, ...]] = (
         ),
         arguments=IncidentArguments,
         route="/mcp/resources/incidents/{incidentId}",
-        output=TypeAdapter(Incident),
-        run=lambda principal, arguments: get_incident(principal.tenant_id, arguments.incident_id),
+        output_type=_incident_output,
+        run=_incident,
         resource_ids=lambda arguments: {"incidentId": str(arguments.incident_id)},
     ),
     Tool(
@@ -171,8 +276,8 @@ TOOLS: Final[tuple[Tool, ...]] = (
         ),
         arguments=EventArguments,
         route="/mcp/resources/events/{eventId}",
-        output=TypeAdapter(Event),
-        run=lambda principal, arguments: get_event(principal.tenant_id, arguments.event_id),
+        output_type=_event_output,
+        run=_event,
         resource_ids=lambda arguments: {"eventId": str(arguments.event_id)},
     ),
     Tool(
@@ -188,8 +293,8 @@ TOOLS: Final[tuple[Tool, ...]] = (
         ),
         arguments=KnowledgeCardArguments,
         route="/mcp/resources/knowledge/{knowledgeId}/card",
-        output=TypeAdapter(KnowledgeCardDto),
-        run=lambda principal, arguments: get_card(principal.tenant_id, arguments.knowledge_id),
+        output_type=_card_output,
+        run=_card,
         resource_ids=lambda arguments: {"knowledgeId": str(arguments.knowledge_id)},
     ),
     Tool(
@@ -204,14 +309,8 @@ TOOLS: Final[tuple[Tool, ...]] = (
         ),
         arguments=KnowledgeListArguments,
         route="/knowledge",
-        output=TypeAdapter(ExternalKnowledgePageDto),
-        run=lambda principal, arguments: list_knowledge(
-            principal.tenant_id,
-            arguments.page,
-            arguments.size,
-            arguments.provider,
-            arguments.knowledge_type,
-        ),
+        output_type=_knowledge_output,
+        run=_knowledge,
     ),
     Tool(
         name="list_user_evaluations",
@@ -225,18 +324,8 @@ TOOLS: Final[tuple[Tool, ...]] = (
         ),
         arguments=EvaluationListArguments,
         route="/qa/user/{userId}/evaluations",
-        output=TypeAdapter(EvaluationPage),
-        run=lambda principal, arguments: list_evaluations(
-            principal.tenant_id,
-            arguments.user_id,
-            arguments.page,
-            arguments.size,
-            None,
-            None,
-            None,
-            None,
-            None,
-        ),
+        output_type=_evaluations_output,
+        run=_evaluations,
         resource_ids=lambda arguments: {"userId": str(arguments.user_id)},
     ),
     Tool(
@@ -251,8 +340,8 @@ TOOLS: Final[tuple[Tool, ...]] = (
         ),
         arguments=EnrollmentListArguments,
         route="/train/user/{userId}/enrollments",
-        output=TypeAdapter(list[PhaseEnrollment]),
-        run=lambda principal, arguments: list_enrollments(principal.tenant_id, arguments.user_id),
+        output_type=_enrollments_output,
+        run=_enrollments,
         resource_ids=lambda arguments: {"userId": str(arguments.user_id)},
         wrap_as="enrollments",
     ),

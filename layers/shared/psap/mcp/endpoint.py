@@ -94,7 +94,8 @@ def _answer(method: str, principal: Any, event: Mapping[str, Any]) -> Reply:
 
 def _headers(event: Mapping[str, Any]) -> tuple[dict[str, str], frozenset[str]]:
     """Lowercase names with their last value, and the names that came more than once."""
-    headers = {str(name).lower(): str(value) for name, value in (event.get("headers") or {}).items()}
+    single = event.get("headers") or {}
+    headers = {str(name).lower(): str(value) for name, value in single.items()}
     repeated = set()
     for name, values in (event.get("multiValueHeaders") or {}).items():
         if isinstance(values, list) and values:

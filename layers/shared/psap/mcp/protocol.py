@@ -108,7 +108,8 @@ def decode_body(body: bytes) -> Any:
         text = body.decode("utf-8")
         document = json.loads(text, parse_constant=_refuse_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as error:
-        raise RpcError(PARSE_ERROR, "Parse error: the body is not UTF-8 JSON", status=400) from error
+        problem = "Parse error: the body is not UTF-8 JSON"
+        raise RpcError(PARSE_ERROR, problem, status=400) from error
     if _depth(document) > MAX_NESTING:
         raise RpcError(PARSE_ERROR, f"Parse error: nested deeper than {MAX_NESTING}", status=400)
     return document
