@@ -261,6 +261,10 @@ def test_transport_abuse_is_refused_without_a_5xx(harness: McpHarness) -> None:
         for body, status, code in cases:
             answered, payload, _ = harness.post(body, TENANT)
             assert (answered, payload["error"]["code"]) == (status, code), body[:60]
+        answered, payload, _ = harness.post(request, TENANT, headers={"Content-Type": "text/plain"})
+        assert (answered, payload["error"]["code"]) == (415, -32600)
+        answered, payload, _ = harness.post(request, TENANT, headers={"Accept": "text/html"})
+        assert (answered, payload["error"]["code"]) == (406, -32600)
         answered, payload, _ = harness.post(request, TENANT)
     assert answered == 200 and len(payload["result"]["tools"]) == 7
 
