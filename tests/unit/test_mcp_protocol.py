@@ -36,8 +36,12 @@ def modern(method: str, params: dict[str, Any] | None = None) -> tuple[int, Any]
     headers = {"mcp-protocol-version": MODERN, "mcp-method": method}
     if method == "resources/read":
         headers["mcp-name"] = (params or {})["uri"]
-    message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": {**(params or {})}}
-    message["params"]["_meta"] = meta
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": method,
+        "params": {**(params or {}), "_meta": meta},
+    }
     return post(message, headers)
 
 
