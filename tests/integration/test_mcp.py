@@ -12,8 +12,14 @@ import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+from psap.clock import utc_now
+from psap.config import resource_center_table, search_index_bucket
 from psap.mcp.protocol import MAX_BODY_BYTES
+from psap.resource_center import catalog
+from psap.resource_center.indexing import rebuild_index
+from psap.resource_center.search import forget_loaded_index
 from psap.storage.dynamodb import dynamodb
+from psap.storage.s3 import s3
 from tests.integration.mcp_support import ALL_READS, McpHarness, seed_cards, seed_tenant
 from tests.integration.proxy_events import answer_of, with_caller, with_path, with_query
 from tools.lint_template import translated_template
@@ -322,14 +328,19 @@ def test_the_function_calls_only_the_aws_actions_its_template_policy_grants(
 ) -> None:
     dataset = seed_tenant(TENANT)
     cards = seed_cards(TENANT)
+    forget_loaded_index()  # a fresh container: the search loads the index artifact from S3
+    catalog.import_catalog(resource_center_table(), [HELP_ARTICLE], utc_now())
+    rebuild_index(resource_center_table(), search_index_bucket())
     called: set[str] = set()
 
     def record(event_name: str, **_: Any) -> None:
         service, operation = event_name.split(".")[1:3]
-        called.add(f"{service}:{operation}")
+        # S3's HeadObject is authorized as s3:GetObject.
+        called.add(f"{service}:{'GetObject' if operation == 'HeadObject' else operation}")
 
-    client = dynamodb()
-    client.meta.events.register("before-call.dynamodb.*", record)
+    clients = (dynamodb(), s3())
+    for client in clients:
+        client.meta.events.register("before-call.*", record)
     try:
         for name, arguments in (
             ("get_incident", {"incident_id": dataset.incidents[0].id}),
@@ -338,14 +349,30 @@ def test_the_function_calls_only_the_aws_actions_its_template_policy_grants(
             ("list_knowledge", {"page": 1, "size": 1}),
             ("list_user_evaluations", {"user_id": dataset.evaluations[0].user_id, "size": 1}),
             ("list_user_enrollments", {"user_id": dataset.users[0].id}),
+            ("search_resource_center", {"query": "rebid wireless location"}),
         ):
-            call(harness, name, arguments, mode="legacy")
+            result = call(harness, name, arguments, mode="legacy")
+            assert not result.is_error, (name, result.content)
     finally:
-        client.meta.events.unregister("before-call.dynamodb.*", record)
-    granted = granted_actions()
-    used = {action.lower() for action in called}
-    # Every DynamoDB action used is granted, and every one granted is used: no more, no less.
-    assert used == {action for action in granted if action.startswith("dynamodb:")}
+        for client in clients:
+            client.meta.events.unregister("before-call.*", record)
+    assert result.structured_content["results"], "the search found the article"
+    # Every action used is granted, and every one granted is used: no more, no less.
+    assert {action.lower() for action in called} == granted_actions()
+
+
+HELP_ARTICLE = json.dumps(
+    {
+        "externalId": "help-rebid",
+        "itemType": "HELP_ARTICLE",
+        "title": "Rebidding ALI for a Wireless Caller",
+        "summary": "Refresh the caller's location.",
+        "body": "Press Rebid to refresh the caller's Phase II wireless location.",
+        "category": "CAD How-To",
+        "url": "https://resources.example.com/items/help-rebid",
+        "published": True,
+    }
+)
 
 
 def granted_actions() -> set[str]:
