@@ -25,6 +25,7 @@ from tools.bench_core import Options, Row, Section, print_table
 from tools.bench_knowledge import ITEMS_READ, WARM_LATENCY
 from tools.bench_knowledge_write import SECTION as KNOWLEDGE_WRITE
 from tools.bench_local_stack import SECTION as LOCAL_STACK
+from tools.bench_mcp import SECTION as MCP
 from tools.bench_media import SECTION as MEDIA
 from tools.bench_search import SECTION as SEARCH
 from tools.bench_search import SECTION_HTTP as SEARCH_HTTP
@@ -44,6 +45,7 @@ SECTIONS: list[Section] = [
     MEDIA,
     INCIDENT_UPLOAD,
     LOCAL_STACK,
+    MCP,
 ]
 
 

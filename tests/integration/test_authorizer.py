@@ -60,9 +60,11 @@ def test_valid_partner_token_is_allowed_with_tenant_and_permissions_in_context(
     assert answer["context"]["permissions"] == "MANAGE_USERS,VIEW_KNOWLEDGE"
     (statement,) = answer["policyDocument"]["Statement"]
     assert statement["Effect"] == "Allow"
-    # Cached per token for every route: the policy names the data interface only.
+    # Cached per token for every route: the policy names the data interface and its MCP
+    # endpoint only.
     assert statement["Resource"] == [
-        "arn:aws:execute-api:us-east-1:123456789012:abcdef1234/prod/*/api/v1/external/*"
+        "arn:aws:execute-api:us-east-1:123456789012:abcdef1234/prod/*/api/v1/external/*",
+        "arn:aws:execute-api:us-east-1:123456789012:abcdef1234/prod/*/mcp",
     ]
     assert token not in str(answer)
 

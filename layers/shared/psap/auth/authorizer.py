@@ -15,7 +15,8 @@ from psap.auth.tokens import bearer_token, token_hash
 # The paths each kind of credential may call. The policy is cached per token and evaluated
 # by API Gateway against every later request, so it names the whole family of paths.
 _ALLOWED_PATHS = {
-    CredentialKind.PARTNER: ("*/api/v1/external/*",),
+    # The data interface and its MCP endpoint ({base_url}/mcp, psap.mcp).
+    CredentialKind.PARTNER: ("*/api/v1/external/*", "*/mcp"),
     CredentialKind.CAD: ("POST/cad/v1/*",),
 }
 

@@ -184,6 +184,11 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("POST", "/api/v1/external/admin/credentials/{credentialId}/revoke"): Operation(
         "revokeCredential", (P.ADMIN,)
     ),
+    # The MCP endpoint (issue 17): any partner credential may speak the protocol; each tool
+    # call or resource read then needs the permission of its REST operation above.
+    ("POST", "/mcp"): Operation("postMcpMessage"),
+    ("GET", "/mcp"): Operation("getMcpStream"),
+    ("DELETE", "/mcp"): Operation("deleteMcpSession"),
     # CAD intake: a `cad` credential, no data permissions; the envelope's tenantId
     # cross-check (403) is made by psap.cad.intake.
     ("POST", "/cad/v1/incidents"): Operation(
