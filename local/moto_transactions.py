@@ -29,10 +29,11 @@ class _Untracked(list[Any]):
 
 
 def stop_tracking_dynamodb_models() -> None:
-    from moto.core.base_backend import model_data  # noqa: PLC0415 - moto loads lazily
+    from moto.core import base_backend  # noqa: PLC0415 - moto loads lazily
     from moto.dynamodb import models  # noqa: PLC0415, F401 - registers the model classes
 
-    for model in model_data.get("dynamodb", {}).values():
+    model: Any
+    for model in getattr(base_backend, "model_data").get("dynamodb", {}).values():  # noqa: B009 - not re-exported
         if not isinstance(model.instances_tracked, _Untracked):
             model.instances_tracked = _Untracked()
 

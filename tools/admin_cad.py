@@ -28,7 +28,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from psap.clock import format_timestamp, parse_timestamp, utc_now
+from psap.clock import format_timestamp, utc_now
 from psap.config import cad_table
 from psap.errors import InvalidInput
 from psap.webhooks import administration, store

@@ -8,7 +8,7 @@ resources, presigned URLs). Given / When / Then in each test.
 import json
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -34,7 +34,7 @@ KEY = {"pk": {"S": "T#1#PROBE"}, "sk": {"S": "probe"}}
 def _client(
     service: str, endpoint: str | None, credentials: iam.RoleCredentials, **extra: Any
 ) -> Any:
-    return boto3.client(
+    return boto3.client(  # type: ignore[call-overload]
         service,
         endpoint_url=endpoint,
         region_name="us-east-1",
@@ -140,7 +140,7 @@ def test_requests_signed_with_an_unknown_key_are_refused(aws: None) -> None:
 # ---------------------------------------------------------------------------- least privilege
 
 
-def _resources(statement: dict[str, Any]) -> list[str]:
+def _resources(statement: Mapping[str, Any]) -> list[str]:
     value = statement.get("Resource", [])
     return [str(item) for item in (value if isinstance(value, list) else [value])]
 

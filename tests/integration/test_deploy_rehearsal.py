@@ -38,7 +38,7 @@ REGION = "us-east-1"
 
 
 def _client(service: str) -> Any:
-    return boto3.client(
+    return boto3.client(  # type: ignore[call-overload]
         service,
         region_name=REGION,
         aws_access_key_id=iam.OPERATOR_ACCESS_KEY_ID,
