@@ -21,21 +21,20 @@ from typing import Any
 _MISSING = object()
 
 
-class _Untracked(list[Any]):
-    """A list that keeps nothing: moto appends every instance it creates."""
-
-    def append(self, _item: Any) -> None:
-        return None
-
-
 def stop_tracking_dynamodb_models() -> None:
-    from moto.core import base_backend  # noqa: PLC0415 - moto loads lazily
-    from moto.dynamodb import models  # noqa: PLC0415, F401 - registers the model classes
+    from moto.core.common_models import BaseModel  # noqa: PLC0415 - moto loads lazily
 
-    model: Any
-    for model in getattr(base_backend, "model_data").get("dynamodb", {}).values():  # noqa: B009 - not re-exported
-        if not isinstance(model.instances_tracked, _Untracked):
-            model.instances_tracked = _Untracked()
+    if getattr(BaseModel, "_psap_untracked_dynamodb", False):
+        return
+    track = BaseModel.__new__
+
+    def new(cls: type[Any], *args: Any, **kwargs: Any) -> Any:
+        if cls.__module__.startswith("moto.dynamodb."):
+            return object.__new__(cls)
+        return track(cls, *args, **kwargs)
+
+    BaseModel.__new__ = staticmethod(new)  # type: ignore[method-assign]
+    BaseModel._psap_untracked_dynamodb = True  # type: ignore[attr-defined]
 
 
 def back_up_only_touched_items() -> None:

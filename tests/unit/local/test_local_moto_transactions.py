@@ -106,3 +106,50 @@ def test_a_committed_transaction_applies_every_item(client: Any) -> None:
     assert items[("p0", "s0")]["count"] == {"N": "2"}
     assert ("p9", "new") in items and ("p1", "s1") not in items
     assert len(items) == 50
+
+
+def _backend_table() -> Any:
+    from moto.dynamodb.models import dynamodb_backends
+
+    return dynamodb_backends["123456789012"]["us-east-1"].tables[TABLE]
+
+
+def test_a_cancelled_transaction_copies_no_partition_it_did_not_touch(client: Any) -> None:
+    # Given the table and one of its untouched partitions, as objects
+    table = _backend_table()
+    untouched = table.items[next(iter(table.items))]
+    # When a transaction on another partition is cancelled
+    with pytest.raises(ClientError):
+        client.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": TABLE, "Item": key("p9", "new")}},
+                {
+                    "ConditionCheck": {
+                        "TableName": TABLE,
+                        "Key": key("p2", "s2"),
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                },
+            ]
+        )
+    # Then the table was restored in place, not replaced by a copy of all its partitions
+    # (O(table) time and memory per transaction, what made a long-running stack grow)
+    assert _backend_table() is table
+    assert table.items[next(iter(table.items))] is untouched
+
+
+def test_moto_keeps_no_dynamodb_item_objects_after_writes(client: Any) -> None:
+    from moto.core import base_backend
+
+    # When many items are written, directly and in transactions
+    for n in range(30):
+        client.put_item(TableName=TABLE, Item={**key("p7", f"direct-{n}"), "n": {"N": str(n)}})
+        client.transact_write_items(
+            TransactItems=[{"Put": {"TableName": TABLE, "Item": key("p8", f"tx-{n}")}}]
+        )
+    # Then moto's own registry of every object it made holds none of them: memory stays flat
+    tracked = {
+        name: len(model.instances_tracked)
+        for name, model in base_backend.model_data["dynamodb"].items()  # type: ignore[attr-defined]
+    }
+    assert set(tracked.values()) == {0}, tracked
