@@ -149,7 +149,7 @@ def test_moto_keeps_no_dynamodb_item_objects_after_writes(client: Any) -> None:
         )
     # Then moto's own registry of every object it made holds none of them: memory stays flat
     tracked = {
-        name: len(model.instances_tracked)
-        for name, model in base_backend.model_data["dynamodb"].items()  # type: ignore[attr-defined]
+        name: len(model.instances_tracked)  # type: ignore[attr-defined]
+        for name, model in base_backend.model_data["dynamodb"].items()
     }
     assert set(tracked.values()) == {0}, tracked
