@@ -176,14 +176,16 @@ def test_a_911_center_sets_up_its_cad_connection_with_the_admin_api(
     status, refused = call("GET", base + ADMIN + "/connectors", tenant["credentials"]["readOnly"])
     assert status == 403 and refused["info"] == "Access denied — Admin permission required"
 
-    # 7. A rotation: the new secret is shown once; the old one keeps verifying meanwhile
+    # 7. A rotation: the new secret is shown once; one digest per header, signed with the
+    # new secret (or, while the dispatcher's connector cache is warm, the old one), so the CAD
+    # accepts either during the overlap, as docs/webhooks.md tells vendors
     status, rotated = call(
         "POST", f"{base}{ADMIN}/connectors/{connector_id}/rotate-secret", admin, {}
     )
     assert status == 200, rotated
     status, again = call("POST", f"{base}{ADMIN}/connectors/{connector_id}/test", admin)
     headers, body = cad_endpoint.wait_for(again["deliveryId"])
-    verify_delivery(rotated["signingSecret"], headers, body)
+    verify_delivery([rotated["signingSecret"], secret], headers, body)
 
     # 8. The CAD key is revoked; the answer states the authorizer cache window
     status, revoked = call(
