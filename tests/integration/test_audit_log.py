@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
+from local.iam import default_function_roles
+from local.template import table_arn
 from psap.audit import store as audit_store
 from psap.audit.recording import AuditRecord
 from psap.config import audit_export_queue_url, audit_table
@@ -303,12 +305,18 @@ def test_audit_records_are_append_only_in_code_and_in_iam() -> None:
     for forbidden in ("update_item", "delete_item", "DeleteRequest", '"Update"', '"Delete"'):
         assert forbidden not in sources
     # And only the writer may write the audit table, with Put/BatchWrite alone
+    # (read from each function's role as SAM translates it, the one the local stack enforces)
+    audit_arn = table_arn(TEMPLATE.physical_resources()["AuditTable"])
+    reads = ("dynamodb:Get", "dynamodb:Query", "dynamodb:BatchGet", "dynamodb:Describe")
     writers = set()
-    for logical_id, resource in template["Resources"].items():
-        for policy in (resource.get("Properties") or {}).get("Policies") or []:
-            reads_only = isinstance(policy, dict) and set(policy) == {"DynamoDBReadPolicy"}
-            if "AuditTable" in json.dumps(policy) and not reads_only:
-                writers.add(logical_id)
+    for function_id, role in default_function_roles().items():
+        for granted in role.statements():
+            resources = granted.get("Resource", [])
+            resources = resources if isinstance(resources, list) else [resources]
+            actions = granted.get("Action", [])
+            actions = actions if isinstance(actions, list) else [actions]
+            if audit_arn in resources and not all(str(a).startswith(reads) for a in actions):
+                writers.add(function_id)
     assert writers == {"AuditWriterFunction"}
     statement = template["Resources"]["AuditWriterFunction"]["Properties"]["Policies"][0]
     assert statement["Statement"][0]["Action"] == ["dynamodb:PutItem", "dynamodb:BatchWriteItem"]
