@@ -23,6 +23,9 @@ app = create_resolver()
     operation_id="createConnector",
     tags=[text.TAG_CONNECTORS],
     status_code=201,
+    responses=text.answers(
+        201, "The connector, and its signing secret (shown once)", ConnectorWithSecretView, {}
+    ),
 )
 def create_connector(body: Annotated[CreateConnectorBody, Body()]) -> Response[str]:
     created = create(cad_table(), current_principal(app).tenant_id, body, utc_now())

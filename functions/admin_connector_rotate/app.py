@@ -21,7 +21,12 @@ app = create_resolver()
     description=text.ROTATE_SECRET,
     operation_id="rotateConnectorSecret",
     tags=[text.TAG_CONNECTORS],
-    responses=text.RATE_LIMITED,
+    responses=text.answers(
+        200,
+        "The new signing secret (shown once)",
+        RotatedSecretView,
+        {**text.CONFLICT, **text.RATE_LIMITED},
+    ),
 )
 def rotate_secret(
     connector_id: Annotated[str, Path(alias="connectorId", max_length=64)],

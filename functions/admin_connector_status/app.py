@@ -30,7 +30,7 @@ def _set(connector_id: str, status: ConnectorStatus) -> ConnectorView:
     description=text.DISABLE,
     operation_id="disableConnector",
     tags=[text.TAG_CONNECTORS],
-    responses=text.CONNECTOR_ERRORS,
+    responses=text.answers(200, "The connector, disabled", ConnectorView, text.CONFLICT),
 )
 def disable(connector_id: ConnectorId) -> ConnectorView:
     return _set(connector_id, ConnectorStatus.DISABLED)
@@ -42,7 +42,7 @@ def disable(connector_id: ConnectorId) -> ConnectorView:
     description=text.ENABLE,
     operation_id="enableConnector",
     tags=[text.TAG_CONNECTORS],
-    responses=text.CONNECTOR_ERRORS,
+    responses=text.answers(200, "The connector, active", ConnectorView, text.CONFLICT),
 )
 def enable(connector_id: ConnectorId) -> ConnectorView:
     return _set(connector_id, ConnectorStatus.ACTIVE)

@@ -22,7 +22,12 @@ app = create_resolver()
     description=text.UPDATE_CONNECTOR,
     operation_id="updateConnector",
     tags=[text.TAG_CONNECTORS],
-    responses=text.CONNECTOR_ERRORS,
+    responses=text.answers(
+        200,
+        "The connector; signingSecret only when a new profile made a new one",
+        ConnectorWithSecretView,
+        text.CONFLICT,
+    ),
 )
 def change_connector(
     connector_id: Annotated[str, Path(alias="connectorId", max_length=64)],

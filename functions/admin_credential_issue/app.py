@@ -22,7 +22,9 @@ app = create_resolver()
     operation_id="issueCredential",
     tags=[text.TAG_CREDENTIALS],
     status_code=201,
-    responses={429: {"description": "Rate limit reached: ErrorInfo, and Retry-After"}},
+    responses=text.answers(
+        201, "The credential and its token (shown once)", IssuedCredentialView, text.RATE_LIMITED
+    ),
 )
 def issue_credential(body: Annotated[IssueCredentialBody, Body()]) -> Response[str]:
     principal = current_principal(app)

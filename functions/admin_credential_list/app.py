@@ -5,7 +5,13 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from psap.auth import openapi_text as text
-from psap.auth.issuing import LIST_PAGE_DEFAULT, LIST_PAGE_MAX, CredentialPage, list_page
+from psap.auth.issuing import (
+    CURSOR_PATTERN,
+    LIST_PAGE_DEFAULT,
+    LIST_PAGE_MAX,
+    CredentialPage,
+    list_page,
+)
 from psap.config import auth_table
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 
@@ -21,7 +27,10 @@ app = create_resolver()
 )
 def credentials(
     limit: Annotated[int, Query(ge=1, le=LIST_PAGE_MAX)] = LIST_PAGE_DEFAULT,
-    cursor: Annotated[str | None, Query(max_length=200)] = None,
+    cursor: Annotated[
+        str | None,
+        Query(max_length=200, pattern=CURSOR_PATTERN, description="nextCursor of the page before"),
+    ] = None,
 ) -> CredentialPage:
     return list_page(auth_table(), current_principal(app).tenant_id, limit, cursor)
 

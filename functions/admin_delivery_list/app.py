@@ -1,15 +1,20 @@
 """GET /api/v1/external/admin/connectors/{connectorId}/deliveries: the delivery log."""
 
-from datetime import datetime
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from psap.config import cad_table
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.models import Timestamp
 from psap.webhooks import openapi_text as text
 from psap.webhooks.admin_models import DeliveryPage, DeliveryView
-from psap.webhooks.administration import LOG_PAGE_DEFAULT, LOG_PAGE_MAX, delivery_log
+from psap.webhooks.administration import (
+    CURSOR_PATTERN,
+    LOG_PAGE_DEFAULT,
+    LOG_PAGE_MAX,
+    delivery_log,
+)
 from psap.webhooks.catalogue import UpdateKind
 from psap.webhooks.models import DeliveryStatus
 
@@ -27,9 +32,12 @@ def deliveries(
     connector_id: Annotated[str, Path(alias="connectorId", max_length=64)],
     status: Annotated[DeliveryStatus | None, Query()] = None,
     event_type: Annotated[UpdateKind | None, Query(alias="eventType")] = None,
-    since: Annotated[datetime | None, Query(description="Created at or after (<ts>)")] = None,
+    since: Annotated[Timestamp | None, Query(description="Created at or after (<ts>)")] = None,
     limit: Annotated[int, Query(ge=1, le=LOG_PAGE_MAX)] = LOG_PAGE_DEFAULT,
-    cursor: Annotated[str | None, Query(max_length=200)] = None,
+    cursor: Annotated[
+        str | None,
+        Query(max_length=200, pattern=CURSOR_PATTERN, description="nextCursor of the page before"),
+    ] = None,
 ) -> DeliveryPage:
     found, next_cursor = delivery_log(
         cad_table(),

@@ -183,7 +183,11 @@ def test_a_body_of_another_content_type_is_415(
     assert (status, error["reason"]) == (415, "UNSUPPORTED_MEDIA_TYPE")
 
 
-@pytest.mark.parametrize("function", sorted(BODY_ROUTES))
+# Files whose rows are checked one by one: a bad row is rejected alone (see below).
+ROW_CHECKED = {"incident_upload"}
+
+
+@pytest.mark.parametrize("function", sorted(set(BODY_ROUTES) - ROW_CHECKED))
 def test_a_body_that_is_not_utf8_is_400(routes: WriteRoutes, function: str) -> None:
     # Given the sample body with a byte that is not UTF-8 in it
     event = routes.event(function)
@@ -258,7 +262,6 @@ def test_control_characters_and_lone_surrogates_are_400_naming_the_field(
 @pytest.mark.parametrize(
     ("function", "body"),
     [
-        ("incident_upload", "number,priority\n2026-1,P1\u0000\n"),
         ("media_radio_traffic_upload", "1\n00:00:01,000 --> 00:00:02,000\nENGINE 5: a\u0000b\n"),
     ],
 )
@@ -398,3 +401,23 @@ def test_radio_traffic_content_that_is_not_base64_ascii_is_400(routes: WriteRout
     status, error = routes.refused("media_radio_traffic_upload", event)
     assert status == 400
     assert "'contentBase64'" in error["info"]
+
+
+@pytest.mark.parametrize(
+    ("bad_row", "reason"),
+    [(b"2026-2,P\x00\n", "U+0000"), (b"2026-2,P\xff\n", "Not valid UTF-8")],
+)
+def test_an_upload_row_not_utf8_or_with_a_control_character_is_rejected_alone(
+    routes: WriteRoutes, bad_row: bytes, reason: str
+) -> None:
+    # Given an incident file whose second row holds a NUL, or a byte that is not UTF-8
+    event = routes.event("incident_upload")
+    with_content_type(event, "text/csv")
+    with_body_bytes(event, b"number,priority\n2026-1,1\n" + bad_row)
+    # When it is uploaded
+    status, report = routes.call("incident_upload", event)
+    # Then that row alone is rejected, naming its line and why, and the other applied (the
+    # upload's documented rule: whole rows, the same in the synchronous and the file paths)
+    assert status == 200, report
+    assert report["created"] == 1
+    assert [(r["line"], reason in r["reason"]) for r in report["rejections"]] == [(3, True)]

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 import local.runtime as runtime_module
+from local.aws import OPERATOR_CREDENTIALS
 from local.runtime import FunctionPool, InvokeResult, LambdaRuntime, worker_environment
 from local.template import REPO_ROOT
 
@@ -42,8 +43,8 @@ def test_worker_environment_is_the_template_environment_plus_local_overrides(lam
     environ = result.payload["environ"]
     code_dir = PROBE_CODE_DIR
     assert environ["AWS_ENDPOINT_URL"] == ENDPOINT
-    assert environ["AWS_ACCESS_KEY_ID"] == "testing"
-    assert environ["AWS_SECRET_ACCESS_KEY"] == "testing"
+    assert environ["AWS_ACCESS_KEY_ID"] == OPERATOR_CREDENTIALS["AWS_ACCESS_KEY_ID"]
+    assert environ["AWS_SECRET_ACCESS_KEY"] == OPERATOR_CREDENTIALS["AWS_SECRET_ACCESS_KEY"]
     assert environ["AWS_DEFAULT_REGION"] == environ["AWS_REGION"] == "us-east-1"
     assert environ["AWS_LAMBDA_FUNCTION_NAME"] == "EchoFunction"
     assert environ["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"] == "384"

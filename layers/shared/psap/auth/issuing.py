@@ -12,14 +12,13 @@ tenant admin API (/api/v1/external/admin/credentials) share.
   authorizer's answer per token (template.yaml, ReauthorizeEvery).
 """
 
-import base64
-import binascii
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Annotated
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, WithJsonSchema
 
 from psap.auth import store
 from psap.auth.credentials import Credential, CredentialKind
@@ -35,6 +34,10 @@ ISSUE_RATE = RateLimit("credential issue", limit=20, window_seconds=3600)
 LIST_PAGE_DEFAULT = 50
 LIST_PAGE_MAX = 100
 _CREDENTIAL_ID = re.compile(r"^cred-[0-9a-f]{16}$")
+# A listing cursor is the last credential id of the page before (ids are not secret).
+CURSOR_PATTERN = _CREDENTIAL_ID.pattern
+_PERMISSION_NAMES = frozenset(permission.value for permission in Permission)
+_PERMISSION_SCHEMA = {"type": "string", "enum": sorted(_PERMISSION_NAMES)}
 
 
 def parse_permissions(names: Iterable[str]) -> frozenset[Permission]:
@@ -154,17 +157,26 @@ class IssueCredentialBody(WireModel):
     kind: CredentialKind = Field(
         description="partner: the data interface; cad: a CAD's key for POST /cad/v1/incidents"
     )
-    permissions: list[str] = Field(
+    permissions: list[Annotated[str, WithJsonSchema(_PERMISSION_SCHEMA)]] = Field(
         default_factory=list,
         max_length=len(Permission),
         description="Wire names, e.g. VIEW_KNOWLEDGE; only ones your own credential holds",
     )
-    label: str = Field(max_length=MAX_LABEL, description="Who or what uses it")
+    label: str = Field(
+        min_length=1, max_length=MAX_LABEL, pattern=r"\S", description="Who or what uses it"
+    )
     expires_in_days: int | None = Field(
         default=None, description=f"1 to {MAX_EXPIRY_DAYS}; null: no expiry"
     )
 
     def to_request(self) -> CredentialRequest:
+        # Over the API the names are exactly the wire names (the CLI's comma list is lenient).
+        unknown = sorted({name for name in self.permissions if name not in _PERMISSION_NAMES})
+        if unknown:
+            known = ", ".join(sorted(_PERMISSION_NAMES))
+            raise InvalidField(
+                "permissions", f"unknown permission(s) {', '.join(unknown)}; known: {known}"
+            )
         return CredentialRequest(
             self.kind, parse_permissions(self.permissions), self.label, self.expires_in_days
         )
@@ -203,14 +215,10 @@ def list_page(table: str, tenant_id: int, limit: int, cursor: str | None) -> Cre
 
 
 def _encode_cursor(credential_id: str) -> str:
-    return base64.urlsafe_b64encode(credential_id.encode()).decode().rstrip("=")
+    return credential_id
 
 
 def _decode_cursor(cursor: str) -> str:
-    try:
-        text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
-    except (binascii.Error, UnicodeDecodeError, ValueError) as error:
-        raise InvalidParameter("cursor", "not a cursor this API returned") from error
-    if not _CREDENTIAL_ID.match(text):
+    if not _CREDENTIAL_ID.match(cursor):
         raise InvalidParameter("cursor", "not a cursor this API returned")
-    return text
+    return cursor

@@ -48,6 +48,9 @@ class BodyRule:
     media_types: frozenset[str] = frozenset({JSON_MEDIA_TYPE})
     # Media types among `media_types` whose bodies are JSON documents (depth, parse, text).
     json_types: frozenset[str] = field(default_factory=lambda: frozenset({JSON_MEDIA_TYPE}))
+    # A file whose rows the operation checks one by one (encoding and text policy included),
+    # rejecting a bad row alone: here only its media type and size are checked.
+    checked_by_row: bool = False
 
     @property
     def accepted(self) -> str:
@@ -103,6 +106,8 @@ def decode_body(event: dict[str, Any], rule: BodyRule) -> str | None:
         raise PayloadTooLarge(
             f"The request body is larger than this operation's {rule.max_bytes} bytes"
         )
+    if rule.checked_by_row:
+        return None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

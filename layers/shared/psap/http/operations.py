@@ -32,12 +32,13 @@ RADIO_TRAFFIC_BODY = BodyRule(
     max_bytes=MAX_UPLOAD_BODY_BYTES,
     media_types=frozenset({JSON_MEDIA_TYPE, "application/x-subrip"}),
 )
-# JSON Lines rows are checked row by row (psap.incidents.upload.parsing): a bad row is
-# rejected alone, so the file is decoded as text here.
+# JSON Lines and CSV rows are checked row by row (psap.incidents.upload.parsing: UTF-8 and
+# the text policy included): a bad row is rejected alone, the others applied.
 INCIDENT_FILE_BODY = BodyRule(
     max_bytes=INCIDENT_UPLOAD_INLINE_BYTES,
     media_types=frozenset({"text/csv", "application/x-ndjson", "application/jsonl"}),
     json_types=frozenset(),
+    checked_by_row=True,
 )
 
 

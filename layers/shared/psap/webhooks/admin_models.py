@@ -4,7 +4,7 @@ operations. No response shape has a field for a secret except the two that creat
 
 from datetime import timedelta
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, field_validator
 
 from psap.models import Timestamp, WireModel
 from psap.webhooks.catalogue import UpdateKind
@@ -15,6 +15,8 @@ from psap.webhooks.signing import SigningProfile
 
 RESPONSE_EXCERPT_CHARS = 1024  # of what the receiver answered, as the log shows it
 _STRICT = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+# A name holds at least one character that is not white space (names are stored stripped).
+NAME_PATTERN = r"\S"
 
 
 class ConnectorView(WireModel):
@@ -56,7 +58,7 @@ class ConnectorList(WireModel):
 class CreateConnectorBody(WireModel):
     model_config = _STRICT
 
-    name: str = Field(max_length=MAX_NAME)
+    name: str = Field(min_length=1, max_length=MAX_NAME, pattern=NAME_PATTERN)
     url: str = Field(max_length=MAX_URL, description="https; public addresses only")
     profile: SigningProfile = SigningProfile.BASELINE
     event_types: list[UpdateKind] | None = Field(
@@ -78,7 +80,7 @@ class UpdateConnectorBody(WireModel):
 
     model_config = _STRICT
 
-    name: str | None = Field(default=None, max_length=MAX_NAME)
+    name: str | None = Field(default=None, min_length=1, max_length=MAX_NAME, pattern=NAME_PATTERN)
     url: str | None = Field(default=None, max_length=MAX_URL)
     profile: SigningProfile | None = Field(
         default=None, description="A new profile issues a new signing secret (shown once)"
@@ -105,6 +107,13 @@ class RotateSecretBody(WireModel):
         le=MAX_OVERLAP.total_seconds() / 3600,
         description="How long the previous secrets stay valid",
     )
+
+    @field_validator("overlap_hours", mode="before")
+    @classmethod
+    def _a_number(cls, value: object) -> object:
+        if isinstance(value, bool):  # JSON true/false is not a number of hours
+            raise ValueError("a number of hours is expected")
+        return value
 
     @property
     def overlap(self) -> timedelta:
