@@ -11,8 +11,6 @@ from typing import Any
 
 from psap.clock import utc_now
 from psap.config import cad_table
-from psap.webhooks.connectors import create_connector
-from psap.webhooks.signing import SigningProfile
 
 RECEIVER_URL_VARIABLE = "CAD_RECEIVER_URL"
 
@@ -26,6 +24,11 @@ def seed_cad_connector(tenant_id: int, name: str) -> dict[str, Any] | None:
     base_url = os.environ.get(RECEIVER_URL_VARIABLE)
     if not base_url:
         return None
+    # Imported here: the stack imports this module for RECEIVER_URL_VARIABLE before it sets
+    # the functions' environment, and psap's logger reads its level once, on import.
+    from psap.webhooks.connectors import create_connector  # noqa: PLC0415
+    from psap.webhooks.signing import SigningProfile  # noqa: PLC0415
+
     # What the CAD vendor would issue to the service for calling its endpoint.
     bearer = f"demo-cad-{secrets.token_urlsafe(16)}"
     created = create_connector(

@@ -29,7 +29,12 @@ def credentials(
     limit: Annotated[int, Query(ge=1, le=LIST_PAGE_MAX)] = LIST_PAGE_DEFAULT,
     cursor: Annotated[
         str | None,
-        Query(max_length=200, pattern=CURSOR_PATTERN, description="nextCursor of the page before"),
+        Query(
+            max_length=200,
+            description="nextCursor of the page before",
+            # Documented here, checked by the logic (its words: not a cursor this API returned)
+            json_schema_extra={"pattern": CURSOR_PATTERN},
+        ),
     ] = None,
 ) -> CredentialPage:
     return list_page(auth_table(), current_principal(app).tenant_id, limit, cursor)

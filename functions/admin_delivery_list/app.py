@@ -36,7 +36,12 @@ def deliveries(
     limit: Annotated[int, Query(ge=1, le=LOG_PAGE_MAX)] = LOG_PAGE_DEFAULT,
     cursor: Annotated[
         str | None,
-        Query(max_length=200, pattern=CURSOR_PATTERN, description="nextCursor of the page before"),
+        Query(
+            max_length=200,
+            description="nextCursor of the page before",
+            # Documented here, checked by the logic (its words: not a cursor this API returned)
+            json_schema_extra={"pattern": CURSOR_PATTERN},
+        ),
     ] = None,
 ) -> DeliveryPage:
     found, next_cursor = delivery_log(
