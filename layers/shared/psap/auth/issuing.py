@@ -16,9 +16,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import ConfigDict, Field, WithJsonSchema
+from pydantic import ConfigDict, Field, WithJsonSchema, field_validator
 
 from psap.auth import store
 from psap.auth.credentials import Credential, CredentialKind
@@ -38,6 +38,13 @@ _CREDENTIAL_ID = re.compile(r"^cred-[0-9a-f]{16}$")
 CURSOR_PATTERN = _CREDENTIAL_ID.pattern
 _PERMISSION_NAMES = frozenset(permission.value for permission in Permission)
 _PERMISSION_SCHEMA = {"type": "string", "enum": sorted(_PERMISSION_NAMES)}
+# Documented (issue() checks it): a cad key carries no data-interface permissions.
+_CAD_HAS_NONE: dict[str, Any] = {
+    "anyOf": [
+        {"properties": {"kind": {"const": "partner"}}},
+        {"properties": {"permissions": {"maxItems": 0}}},
+    ]
+}
 
 
 def parse_permissions(names: Iterable[str]) -> frozenset[Permission]:
@@ -152,7 +159,9 @@ class CredentialView(WireModel):
 
 
 class IssueCredentialBody(WireModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, json_schema_extra=_CAD_HAS_NONE
+    )
 
     kind: CredentialKind = Field(
         description="partner: the data interface; cad: a CAD's key for POST /cad/v1/incidents"
@@ -166,8 +175,18 @@ class IssueCredentialBody(WireModel):
         min_length=1, max_length=MAX_LABEL, pattern=r"\S", description="Who or what uses it"
     )
     expires_in_days: int | None = Field(
-        default=None, description=f"1 to {MAX_EXPIRY_DAYS}; null: no expiry"
+        default=None,
+        description=f"1 to {MAX_EXPIRY_DAYS}; null: no expiry",
+        # Documented here, checked by expiry_after (its words name the field)
+        json_schema_extra={"minimum": 1, "maximum": MAX_EXPIRY_DAYS},
     )
+
+    @field_validator("expires_in_days", mode="before")
+    @classmethod
+    def _a_whole_number(cls, value: object) -> object:
+        if isinstance(value, bool):  # JSON true/false is not a number of days
+            raise ValueError("a whole number of days is expected")
+        return value
 
     def to_request(self) -> CredentialRequest:
         # Over the API the names are exactly the wire names (the CLI's comma list is lenient).
@@ -206,7 +225,7 @@ class RevokedCredentialView(WireModel):
 
 
 def list_page(table: str, tenant_id: int, limit: int, cursor: str | None) -> CredentialPage:
-    after = _decode_cursor(cursor) if cursor else None
+    after = _decode_cursor(cursor) if cursor is not None else None
     credentials, last = store.credential_page(table, tenant_id, limit, after)
     return CredentialPage(
         items=[CredentialView.of(credential) for credential in credentials],

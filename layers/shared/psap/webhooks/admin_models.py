@@ -4,7 +4,8 @@ operations. No response shape has a field for a secret except the two that creat
 
 from datetime import timedelta
 
-from pydantic import ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, StrictBool, field_validator
+from pydantic.config import JsonDict
 
 from psap.models import Timestamp, WireModel
 from psap.webhooks.catalogue import UpdateKind
@@ -17,6 +18,24 @@ RESPONSE_EXCERPT_CHARS = 1024  # of what the receiver answered, as the log shows
 _STRICT = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 # A name holds at least one character that is not white space (names are stored stripped).
 NAME_PATTERN = r"\S"
+_PORT = r"(6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3})"
+_LABEL = r"[a-z]([a-z0-9-]{0,61}[a-z0-9])?"
+# The form psap.webhooks.addresses accepts, documented (the logic checks it, in its words):
+# https, a host name (an IP literal must be public: a rule no pattern states), no
+# credentials, no fragment. A local-dev connector may also use http on loopback.
+URL_PATTERN = rf"^https://{_LABEL}(\.{_LABEL})*(:{_PORT})?(/[^\s?#]*)?(\?[^\s#]*)?$"
+_URL_DOCUMENTED: JsonDict = {"pattern": URL_PATTERN}
+_BEARER_DOCUMENTED: JsonDict = {"pattern": NAME_PATTERN}  # one line, not blank
+# The baseline profile (the default) signs with the bearer credential the CAD issued.
+_BASELINE_NEEDS_BEARER: JsonDict = {
+    "anyOf": [
+        {
+            "required": ["bearerCredential"],
+            "properties": {"bearerCredential": {"type": "string", "pattern": NAME_PATTERN}},
+        },
+        {"required": ["profile"], "properties": {"profile": {"not": {"const": "baseline"}}}},
+    ]
+}
 
 
 class ConnectorView(WireModel):
@@ -56,10 +75,14 @@ class ConnectorList(WireModel):
 
 
 class CreateConnectorBody(WireModel):
-    model_config = _STRICT
+    model_config = ConfigDict(**_STRICT, json_schema_extra=_BASELINE_NEEDS_BEARER)
 
     name: str = Field(min_length=1, max_length=MAX_NAME, pattern=NAME_PATTERN)
-    url: str = Field(max_length=MAX_URL, description="https; public addresses only")
+    url: str = Field(
+        max_length=MAX_URL,
+        description="https; public addresses only",
+        json_schema_extra=_URL_DOCUMENTED,
+    )
     profile: SigningProfile = SigningProfile.BASELINE
     event_types: list[UpdateKind] | None = Field(
         default=None, max_length=len(UpdateKind), description="null: every kind of update"
@@ -69,8 +92,9 @@ class CreateConnectorBody(WireModel):
         max_length=MAX_BEARER,
         description="The credential the CAD issued to us (write-only: never returned); "
         "required by the baseline profile",
+        json_schema_extra=_BEARER_DOCUMENTED,
     )
-    local_dev: bool = Field(
+    local_dev: StrictBool = Field(
         default=False, description="http on loopback; only where the deployment allows it"
     )
 
@@ -81,13 +105,15 @@ class UpdateConnectorBody(WireModel):
     model_config = _STRICT
 
     name: str | None = Field(default=None, min_length=1, max_length=MAX_NAME, pattern=NAME_PATTERN)
-    url: str | None = Field(default=None, max_length=MAX_URL)
+    url: str | None = Field(default=None, max_length=MAX_URL, json_schema_extra=_URL_DOCUMENTED)
     profile: SigningProfile | None = Field(
         default=None, description="A new profile issues a new signing secret (shown once)"
     )
     event_types: list[UpdateKind] | None = Field(default=None, max_length=len(UpdateKind))
-    bearer_credential: str | None = Field(default=None, max_length=MAX_BEARER)
-    local_dev: bool | None = None
+    bearer_credential: str | None = Field(
+        default=None, max_length=MAX_BEARER, json_schema_extra=_BEARER_DOCUMENTED
+    )
+    local_dev: StrictBool | None = None
 
 
 class ConnectorWithSecretView(WireModel):

@@ -176,7 +176,7 @@ def delivery_log(
     if event_type is not None and event_type not in {kind.value for kind in UpdateKind}:
         known = ", ".join(kind.value for kind in UpdateKind)
         raise InvalidParameter("eventType", f"unknown event type; known: {known}")
-    before = decode_cursor(cursor) if cursor else None
+    before = decode_cursor(cursor) if cursor is not None else None
     if since is not None and since.tzinfo is None:
         since = since.replace(tzinfo=UTC)  # a time without an offset is UTC, as everywhere
     store.get_connector(table, tenant_id, connector_id)  # 404 for another tenant's connector
