@@ -24,7 +24,7 @@ app = create_resolver()
     operation_id="recoverDeliveries",
     tags=[text.TAG_DELIVERIES],
     status_code=202,
-    responses=text.answers(202, "The deliveries queued again", RecoveredView, {}),
+    responses=text.answers(202, "The deliveries queued again", RecoveredView, text.CONFLICT),
 )
 def recover(
     connector_id: Annotated[str, Path(alias="connectorId", max_length=64)],

@@ -81,21 +81,31 @@ def update(
     """Over the API: changes the fields given; `eventTypes: null` given means every kind."""
     _check_local_dev(body.local_dev)
     given = body.model_fields_set
-    return update_connector(
-        table,
-        tenant_id,
-        connector_id,
-        now=now,
-        name=body.name,
-        url=body.url,
-        profile=body.profile,
-        event_types=[kind.value for kind in body.event_types]
-        if body.event_types is not None
-        else None,
-        all_event_types="event_types" in given and body.event_types is None,
-        bearer_credential=body.bearer_credential,
-        local_dev=body.local_dev,
-    )
+    try:
+        return update_connector(
+            table,
+            tenant_id,
+            connector_id,
+            now=now,
+            name=body.name,
+            url=body.url,
+            profile=body.profile,
+            event_types=[kind.value for kind in body.event_types]
+            if body.event_types is not None
+            else None,
+            all_event_types="event_types" in given and body.event_types is None,
+            bearer_credential=body.bearer_credential,
+            local_dev=body.local_dev,
+        )
+    except InvalidField as error:
+        if error.field != "bearerCredential" or body.bearer_credential is not None:
+            raise
+        # The request is well formed: the connector holds no bearer credential for the
+        # baseline profile to send (a state of the connector, not a fault of the request).
+        raise Conflict(
+            f"Connector {connector_id} holds no bearer credential, which the baseline profile "
+            "needs: send bearerCredential with the profile"
+        ) from error
 
 
 def set_status(
