@@ -148,8 +148,6 @@ def test_moto_keeps_no_dynamodb_item_objects_after_writes(client: Any) -> None:
             TransactItems=[{"Put": {"TableName": TABLE, "Item": key("p8", f"tx-{n}")}}]
         )
     # Then moto's own registry of every object it made holds none of them: memory stays flat
-    tracked = {
-        name: len(model.instances_tracked)  # type: ignore[attr-defined]
-        for name, model in base_backend.model_data["dynamodb"].items()
-    }
+    models: dict[str, Any] = getattr(base_backend, "model_data")["dynamodb"]  # noqa: B009
+    tracked = {name: len(model.instances_tracked) for name, model in models.items()}
     assert set(tracked.values()) == {0}, tracked
