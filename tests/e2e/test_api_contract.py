@@ -44,6 +44,7 @@ SEMANTIC_RULES = {
     "uploadRadioTraffic": "eventId xor incidentNumber; contentBase64 must be an SRT file",
     "uploadIncidents": "the file must be CSV or JSON Lines incidents",
     "submitCadIncident": "`data` must be an incident document (EIDO or flat)",
+    "recoverDeliveries": "`since` must not be in the future",
 }
 
 
@@ -94,6 +95,11 @@ def _config(credentials: dict[str, str], folder: Path) -> Path:
         "enabled = true",
         "[generation]",
         f"max-examples = {MAX_EXAMPLES}",
+        # Links come from Location headers only: field-name analysis chains a delivery's
+        # CloudEvents `eventId` (a string, evt-...) into the events resource's integer
+        # `eventId`, two different things that share a name.
+        "[phases.stateful.inference]",
+        'algorithms = ["location-headers"]',
         "[[operations]]",
         'include-operation-id = "submitCadIncident"',
         f'headers = {{ Authorization = "Bearer {credentials["cad"]}" }}',
