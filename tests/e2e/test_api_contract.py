@@ -188,7 +188,7 @@ def _generated_client(document: str, folder: Path) -> Any:
 
 
 def test_a_client_generated_from_the_document_creates_appends_and_reads_knowledge(
-    stack: dict[str, Any], tmp_path: Path
+    stack: dict[str, Any], stack_state_file: Path, tmp_path: Path
 ) -> None:
     # Given a client generated from the served document
     document = httpx.get(f"{stack['baseUrl']}/api/v1/external/openapi.json", timeout=30).text
@@ -201,8 +201,9 @@ def test_a_client_generated_from_the_document_creates_appends_and_reads_knowledg
             "psap_contract_client.api.knowledge.append_knowledge_version"
         )
         read = importlib.import_module("psap_contract_client.api.knowledge.get_knowledge")
+        # (a tenant of its own: the demo tenants' knowledge lists are other tests' facts)
         client = client_module.AuthenticatedClient(
-            base_url=stack["baseUrl"], token=stack["tenants"][0]["credentials"]["admin"]
+            base_url=stack["baseUrl"], token=_contract_credentials(stack_state_file)["admin"]
         )
         control = models.ApiControl()
         # When it creates a card with a media item named by a client id, and a question
