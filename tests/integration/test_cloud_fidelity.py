@@ -128,7 +128,7 @@ def test_requests_signed_with_an_unknown_key_are_refused(aws: None) -> None:
     stranger = boto3.client(
         "dynamodb",
         region_name="us-east-1",
-        aws_access_key_id="AKIAUNKNOWNUNKNOWN00",
+        aws_access_key_id="UNKNOWNKEYUNKNOWN000",
         aws_secret_access_key="nothing",
     )
     # Then its requests fail authentication
