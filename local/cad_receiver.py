@@ -37,8 +37,9 @@ _MAX_BODY: Final = 1 << 20
 class Endpoint:
     """What one connector's deliveries are checked with."""
 
-    # One secret, or every secret accepted during a rotation (new and old).
-    signing_secret: str | tuple[str, ...]
+    # One secret, or every secret accepted during a rotation (new and old). None: deliveries
+    # are taken unverified, the benchmark's unsigned baseline only (--unsigned-path).
+    signing_secret: str | tuple[str, ...] | None
     bearer_credential: str
 
 
@@ -113,6 +114,10 @@ class CadReceiver:
         expected = f"Bearer {endpoint.bearer_credential}"
         if not hmac.compare_digest(authorization.encode(), expected.encode()):
             return 401, Verdict("REJECT", path, None, "wrong bearer credential", None)
+        if endpoint.signing_secret is None:
+            # The same work as an accepted delivery, verification aside: what signing costs
+            # is what the benchmark compares against this.
+            return 200, Verdict("ACCEPT", path, None, "unverified", json.loads(body))
         try:
             delivery = verify_delivery(endpoint.signing_secret, headers, body)
         except VerificationError as error:
@@ -198,9 +203,16 @@ def main() -> int:
     )
     parser.add_argument("--bearer", required=True, help="the credential you gave the service")
     parser.add_argument("--quiet", action="store_true", help="no line per delivery")
+    parser.add_argument(
+        "--unsigned-path",
+        help="also take unsigned POSTs here, unverified: a benchmark's baseline, never a "
+        "URL to give the service",
+    )
     arguments = parser.parse_args()
     receiver = CadReceiver(port=arguments.port, log=None if arguments.quiet else print)
     url = receiver.register(arguments.path, Endpoint(tuple(arguments.secret), arguments.bearer))
+    if arguments.unsigned_path:
+        receiver.register(arguments.unsigned_path, Endpoint(None, arguments.bearer))
     receiver.start()
     print(f"cad-receiver listening: {url}", flush=True)
     try:

@@ -5,9 +5,12 @@ the sections in order and prints one summary. A later issue adds its figures by 
 section and appending it to `tools.bench.SECTIONS`.
 """
 
+import contextlib
+import os
 import statistics
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 
@@ -54,7 +57,17 @@ class Progress:
 
     def __call__(self, message: str) -> None:
         elapsed = time.perf_counter() - self.started
-        print(f"  [{self.section} +{elapsed:5.1f}s] {message}", flush=True)
+        # The real stdout: a section may silence what the functions it runs print
+        # (metrics and audit lines) with quiet_functions().
+        print(f"  [{self.section} +{elapsed:5.1f}s] {message}", file=sys.__stdout__, flush=True)
+
+
+@contextlib.contextmanager
+def quiet_functions() -> Iterator[None]:
+    """What handlers print (EMF metrics, audit lines) is still produced, then dropped: the
+    work is measured, the console keeps only the benchmark's own lines."""
+    with open(os.devnull, "w", encoding="utf-8") as sink, contextlib.redirect_stdout(sink):
+        yield
 
 
 def median(values: Sequence[float]) -> float:

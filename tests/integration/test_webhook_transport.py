@@ -333,3 +333,51 @@ def test_a_500_that_closes_is_an_http_failure_with_its_excerpt(
         server.shutdown()
     assert (outcome.status_code, outcome.error_class) == (500, ErrorClass.HTTP)
     assert outcome.response_excerpt == "database down"
+
+
+# ---------------------------------------------------------------- the request as written
+
+
+def test_the_request_is_well_formed_http_1_1_for_a_strict_parser(client: OutboundClient) -> None:
+    # Given a receiver built on http.server that keeps each request's head and body
+    heads: list[dict[str, str]] = []
+
+    def keep(handler: _Handler, body: bytes) -> None:
+        heads.append({"line": handler.requestline, **dict(handler.headers.items())})
+        _ok(handler, body)
+
+    server = _http_server("HTTP/1.1", keep)
+    try:
+        outcome = client.post(_url(server) + "?tenant=1", HEADERS, BODY, local_dev=True)
+    finally:
+        server.shutdown()
+    # Then it parsed one POST to the URL's path and query, Host with the port, the exact
+    # body and length, and each of our headers once
+    assert outcome.status_code == 200
+    (head,) = heads
+    port = server.server_address[1]
+    assert head["line"] == "POST /cad/webhooks?tenant=1 HTTP/1.1"
+    assert head["Host"] == f"127.0.0.1:{port}"
+    assert head["Content-Length"] == str(len(BODY))
+    assert head["X-SVC-Delivery-Id"] == "dlv-1"
+    assert head["User-Agent"].startswith("psap-webhooks/")
+    assert server.RequestHandlerClass.requests == [BODY]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "value", ["Bearer a\r\nX-Injected: 1", "Bearer a\nX-Injected: 1", "a\x00b", "Bearer é€"]
+)
+def test_a_header_value_that_could_split_the_request_is_never_sent(
+    client: OutboundClient, raw_server: Any, value: str
+) -> None:
+    # Given a receiver, and a header value holding a line break, NUL or a non-Latin-1 character
+    server = raw_server(lambda connection: connection.sendall(b"HTTP/1.1 200 OK\r\n\r\n"))
+    # When it is posted
+    outcome = client.post(server.url, {**HEADERS, "Authorization": value}, BODY, local_dev=True)
+    # Then the attempt fails as a protocol error and nothing reached the receiver
+    assert (outcome.status_code, outcome.error_class) == (None, ErrorClass.PROTOCOL)
+    assert "Authorization" in (outcome.error_detail or "") or "Latin-1" in (
+        outcome.error_detail or ""
+    )
+    time.sleep(0.05)
+    assert server.requests == 0

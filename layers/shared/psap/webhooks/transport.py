@@ -12,6 +12,7 @@ closes, resets or stalls mid-body does not undo it (the CAD would get the update
 """
 
 import http.client
+import re
 import socket
 import ssl
 import threading
@@ -58,8 +59,18 @@ class _AttemptFailed(Exception):
 
 @dataclass
 class _Connection:
-    http: http.client.HTTPConnection
+    sock: socket.socket
     address: IPAddress
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+# RFC 9110 field names (tokens) and values without CR, LF or NUL: a request is written in
+# one piece here, so these are checked here rather than by http.client's putheader.
+_FIELD_NAME = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_SET_HERE = frozenset({"host", "user-agent", "content-length", "accept-encoding"})
+_UNSAFE_VALUE = re.compile(r"[\r\n\x00]|^[ \t]|[ \t]$")
 
 
 class OutboundClient:
@@ -114,7 +125,7 @@ class OutboundClient:
             idle, self._idle = self._idle, {}
         for connections in idle.values():
             for connection in connections:
-                connection.http.close()
+                connection.close()
 
     def _exchange(
         self,
@@ -126,24 +137,16 @@ class OutboundClient:
         deadline: float,
     ) -> tuple[int, dict[str, str], str]:
         key: _PoolKey = (destination.scheme, destination.host, destination.port, local_dev)
-        request_headers = {
-            **headers,
-            "User-Agent": _USER_AGENT,
-            "Content-Length": str(len(body)),
-        }
+        request = _request_bytes(destination, headers, body)
         pooled = self._take(key)
         if pooled is not None:
             try:
-                return self._send(
-                    pooled, key, destination, request_headers, body, deadline, reused=True
-                )
+                return self._send(pooled, key, request, deadline, reused=True)
             except _StaleConnection:
                 pass  # the peer closed a kept-alive connection: one fresh try, as browsers do
         connection = self._open(destination, local_dev=local_dev, deadline=deadline)
         try:
-            return self._send(
-                connection, key, destination, request_headers, body, deadline, reused=False
-            )
+            return self._send(connection, key, request, deadline, reused=False)
         except _StaleConnection as error:
             raise _AttemptFailed(ErrorClass.PROTOCOL, str(error)) from error
 
@@ -196,53 +199,78 @@ class OutboundClient:
             except (ssl.SSLError, ssl.CertificateError, OSError) as error:
                 raw.close()
                 raise _AttemptFailed(ErrorClass.TLS, f"TLS: {error}") from error
-        connection = http.client.HTTPConnection(destination.host, destination.port)
-        # The vetted socket is the connection: http.client never resolves the name itself.
-        connection.sock = sock
-        return _Connection(connection, address)
+        # The vetted socket is the connection: nothing resolves the name a second time.
+        return _Connection(sock, address)
 
     def _send(
         self,
         connection: _Connection,
         key: _PoolKey,
-        destination: Destination,
-        headers: Mapping[str, str],
-        body: bytes,
+        request: bytes,
         deadline: float,
         *,
         reused: bool,
     ) -> tuple[int, dict[str, str], str]:
-        sock = connection.http.sock
+        sock = connection.sock
+        response = http.client.HTTPResponse(sock, method="POST")
         try:
             _set_timeout(sock, deadline)
-            connection.http.request("POST", destination.target, body=body, headers=dict(headers))
-            _set_timeout(sock, deadline)
-            response = connection.http.getresponse()
+            sock.sendall(request)  # head and body in one write: one system call, one segment
+            response.begin()  # the status line and headers, as http.client reads them
         except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError) as error:
-            connection.http.close()
+            _discard(response, connection)
             if reused:
                 raise _StaleConnection(str(error)) from error
             raise _AttemptFailed(ErrorClass.PROTOCOL, str(error)) from error
         except TimeoutError as error:
-            connection.http.close()
+            _discard(response, connection)
             raise _AttemptFailed(ErrorClass.TIMEOUT, "no answer in time") from error
         except ssl.SSLError as error:
-            connection.http.close()
+            _discard(response, connection)
             raise _AttemptFailed(ErrorClass.TLS, f"TLS: {error}") from error
         except (http.client.HTTPException, OSError) as error:
-            connection.http.close()
+            _discard(response, connection)
             raise _AttemptFailed(ErrorClass.PROTOCOL, f"{type(error).__name__}: {error}") from error
         # The status line is the receiver's verdict. Whatever the connection does after it
         # (closes, as HTTP/1.0 and `Connection: close` servers do; resets; stalls mid-body)
         # changes neither the status nor the outcome: a 2xx stays a delivered update.
         answer_headers = {name.lower(): value for name, value in response.getheaders()}
-        excerpt, complete = _read_answer(response, connection.http, deadline)
+        excerpt, complete = _read_answer(response, sock, deadline)
         if complete and not response.will_close:
+            response.close()  # its file object only; the socket carries the next request
             self._give_back(key, connection)
         else:
-            response.close()
-            connection.http.close()
+            _discard(response, connection)
         return response.status, answer_headers, excerpt
+
+
+def _request_bytes(destination: Destination, headers: Mapping[str, str], body: bytes) -> bytes:
+    """The whole POST, head and body. A header that could split the request is refused."""
+    host = f"[{destination.host}]" if ":" in destination.host else destination.host
+    default_port = 443 if destination.scheme == "https" else 80
+    lines = [
+        f"POST {destination.target} HTTP/1.1",
+        f"Host: {host}" if destination.port == default_port else f"Host: {host}:{destination.port}",
+        f"User-Agent: {_USER_AGENT}",
+        f"Content-Length: {len(body)}",
+        "Accept-Encoding: identity",
+    ]
+    for name, value in headers.items():
+        if name.lower() in _SET_HERE:
+            continue
+        if not _FIELD_NAME.fullmatch(name) or _UNSAFE_VALUE.search(value):
+            raise _AttemptFailed(ErrorClass.PROTOCOL, f"header {name!r} cannot be sent as is")
+        lines.append(f"{name}: {value}")
+    lines.append("\r\n")
+    try:
+        return "\r\n".join(lines).encode("latin-1") + body
+    except UnicodeEncodeError as error:
+        raise _AttemptFailed(ErrorClass.PROTOCOL, "a header value is not Latin-1") from error
+
+
+def _discard(response: http.client.HTTPResponse, connection: _Connection) -> None:
+    response.close()
+    connection.close()
 
 
 class _StaleConnection(Exception):
@@ -258,14 +286,10 @@ def _set_timeout(sock: socket.socket | None, deadline: float) -> None:
 
 
 def _read_answer(
-    response: http.client.HTTPResponse, connection: http.client.HTTPConnection, deadline: float
+    response: http.client.HTTPResponse, sock: socket.socket, deadline: float
 ) -> tuple[str, bool]:
     """The first 4 KB of the answer as text, and whether the whole answer was read (so the
     connection may carry the next request). Never raises: the answer's status is known."""
-    # http.client hands a closing connection's socket to the response (HTTPConnection.sock
-    # is then None); the response reads through its own file object, whose socket is the
-    # one to give the remaining time to.
-    sock = _response_socket(response) or connection.sock
     kept = bytearray()
     total = 0
     while True:
@@ -279,14 +303,12 @@ def _read_answer(
         total += len(chunk)
         if len(kept) < RESPONSE_EXCERPT_BYTES:
             kept.extend(chunk[: RESPONSE_EXCERPT_BYTES - len(kept)])
+        if response.isclosed():
+            # The declared length (or the last chunk) has arrived: the answer is whole, and
+            # one more read would cost a system call and a timeout change per delivery.
+            return kept.decode("utf-8", errors="replace"), True
         if total > _DRAIN_LIMIT_BYTES:
             return kept.decode("utf-8", errors="replace"), False
-
-
-def _response_socket(response: http.client.HTTPResponse) -> socket.socket | None:
-    raw = getattr(response.fp, "raw", None)  # socket.SocketIO under the buffered reader
-    sock = getattr(raw, "_sock", None)
-    return sock if isinstance(sock, socket.socket) else None
 
 
 def _elapsed_ms(started: float) -> int:
