@@ -66,6 +66,38 @@ def dead_letter_queues_without_alarm(document: dict[str, Any]) -> list[str]:
     ]
 
 
+METHOD_NOT_ALLOWED_FUNCTION = "MethodNotAllowedFunction"
+
+
+def resources_without_any_method(document: dict[str, Any]) -> list[str]:
+    """House rule: every API resource has an open ANY method served by the
+    MethodNotAllowedFunction, so a method it does not declare gets 405 with `Allow`, not API
+    Gateway's 404 MISSING_AUTHENTICATION_TOKEN. A new path without one fails here."""
+    resources: dict[str, Any] = document.get("Resources") or {}
+    paths: set[str] = set()
+    answered: set[str] = set()
+    for logical_id, resource in resources.items():
+        if resource.get("Type") != "AWS::Serverless::Function":
+            continue
+        events = (resource.get("Properties") or {}).get("Events") or {}
+        for event in events.values():
+            if event.get("Type") != "Api":
+                continue
+            properties = event.get("Properties") or {}
+            path = str(properties.get("Path"))
+            paths.add(path)
+            open_any = (
+                str(properties.get("Method", "")).upper() == "ANY"
+                and (properties.get("Auth") or {}).get("Authorizer") == "NONE"
+            )
+            if open_any and logical_id == METHOD_NOT_ALLOWED_FUNCTION:
+                answered.add(path)
+    return [
+        f"{path}: no ANY method (Auth: NONE) served by {METHOD_NOT_ALLOWED_FUNCTION}"
+        for path in sorted(paths - answered)
+    ]
+
+
 def run(step: str, command: list[str]) -> bool:
     print(f"-- {step}", flush=True)
     environment = {**os.environ, "SAM_CLI_TELEMETRY": "0", "AWS_DEFAULT_REGION": "us-east-1"}
@@ -88,7 +120,8 @@ def main() -> int:
             run("cfn-lint on the SAM-translated template", [str(BIN / "cfn-lint"), str(translated)])
         )
     print("-- house rules", flush=True)
-    problems = dead_letter_queues_without_alarm(load_yaml(TEMPLATE))
+    document = load_yaml(TEMPLATE)
+    problems = dead_letter_queues_without_alarm(document) + resources_without_any_method(document)
     for problem in problems:
         print(f"template.yaml: {problem}", file=sys.stderr)
     results.append(not problems)

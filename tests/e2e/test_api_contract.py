@@ -5,8 +5,6 @@
 - a Python client generated from the served document by openapi-python-client (pinned)
   creates a knowledge entry with media, appends a version and reads it back.
 
-One check is excluded: `unsupported_method` (see the run's arguments for why).
-
 The run uses a tenant of its own, made with the operator's CLI against the running stack: its
 stateful phase issues and revokes credentials and changes connectors, which must never touch
 the demo tenants every other e2e test reads (a revoked demo key would make them 401).
@@ -135,11 +133,6 @@ def test_schemathesis_finds_no_failure_in_any_operation(
             stack["baseUrl"],
             "--checks",
             "all",
-            # Undeclared methods: API Gateway answers them with the MISSING_AUTHENTICATION_TOKEN
-            # gateway response (404 ErrorInfo here), not 405, unless each resource declares an
-            # ANY method; that template change is left to the lead (see docs/input-rules.md).
-            "--exclude-checks",
-            "unsupported_method",
             "--no-color",
             "--report",
             "junit",

@@ -24,10 +24,41 @@ def test_unknown_path_is_404_error_info(stack: dict[str, Any]) -> None:
     assert answer.json() == {"info": "No such operation", "reason": "NOT_FOUND"}
 
 
-def test_unknown_method_on_a_known_path_is_404_error_info(stack: dict[str, Any]) -> None:
-    answer = httpx.request("PATCH", stack["baseUrl"] + LIST, timeout=30)
-    assert answer.status_code == 404
-    assert answer.json() == {"info": "No such operation", "reason": "NOT_FOUND"}
+@pytest.mark.parametrize(
+    ("method", "path", "allowed"),
+    [
+        ("PATCH", LIST, "GET, POST"),
+        ("DELETE", LIST + "/123/versions", "POST"),
+        ("PUT", "/cad/v1/incidents", "POST"),
+        ("POST", "/api/v1/external/openapi.json", "GET"),
+        ("HEAD", "/api/v1/external/user", "GET"),
+    ],
+)
+@pytest.mark.parametrize("credential", ["none", "admin"])
+def test_an_undeclared_method_on_a_known_resource_is_405_naming_the_allowed_methods(
+    stack: dict[str, Any], method: str, path: str, allowed: str, credential: str
+) -> None:
+    # Given a resource of the template asked with a method it does not declare, with or
+    # without a valid credential (the answer says nothing about the caller)
+    headers = {}
+    if credential == "admin":
+        headers["Authorization"] = f"Bearer {stack['tenants'][0]['credentials']['admin']}"
+    answer = httpx.request(method, stack["baseUrl"] + path, headers=headers, timeout=30)
+    # Then it is 405 with the resource's methods in Allow (RFC 9110), as ErrorInfo
+    assert answer.status_code == 405
+    assert answer.headers["Allow"] == allowed
+    if method != "HEAD":
+        assert answer.json() == {
+            "info": f"{method} is not a method of this resource; it has {allowed}",
+            "reason": "METHOD_NOT_ALLOWED",
+        }
+
+
+def test_options_on_a_known_resource_names_its_methods(stack: dict[str, Any]) -> None:
+    answer = httpx.request("OPTIONS", stack["baseUrl"] + LIST, timeout=30)
+    assert answer.status_code == 204
+    assert answer.headers["Allow"] == "GET, POST"
+    assert answer.content == b""
 
 
 def test_missing_authorization_is_401_without_calling_the_authorizer(

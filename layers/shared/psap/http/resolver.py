@@ -21,7 +21,8 @@ from psap.clock import utc_now
 from psap.errors import DomainError, InvalidParameter, NotAuthenticated
 from psap.http.body import decode_body
 from psap.http.errors import install_error_handlers, status_for
-from psap.http.operations import Operation, methods_for, operation_for
+from psap.http.methods import undeclared_method_answer
+from psap.http.operations import Operation, operation_for
 from psap.http.principal import Principal, principal_from_event
 from psap.observability import bind_request, detailed_tracing, logger, metrics, tracer
 from psap.text import text_problem
@@ -47,13 +48,9 @@ def serve(
 ) -> dict[str, Any]:
     operation = operation_for(str(event.get("httpMethod", "")), str(event.get("resource", "")))
     if operation is None:
-        allowed = methods_for(str(event.get("resource", "")))
-        if allowed:
-            # A known resource with a method it does not have: 405 and the methods it has.
-            answer = _direct(405, "Method not allowed on this resource", "METHOD_NOT_ALLOWED")
-            answer["headers"]["Allow"] = ", ".join(allowed)
-            return answer
-        return _direct(404, "No such operation", "NOT_FOUND")
+        return undeclared_method_answer(
+            str(event.get("httpMethod", "")), str(event.get("resource", ""))
+        )
     app.context.clear()
     take_changes()  # nothing noted by an earlier request may reach this one's record
     # Every request counts, refused ones included, per operation.
