@@ -5,8 +5,8 @@ from aws_lambda_powertools.event_handler import Response
 from psap.audit.changes import note_change
 from psap.cad.intake import MAX_BODY_BYTES, IntakeReceipt, accept_submission
 from psap.http.body import request_bytes
-from psap.http.errors import ErrorInfo
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.models import ErrorInfo
 
 app = create_resolver()
 INTAKE_ERRORS = {

@@ -4,9 +4,9 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
-from psap.http.pagination import sort_values
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.models import INT32_MAX, INT64_MAX, StrictDate
+from psap.paging import sort_values
 from psap.qa.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, SORT_FIELDS, list_evaluations
 from psap.qa.models import EvaluationPage, EvaluationStatus
 

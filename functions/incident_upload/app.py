@@ -4,11 +4,11 @@ from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
 from psap.http.body import request_bytes
-from psap.http.errors import ErrorInfo
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.incidents.upload.models import UploadJob, UploadReport
 from psap.incidents.upload.openapi_text import UPLOAD_DESCRIPTION
 from psap.incidents.upload.service import upload_incidents
+from psap.models import ErrorInfo
 
 app = create_resolver()
 UPLOAD_ERRORS = {

@@ -5,11 +5,11 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
-from psap.http.errors import ErrorInfo
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.incidents.upload.models import UploadJob
 from psap.incidents.upload.openapi_text import START_DESCRIPTION, UPLOAD_ID_PATTERN
 from psap.incidents.upload.service import start_upload
+from psap.models import ErrorInfo
 
 app = create_resolver()
 

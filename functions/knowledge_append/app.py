@@ -5,11 +5,11 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
 from psap.audit.changes import note_change
-from psap.http.operations import KNOWLEDGE_BODY_LIMIT
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.knowledge.authoring import append_version
 from psap.knowledge.content import KnowledgeAppendRequest, KnowledgeEntryDto
 from psap.knowledge.openapi_text import APPEND_DESCRIPTION, APPEND_RESPONSES
+from psap.limits import KNOWLEDGE_BODY_LIMIT
 from psap.models import INT64_MAX
 
 app = create_resolver()

@@ -5,11 +5,11 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from psap.audit.changes import note_change
-from psap.http.operations import KNOWLEDGE_BODY_LIMIT
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.knowledge.authoring import create_knowledge as create
 from psap.knowledge.content import KnowledgeCreateRequest, KnowledgeEntryDto
 from psap.knowledge.openapi_text import CREATE_DESCRIPTION, CREATE_RESPONSES
+from psap.limits import KNOWLEDGE_BODY_LIMIT
 
 app = create_resolver()
 

@@ -4,9 +4,9 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from psap.http.pagination import sort_values
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.models import INT32_MAX
+from psap.paging import sort_values
 from psap.users.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, SORT_FIELDS, list_users
 from psap.users.models import UserPage
 from psap.users.store import UserFilters

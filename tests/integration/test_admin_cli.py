@@ -149,8 +149,8 @@ def test_no_target_is_a_clear_message(tmp_path: Any, capsys: Any) -> None:
 
 
 def test_knowledge_add_loads_an_entry_the_list_shows(aws: None, capsys: Any) -> None:
-    from psap.http.pagination import PageRequest
     from psap.knowledge.store import list_entries
+    from psap.paging import PageRequest
 
     run(capsys, "tenant", "create", "--name", "Riverside County 911")
     code, out, _ = run(

@@ -19,9 +19,11 @@ from psap.incidents.models import Incident
 from psap.incidents.upload import service
 from psap.incidents.upload import store as upload_store
 from psap.incidents.upload.applying import Applier
-from psap.incidents.upload.limits import INLINE_MAX_BYTES
 from psap.incidents.upload.models import RowOutcome, UploadReport
 from psap.incidents.upload.parsing import ParsedRow
+from psap.limits import (
+    INCIDENT_UPLOAD_INLINE_MAX_BYTES,
+)
 from psap.storage.ordering import SourceOrder, UpsertOutcome
 from psap.storage.s3 import ObjectChanged, iter_object_lines, s3
 from psap.webhooks import store as webhook_store
@@ -97,7 +99,7 @@ def call(
 def small_sync_line(monkeypatch: pytest.MonkeyPatch) -> int:
     """The synchronous line lowered, so async tests stay fast on moto (its transactions
     copy the table)."""
-    monkeypatch.setattr(service, "SYNC_MAX_ROWS", 10)
+    monkeypatch.setattr(service, "INCIDENT_UPLOAD_SYNC_MAX_ROWS", 10)
     return 10
 
 
@@ -338,7 +340,7 @@ def test_a_file_level_error_answers_errorinfo_and_writes_nothing(
 
 
 def test_a_body_over_the_inline_limit_is_413(call: Call) -> None:
-    body = "number\n" + "x" * (INLINE_MAX_BYTES + 1)
+    body = "number\n" + "x" * (INCIDENT_UPLOAD_INLINE_MAX_BYTES + 1)
     status, answer = upload(call, body)
     assert status == 413
     assert answer["reason"] == "PAYLOAD_TOO_LARGE"

@@ -16,8 +16,8 @@ from psap.events.models import Event
 from psap.events.store import import_event, upsert_event
 from psap.incidents.models import Incident
 from psap.incidents.store import import_incident, upsert_incident
+from psap.limits import MAX_SRT_BYTES, MAX_UPLOAD_BODY_BYTES
 from psap.media import ingest, store
-from psap.media.limits import MAX_SRT_BYTES, MAX_UPLOAD_BODY_BYTES
 from psap.storage.ordering import SourceOrder
 from psap.storage.s3 import get_object
 from tests.integration.media_api import (

@@ -5,7 +5,8 @@ import json
 import pytest
 
 from psap.auth.permissions import Permission
-from psap.http.operations import KNOWLEDGE_BODY_LIMIT, OPERATIONS
+from psap.http.operations import OPERATIONS
+from psap.limits import KNOWLEDGE_BODY_LIMIT
 from tools.openapi import DOCUMENT
 
 P = Permission

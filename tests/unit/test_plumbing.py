@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from psap.clock import format_timestamp, parse_timestamp
-from psap.http.pagination import PageRequest, total_pages
+from psap.paging import PageRequest, total_pages
 from psap.storage.attributes import from_item, marshal, to_item, unmarshal
 
 

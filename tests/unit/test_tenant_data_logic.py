@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from psap.errors import InvalidParameter
-from psap.http.pagination import PageRequest, SortOrder, SpringPage, parse_sort
+from psap.paging import PageRequest, SortOrder, SpringPage, parse_sort
 from psap.qa.periods import Cover, counted, covering
 from psap.storage.documents import decode_document, encode_document, join, split, with_tenant
 from psap.storage.listing import KeyRange

@@ -68,6 +68,13 @@ Timestamp = Annotated[
 ]
 
 
+class ErrorInfo(BaseModel):
+    """The error body of every operation (psap.http.errors makes the responses)."""
+
+    info: str
+    reason: str
+
+
 class WireModel(BaseModel):
     """A response or request shape of the spec: Python names snake_case, wire camelCase."""
 

@@ -30,11 +30,12 @@ from psap.errors import (
     StoreUnavailable,
     UnsupportedMediaType,
 )
+from psap.limits import CAD_BODY_LIMIT
 from psap.models import WireModel
 from psap.observability import logger
 from psap.storage.sqs import send_message
 
-MAX_BODY_BYTES = 256 * 1024
+MAX_BODY_BYTES = CAD_BODY_LIMIT  # psap.limits: the operation table's 413 too
 MEDIA_TYPES = frozenset({"application/json", "application/cloudevents+json"})
 
 

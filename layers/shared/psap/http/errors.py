@@ -9,7 +9,6 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
-from pydantic import BaseModel
 
 from psap.errors import (
     Conflict,
@@ -37,13 +36,6 @@ _STATUS_BY_ERROR: tuple[tuple[type[DomainError], int], ...] = (
     (IdempotencyKeyReused, 422),
     (RateLimited, 429),
 )
-
-
-class ErrorInfo(BaseModel):
-    """The error body of every operation."""
-
-    info: str
-    reason: str
 
 
 def error_response(status: int, info: str, reason: str) -> Response[str]:

@@ -10,14 +10,16 @@ from dataclasses import dataclass
 from psap.auth.credentials import CredentialKind
 from psap.auth.permissions import Permission, denial_message
 from psap.http.body import JSON_MEDIA_TYPE, BodyRule
-from psap.incidents.upload.limits import INLINE_MAX_BYTES as INCIDENT_UPLOAD_INLINE_BYTES
-from psap.media.limits import MAX_UPLOAD_BODY_BYTES
+from psap.limits import (
+    ADMIN_BODY_LIMIT,
+    CAD_BODY_LIMIT,
+    INCIDENT_UPLOAD_INLINE_MAX_BYTES,
+    KNOWLEDGE_BODY_LIMIT,
+    MAX_UPLOAD_BODY_BYTES,
+    SMALL_JSON_BODY_LIMIT,
+)
 
 P = Permission
-KNOWLEDGE_BODY_LIMIT = 1_048_576  # bytes of a knowledge create or append body
-ADMIN_BODY_LIMIT = 16_384  # bytes of a tenant admin request body (a URL, a token, a list)
-SMALL_JSON_BODY_LIMIT = 65_536  # bytes of a small JSON request (an export, an upload ticket)
-CAD_BODY_LIMIT = 256 * 1024  # bytes of a CAD submission (psap.cad.intake.MAX_BODY_BYTES)
 
 # Every body goes through psap.http.body.decode_body with its operation's rule.
 JSON_BODY = BodyRule(max_bytes=SMALL_JSON_BODY_LIMIT)
@@ -35,7 +37,7 @@ RADIO_TRAFFIC_BODY = BodyRule(
 # JSON Lines and CSV rows are checked row by row (psap.incidents.upload.parsing: UTF-8 and
 # the text policy included): a bad row is rejected alone, the others applied.
 INCIDENT_FILE_BODY = BodyRule(
-    max_bytes=INCIDENT_UPLOAD_INLINE_BYTES,
+    max_bytes=INCIDENT_UPLOAD_INLINE_MAX_BYTES,
     media_types=frozenset({"text/csv", "application/x-ndjson", "application/jsonl"}),
     json_types=frozenset(),
     checked_by_row=True,
@@ -118,7 +120,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "searchResourceCenter"
     ),
     # Media ingest (issue 6 part 2): the body limit lets a JSON upload carry a base64 file of
-    # psap.media.limits.MAX_SRT_BYTES; the logic checks the file's own size (413) too.
+    # psap.limits.MAX_SRT_BYTES; the logic checks the file's own size (413) too.
     ("POST", "/api/v1/external/media/radio-traffic"): Operation(
         "uploadRadioTraffic", (P.MANAGE_EVENTS,), body=RADIO_TRAFFIC_BODY
     ),

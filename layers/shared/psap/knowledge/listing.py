@@ -1,9 +1,9 @@
 """List knowledge entries (spec: "List knowledge entries", rules 1-5)."""
 
 from psap.config import knowledge_table
-from psap.http.pagination import PageRequest, total_pages
 from psap.knowledge import store
 from psap.knowledge.models import ExternalKnowledgePageDto, KnowledgeType
+from psap.paging import PageRequest, total_pages
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200

@@ -30,8 +30,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from psap.clock import format_timestamp
 from psap.errors import Conflict, StoreUnavailable
-from psap.http.pagination import PageRequest
 from psap.knowledge.models import ExternalKnowledgeDto, KnowledgeSource, KnowledgeType
+from psap.paging import PageRequest
 from psap.storage.attributes import from_item, marshal, to_item
 from psap.storage.dynamodb import batch_get, batch_put, dynamodb, transact_write
 from psap.storage.s3 import get_object, put_object

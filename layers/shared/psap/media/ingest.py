@@ -28,8 +28,8 @@ from psap.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, Unsup
 from psap.events import store as events_store
 from psap.events.models import Event
 from psap.incidents import store as incidents_store
+from psap.limits import MAX_SRT_BYTES
 from psap.media import store, subrip
-from psap.media.limits import MAX_SRT_BYTES
 from psap.media.models import RadioTrafficMedia, RadioTrafficUpload, TranscriptSegment
 from psap.observability import logger
 

@@ -2,9 +2,9 @@
 
 from typing import Any
 
-from psap.http.errors import ErrorInfo
-from psap.media.limits import MAX_SRT_BYTES
+from psap.limits import MAX_SRT_BYTES
 from psap.media.models import RadioTrafficMedia
+from psap.models import ErrorInfo
 
 UPLOAD_DESCRIPTION = f"""\
 Stores an SRT (SubRip) transcript of a radio channel for an event: the original file, a \

@@ -4,7 +4,7 @@ from datetime import date
 
 from psap.config import tenant_data_table
 from psap.errors import InvalidParameter, NotFound
-from psap.http.pagination import PageRequest, parse_sort
+from psap.paging import PageRequest, parse_sort
 from psap.qa import store
 from psap.qa.models import EvaluationPage, EvaluationStatus
 from psap.qa.store import EvaluationFilters

@@ -9,8 +9,8 @@ from enum import StrEnum
 
 from pydantic import Field
 
-from psap.http.pagination import SpringPage
 from psap.models import Number, Timestamp, WireModel
+from psap.paging import SpringPage
 from psap.training.models import PhaseEnrollmentSummary
 
 

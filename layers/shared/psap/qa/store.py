@@ -27,7 +27,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from psap.clock import format_timestamp
 from psap.errors import InvalidInput, StoreUnavailable
-from psap.http.pagination import PageRequest
+from psap.paging import PageRequest
 from psap.qa.models import EvaluationStatus, QaEvaluation
 from psap.qa.periods import ALL, counted, covering
 from psap.storage.attributes import from_item

@@ -1,7 +1,7 @@
 """List users: a Spring-style page of the tenant's users (query parameters are ours)."""
 
 from psap.config import tenant_data_table
-from psap.http.pagination import PageRequest, parse_sort
+from psap.paging import PageRequest, parse_sort
 from psap.users import store
 from psap.users.models import UserPage
 from psap.users.store import UserFilters, UserSortField

@@ -5,8 +5,8 @@ Absent values are null.
 
 from pydantic import Field
 
-from psap.http.pagination import SpringPage
 from psap.models import Timestamp, WireModel
+from psap.paging import SpringPage
 
 
 class User(WireModel):

@@ -25,7 +25,7 @@ from urllib.parse import quote
 from botocore.exceptions import BotoCoreError, ClientError
 
 from psap.errors import StoreUnavailable
-from psap.http.pagination import PageRequest
+from psap.paging import PageRequest
 from psap.storage.attributes import from_item, to_item
 from psap.storage.dynamodb import batch_get, dynamodb, transact_write
 from psap.storage.listing import (

@@ -1,7 +1,11 @@
 """The OpenAPI descriptions of the incident upload operations (one place for the rules)."""
 
-from psap.incidents.upload.limits import FILE_MAX_BYTES, INLINE_MAX_BYTES, SYNC_MAX_ROWS
 from psap.incidents.upload.service import REJECTIONS_KEPT, UPLOAD_URL_SECONDS
+from psap.limits import (
+    INCIDENT_UPLOAD_FILE_MAX_BYTES,
+    INCIDENT_UPLOAD_INLINE_MAX_BYTES,
+    INCIDENT_UPLOAD_SYNC_MAX_ROWS,
+)
 
 UPLOAD_ID_PATTERN = r"^upl-[0-9a-f]{32}$"
 
@@ -22,15 +26,17 @@ _ROWS = (
 )
 
 UPLOAD_DESCRIPTION = (
-    f"The file is the request body (at most {INLINE_MAX_BYTES} bytes, else 413). Up to "
-    f"{SYNC_MAX_ROWS} rows are applied at once: 200 with counts (created, updated, "
+    f"The file is the request body (at most {INCIDENT_UPLOAD_INLINE_MAX_BYTES} bytes, else "
+    f"413). Up to {INCIDENT_UPLOAD_SYNC_MAX_ROWS} rows are applied at once: 200 with counts "
+    "(created, updated, "
     "unchanged, rejected), every rejection {line, number, reason} and every incident "
     "{line, number, id, outcome}. A larger file is stored and applied asynchronously: 202 "
     "with the upload job and `Location` = its status resource. " + _ROWS
 )
 
 CREATE_DESCRIPTION = (
-    f"For files over {INLINE_MAX_BYTES} bytes (up to {FILE_MAX_BYTES}): 201 with `uploadUrl`, "
+    f"For files over {INCIDENT_UPLOAD_INLINE_MAX_BYTES} bytes (up to "
+    f"{INCIDENT_UPLOAD_FILE_MAX_BYTES}): 201 with `uploadUrl`, "
     f"an S3 URL valid {UPLOAD_URL_SECONDS} s to PUT the file to (no Authorization header), "
     "and the job in status AWAITING_FILE. Then POST .../uploads/{uploadId}/start. " + _ROWS
 )

@@ -1,10 +1,10 @@
 """The incident upload operations and the worker.
 
 Where the line is (README "Incident upload"):
-- POST /incidents/upload with the file as the body (at most INLINE_MAX_BYTES): up to
-  SYNC_MAX_ROWS rows are applied at once (200, every row's outcome); a larger body is
-  stored to S3 and applied by the worker (202 and the job, Location: its status resource).
-- Files over INLINE_MAX_BYTES (up to FILE_MAX_BYTES): POST /incidents/uploads {format} ->
+- POST /incidents/upload with the file as the body (at most the inline limit of psap.limits):
+  up to the synchronous row limit is applied at once (200, every row's outcome); a larger body
+  is stored to S3 and applied by the worker (202 and the job, Location: its status resource).
+- Files over the inline limit (up to the file limit): POST /incidents/uploads {format} ->
   201 with a presigned S3 PUT URL; PUT the file; POST /incidents/uploads/{id}/start -> 202.
 - GET /incidents/uploads/{id}: the job's status, counters and first rejections.
 
@@ -32,7 +32,6 @@ from psap.errors import (
 )
 from psap.incidents.upload import store
 from psap.incidents.upload.applying import CHUNK_ROWS, Applier
-from psap.incidents.upload.limits import FILE_MAX_BYTES, INLINE_MAX_BYTES, SYNC_MAX_ROWS
 from psap.incidents.upload.models import (
     RowOutcome,
     RowRejection,
@@ -44,6 +43,11 @@ from psap.incidents.upload.models import (
     UploadTicket,
 )
 from psap.incidents.upload.parsing import ParsedRow, parse_rows
+from psap.limits import (
+    INCIDENT_UPLOAD_FILE_MAX_BYTES,
+    INCIDENT_UPLOAD_INLINE_MAX_BYTES,
+    INCIDENT_UPLOAD_SYNC_MAX_ROWS,
+)
 from psap.models import WireModel
 from psap.observability import logger
 from psap.storage import s3
@@ -191,15 +195,15 @@ def upload_incidents(
 ) -> UploadReport | UploadJob:
     """A small file applied now (UploadReport), a larger one queued (UploadJob)."""
     file_format = upload_format(content_type)
-    if len(body) > INLINE_MAX_BYTES:
+    if len(body) > INCIDENT_UPLOAD_INLINE_MAX_BYTES:
         raise PayloadTooLarge(
-            f"The body is larger than {INLINE_MAX_BYTES} bytes: use POST "
+            f"The body is larger than {INCIDENT_UPLOAD_INLINE_MAX_BYTES} bytes: use POST "
             "/api/v1/external/incidents/uploads for a presigned upload"
         )
     if not body.strip():
         raise InvalidInput("The file is empty")
     upload_id = _new_upload_id()
-    if _rough_rows(body, file_format) > SYNC_MAX_ROWS:
+    if _rough_rows(body, file_format) > INCIDENT_UPLOAD_SYNC_MAX_ROWS:
         return _queue_inline(tenant_id, upload_id, file_format, body)
     rows = list(parse_rows(file_format, split_lines(body)))  # file-level errors: no write
     if not rows:
@@ -279,8 +283,8 @@ def start_upload(tenant_id: int, upload_id: str) -> UploadJob:
         stored = s3.stored_object(incident_upload_bucket(), record.object_key)
         if stored is None:
             raise Conflict("No file was uploaded yet: PUT it to the uploadUrl first")
-        if stored.size > FILE_MAX_BYTES:
-            raise PayloadTooLarge(f"The file is larger than {FILE_MAX_BYTES} bytes")
+        if stored.size > INCIDENT_UPLOAD_FILE_MAX_BYTES:
+            raise PayloadTooLarge(f"The file is larger than {INCIDENT_UPLOAD_FILE_MAX_BYTES} bytes")
         if stored.size == 0:
             raise InvalidInput("The file is empty")
         if store.mark_queued(table, tenant_id, upload_id, stored.etag):
@@ -303,8 +307,8 @@ def _unusable(stored: s3.StoredObject | None, pinned_etag: str | None) -> str | 
     """Why the job's file cannot be read, or None."""
     if stored is None:
         return "The file is gone"
-    if stored.size > FILE_MAX_BYTES:
-        return f"Larger than {FILE_MAX_BYTES} bytes"
+    if stored.size > INCIDENT_UPLOAD_FILE_MAX_BYTES:
+        return f"Larger than {INCIDENT_UPLOAD_FILE_MAX_BYTES} bytes"
     if pinned_etag is not None and stored.etag != pinned_etag:
         return FILE_REPLACED
     return None

@@ -1,4 +1,8 @@
-"""Page arithmetic shared by every paged list: 0-based pages, a default and a silent cap."""
+"""Page arithmetic shared by every paged list: 0-based pages, a default and a silent cap.
+
+Neutral ground: the stores, the listing logic and the HTTP layer all import it, and it
+imports neither of them.
+"""
 
 from collections.abc import Sequence
 from dataclasses import dataclass
