@@ -25,7 +25,8 @@ def admin_routes() -> dict[tuple[str, str], str]:
     routes: dict[tuple[str, str], str] = {}
     for function in TEMPLATE.functions.values():
         for route in function.api_events:
-            if route.path.startswith(ADMIN_PREFIX):
+            # ANY is every resource's 405 answer (functions/method_not_allowed), not an operation
+            if route.path.startswith(ADMIN_PREFIX) and route.method.upper() != "ANY":
                 routes[(route.method.upper(), route.path)] = function.code_dir.name
     return routes
 
