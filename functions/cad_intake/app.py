@@ -3,16 +3,17 @@
 from aws_lambda_powertools.event_handler import Response
 
 from psap.audit.changes import note_change
-from psap.cad.intake import MAX_BODY_BYTES, IntakeReceipt, accept_submission
+from psap.cad.intake import IntakeReceipt, accept_submission
 from psap.http.body import request_bytes
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.limits import CAD_BODY_LIMIT
 from psap.models import ErrorInfo
 
 app = create_resolver()
 INTAKE_ERRORS = {
     403: "The envelope's tenantId is not the credential's tenant",
     409: "The same (source, id) is still being stored by another request; retry",
-    413: f"The body is larger than {MAX_BODY_BYTES // 1024} KB",
+    413: f"The body is larger than {CAD_BODY_LIMIT // 1024} KB",
     415: "Content-Type is not application/json or application/cloudevents+json",
     422: "The same (source, id) was already used with another body",
 }
@@ -29,7 +30,7 @@ INTAKE_ERRORS = {
         "a cross-check only (absent: accepted; different: 403). Idempotent per (source, id): "
         "a replay gets the first 202 again, the same id with another body 422, a duplicate "
         "still in flight 409. Content-Type application/json or application/cloudevents+json "
-        f"(else 415); at most {MAX_BODY_BYTES // 1024} KB (else 413). The outcome arrives as a "
+        f"(else 415); at most {CAD_BODY_LIMIT // 1024} KB (else 413). The outcome arrives as a "
         "signed webhook update (incident.accepted / incident.rejected) naming the receiptId."
     ),
     operation_id="submitCadIncident",

@@ -9,9 +9,9 @@ import pytest
 
 from psap import clock
 from psap.cad import store
-from psap.cad.intake import MAX_BODY_BYTES
 from psap.cad.store import SubmissionKey, SubmissionState
 from psap.config import cad_table
+from psap.limits import CAD_BODY_LIMIT
 from tests.integration.cad_support import (
     OTHER_TENANT,
     TENANT,
@@ -203,7 +203,7 @@ def test_a_body_that_is_not_a_json_object_is_400(cad: CadFunctions, raw: str, re
 
 def test_a_body_over_256_kb_is_413(cad: CadFunctions) -> None:
     submission = flat_submission(additionalContext="x" * 3000)
-    submission["padding"] = "x" * MAX_BODY_BYTES
+    submission["padding"] = "x" * CAD_BODY_LIMIT
     status, body = cad.submit(submission)
     assert status == 413
     assert body["reason"] == "PAYLOAD_TOO_LARGE"

@@ -35,7 +35,6 @@ from psap.models import WireModel
 from psap.observability import logger
 from psap.storage.sqs import send_message
 
-MAX_BODY_BYTES = CAD_BODY_LIMIT  # psap.limits: the operation table's 413 too
 MEDIA_TYPES = frozenset({"application/json", "application/cloudevents+json"})
 
 
@@ -78,8 +77,8 @@ def canonical_hash(document: object) -> str:
 
 def accept_submission(tenant_id: int, content_type: str | None, body: bytes) -> IntakeReceipt:
     check_media_type(content_type)
-    if len(body) > MAX_BODY_BYTES:
-        raise PayloadTooLarge(f"The body is larger than {MAX_BODY_BYTES // 1024} KB")
+    if len(body) > CAD_BODY_LIMIT:
+        raise PayloadTooLarge(f"The body is larger than {CAD_BODY_LIMIT // 1024} KB")
     document = parse_document(body)
     envelope, claimed_tenant = parse_envelope(document)
     if claimed_tenant is not None and claimed_tenant != tenant_id:

@@ -16,7 +16,7 @@ def undeclared_method_answer(method: str, resource: str) -> dict[str, Any]:
     """The proxy answer for `method` on `resource`, a path as template.yaml spells it."""
     allowed = ", ".join(methods_for(resource))
     if not allowed:
-        return _error_info(404, "No such operation", "NOT_FOUND")
+        return direct_error_answer(404, "No such operation", "NOT_FOUND")
     method = method.upper()
     if method == "OPTIONS":
         return {
@@ -25,14 +25,16 @@ def undeclared_method_answer(method: str, resource: str) -> dict[str, Any]:
             "body": "",
             "isBase64Encoded": False,
         }
-    answer = _error_info(
+    answer = direct_error_answer(
         405, f"{method} is not a method of this resource; it has {allowed}", "METHOD_NOT_ALLOWED"
     )
     answer["headers"]["Allow"] = allowed
     return answer
 
 
-def _error_info(status: int, info: str, reason: str) -> dict[str, Any]:
+def direct_error_answer(status: int, info: str, reason: str) -> dict[str, Any]:
+    """An ErrorInfo proxy answer made without Powertools (here, and the shared entrypoint's
+    refusals before Powertools sees the event)."""
     return {
         "statusCode": status,
         "headers": {"Content-Type": "application/json"},

@@ -6,7 +6,6 @@ checks the operation's permission (psap.http.operations), then lets Powertools r
 validate and serialize. Every call of a tenant leaves one audit line (psap.audit.recording).
 """
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -21,7 +20,7 @@ from psap.clock import utc_now
 from psap.errors import DomainError, InvalidParameter, NotAuthenticated
 from psap.http.body import decode_body
 from psap.http.errors import install_error_handlers, status_for
-from psap.http.methods import undeclared_method_answer
+from psap.http.methods import direct_error_answer, undeclared_method_answer
 from psap.http.operations import Operation, operation_for
 from psap.http.principal import Principal, principal_from_event
 from psap.observability import bind_request, detailed_tracing, logger, metrics, tracer
@@ -63,7 +62,7 @@ def serve(
         principal = principal_from_event(event)
     except NotAuthenticated:
         logger.warning("request without authorizer context refused")
-        return _direct(401, "Authentication required", "UNAUTHENTICATED")
+        return direct_error_answer(401, "Authentication required", "UNAUTHENTICATED")
     request_context = event.get("requestContext") or {}
     bind_request(principal.tenant_id, request_context.get("requestId"), principal.credential_id)
     started = utc_now()
@@ -100,10 +99,10 @@ def _authorized(
     if principal.kind != operation.credential_kind:
         # The authorizers already refuse this; a second check keeps a wrong policy harmless.
         logger.warning("credential of the wrong kind refused", extra={"kind": principal.kind})
-        return _direct(401, "Authentication required", "UNAUTHENTICATED")
+        return direct_error_answer(401, "Authentication required", "UNAUTHENTICATED")
     if not principal.has_any(operation.any_of):
         logger.info("permission denied", extra={"operation": operation.operation_id})
-        return _direct(403, operation.denial, "FORBIDDEN")
+        return direct_error_answer(403, operation.denial, "FORBIDDEN")
     app.append_context(principal=principal)
     return _answer(app, operation, event, context)
 
@@ -122,7 +121,7 @@ def _answer(
             if text is not None:
                 event = {**event, "body": text, "isBase64Encoded": False}
     except DomainError as refused:
-        return _direct(status_for(refused), refused.info, refused.reason)
+        return direct_error_answer(status_for(refused), refused.info, refused.reason)
     return app.resolve(event, context)
 
 
@@ -134,16 +133,6 @@ def check_parameters(event: dict[str, Any]) -> None:
                 problem = text_problem(str(name)) or text_problem(str(value))
                 if problem is not None:
                     raise InvalidParameter(str(name)[:100], problem)
-
-
-def _direct(status: int, info: str, reason: str) -> dict[str, Any]:
-    """A proxy answer for refusals made before Powertools sees the event."""
-    return {
-        "statusCode": status,
-        "headers": {"Content-Type": "application/json"},
-        "body": json.dumps({"info": info, "reason": reason}, ensure_ascii=False),
-        "isBase64Encoded": False,
-    }
 
 
 def lambda_handler(app: APIGatewayRestResolver) -> LambdaHandler:
