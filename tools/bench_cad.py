@@ -45,6 +45,7 @@ from typing import Any
 
 from moto import mock_aws
 
+from local.stack_process import free_port
 from local.template import load_template
 from tools.bench_core import Options, Progress, Row, Section, quiet_functions, ratio_row
 from tools.bench_moto import use_function_environment
@@ -63,12 +64,6 @@ ISOLATION_TARGET_SECONDS = 10.0
 HEALTHY_TENANT, HANGING_TENANT = TENANT, TENANT + 1
 BEARER = "bench-cad-issued-credential"
 UNSIGNED_PATH = "/baseline/unsigned"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _environment() -> None:
@@ -197,7 +192,7 @@ def run(options: Options) -> list[Row]:
         from psap.webhooks.connectors import create_connector  # noqa: PLC0415
         from psap.webhooks.signing import SigningProfile  # noqa: PLC0415
 
-        port = _free_port()
+        port = free_port()
         path = f"/cad/{TENANT}/webhooks"
         connector = create_connector(
             cad_table(),

@@ -11,8 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -23,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from local.stack_process import running_stack
 from tools.bench_core import Options, Progress, Row, Section, ratio_row
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,12 +30,6 @@ HUNDRED = 100
 MEMORY_LIMIT_MB = 200
 RATIO_LIMIT = 1.2
 SETTLE_SECONDS = 5
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _children() -> dict[int, list[int]]:
@@ -65,39 +58,15 @@ def resident_mb(pid: int) -> float:
 
 
 @contextlib.contextmanager
-def running_stack(progress: Progress) -> Iterator[tuple[subprocess.Popen[bytes], dict[str, Any]]]:
-    with tempfile.TemporaryDirectory() as folder:
-        state_file = Path(folder) / "stack.json"
-        log = (Path(folder) / "stack.log").open("wb")
-        environment = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "shared"), str(ROOT)]),
-        }
-        process = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "local.stack", "--no-demo"),
-                *("--port", str(_free_port()), "--aws-port", "0", "--state-file", str(state_file)),
-            ],
-            cwd=ROOT,
-            env=environment,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            deadline = time.monotonic() + 120
-            while not state_file.exists():
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the local stack did not start; see its log")
-                time.sleep(0.2)
-            progress("local stack started")
-            yield process, json.loads(state_file.read_text())
-        finally:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-            log.close()
+def stack_without_demo(
+    progress: Progress,
+) -> Iterator[tuple[subprocess.Popen[bytes], dict[str, Any]]]:
+    with (
+        tempfile.TemporaryDirectory() as folder,
+        running_stack(Path(folder), "--no-demo", timeout=120) as running,
+    ):
+        progress("local stack started")
+        yield running.process, running.state
 
 
 def _admin(state: dict[str, Any], *arguments: str) -> str:
@@ -146,7 +115,7 @@ def run(_options: Options) -> list[Row]:
             for n in range(10)
         ],
     }
-    with running_stack(progress) as (process, state):
+    with stack_without_demo(progress) as (process, state):
         token = _admin_token(state)
         headers = {"Authorization": f"Bearer {token}"}
         seconds: list[float] = []

@@ -15,8 +15,6 @@ import contextlib
 import json
 import os
 import random
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -29,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from local.demo_resource_center import catalog_records, demo_index_in_memory
+from local.stack_process import running_stack
 from local.template import load_template
 from psap.resource_center.engine.artifact import IndexArtifact, to_bytes
 from psap.resource_center.engine.builder import build_artifact, embedding_document
@@ -426,56 +425,12 @@ HTTP_P95_TARGET = 0.030  # seconds, per query over HTTP on the local stack
 HTTP_START_TIMEOUT = 600.0  # the first start embeds the demo catalog (later ones reuse it)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @contextlib.contextmanager
 def _local_stack(folder: Path, progress: Progress) -> Iterator[dict[str, Any]]:
     """`python -m local.stack` as a user runs it (demo seeded), stopped with SIGINT."""
-    state_file = folder / "stack.json"
-    log_file = folder / "stack.log"
-    port = _free_port()
-    environment = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT / "layers" / "shared"), str(ROOT)]),
-    }
-    with log_file.open("wb") as log:
-        process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "local.stack",
-                "--port",
-                str(port),
-                "--state-file",
-                str(state_file),
-            ],
-            cwd=ROOT,
-            env=environment,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    try:
-        deadline = time.monotonic() + HTTP_START_TIMEOUT
-        while not state_file.exists():
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(
-                    "the local stack did not start:\n" + log_file.read_text(errors="replace")
-                )
-            time.sleep(0.2)
-        progress(f"local stack up on port {port}")
-        yield json.loads(state_file.read_text())
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+    with running_stack(folder, timeout=HTTP_START_TIMEOUT) as running:
+        progress(f"local stack up at {running.state['baseUrl']}")
+        yield running.state
 
 
 @contextlib.contextmanager
