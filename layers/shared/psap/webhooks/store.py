@@ -259,45 +259,15 @@ def create_delivery(
             return DeliveryStatus.HELD
     stamp = format_timestamp(now)
     due_sk = f"{stamp}#{new.delivery_id}"
-    delivery = {
-        "pk": _delivery_pk(tenant_id, new.delivery_id),
-        "sk": _DELIVERY_SK,
-        "deliveryId": new.delivery_id,
-        "tenantId": tenant_id,
-        "connectorId": new.connector_id,
-        "eventId": new.event_id,
-        "eventType": new.event_type,
+    pending = {
         "status": DeliveryStatus.PENDING.value,
-        "attemptCount": 0,
-        "runAttempts": 0,
         "nextAttemptAt": stamp,
         "dueSk": due_sk,
-        "createdAt": stamp,
-        "updatedAt": stamp,
-        "body": new.body,
     }
     try:
         transact_write(
             [
-                {
-                    "Put": {
-                        "TableName": table,
-                        "Item": to_item(delivery),
-                        "ConditionExpression": "attribute_not_exists(pk)",
-                    }
-                },
-                {
-                    "Put": {
-                        "TableName": table,
-                        "Item": to_item(
-                            {
-                                "pk": _listing_pk(tenant_id, new.connector_id),
-                                "sk": f"{stamp}#{new.delivery_id}",
-                                "deliveryId": new.delivery_id,
-                            }
-                        ),
-                    }
-                },
+                *_new_delivery_puts(table, tenant_id, new, stamp, pending),
                 {"Put": {"TableName": table, "Item": to_item(_due_pointer(tenant_id, due_sk, 0))}},
             ],
             on_cancel=lambda codes: _AlreadyThere(),
@@ -310,22 +280,7 @@ def create_delivery(
 def _create_held(table: str, tenant_id: int, new: NewDelivery, now: datetime) -> None:
     stamp = format_timestamp(now)
     held_sk = f"{stamp}#{new.delivery_id}"
-    delivery = {
-        "pk": _delivery_pk(tenant_id, new.delivery_id),
-        "sk": _DELIVERY_SK,
-        "deliveryId": new.delivery_id,
-        "tenantId": tenant_id,
-        "connectorId": new.connector_id,
-        "eventId": new.event_id,
-        "eventType": new.event_type,
-        "status": DeliveryStatus.HELD.value,
-        "attemptCount": 0,
-        "runAttempts": 0,
-        "heldSk": held_sk,
-        "createdAt": stamp,
-        "updatedAt": stamp,
-        "body": new.body,
-    }
+    held = {"status": DeliveryStatus.HELD.value, "heldSk": held_sk}
 
     def cancelled(codes: list[str]) -> Exception:
         return (
@@ -336,30 +291,50 @@ def _create_held(table: str, tenant_id: int, new: NewDelivery, now: datetime) ->
 
     transact_write(
         [
-            {
-                "Put": {
-                    "TableName": table,
-                    "Item": to_item(delivery),
-                    "ConditionExpression": "attribute_not_exists(pk)",
-                }
-            },
-            {
-                "Put": {
-                    "TableName": table,
-                    "Item": to_item(
-                        {
-                            "pk": _listing_pk(tenant_id, new.connector_id),
-                            "sk": held_sk,
-                            "deliveryId": new.delivery_id,
-                        }
-                    ),
-                }
-            },
+            *_new_delivery_puts(table, tenant_id, new, stamp, held),
             _held_pointer_put(table, tenant_id, new.connector_id, held_sk),
             _connector_not_active(table, tenant_id, new.connector_id),
         ],
         on_cancel=cancelled,
     )
+
+
+def _new_delivery_puts(
+    table: str, tenant_id: int, new: NewDelivery, stamp: str, state: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The two writes every new delivery starts with: the record (only if it is not there
+    yet: ids are derived, so a retry finds it) with its `state` (status and pointer keys),
+    and its pointer in the connector's listing, by creation time."""
+    delivery = {
+        "pk": _delivery_pk(tenant_id, new.delivery_id),
+        "sk": _DELIVERY_SK,
+        "deliveryId": new.delivery_id,
+        "tenantId": tenant_id,
+        "connectorId": new.connector_id,
+        "eventId": new.event_id,
+        "eventType": new.event_type,
+        "attemptCount": 0,
+        "runAttempts": 0,
+        "createdAt": stamp,
+        "updatedAt": stamp,
+        "body": new.body,
+        **state,
+    }
+    listing = {
+        "pk": _listing_pk(tenant_id, new.connector_id),
+        "sk": f"{stamp}#{new.delivery_id}",
+        "deliveryId": new.delivery_id,
+    }
+    return [
+        {
+            "Put": {
+                "TableName": table,
+                "Item": to_item(delivery),
+                "ConditionExpression": "attribute_not_exists(pk)",
+            }
+        },
+        {"Put": {"TableName": table, "Item": to_item(listing)}},
+    ]
 
 
 def _held_pointer_put(
