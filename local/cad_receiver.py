@@ -182,8 +182,10 @@ class CadReceiver:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
+                # Head and body in one write (one segment): the sender wakes once per answer,
+                # not once for the head and again for the body.
+                self._headers_buffer.append(b"\r\n" + payload)
+                self.flush_headers()
 
             def log_message(self, format: str, *args: Any) -> None:
                 return  # one line per verdict is logged by record()
