@@ -18,9 +18,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 import boto3
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 from moto.server import ThreadedMotoServer
+from werkzeug.serving import make_server
 
-from local import iam_enforcement
+from local import iam_enforcement, moto_keepalive
 from local.iam import OPERATOR_ACCESS_KEY_ID, OPERATOR_SECRET_ACCESS_KEY
 from local.moto_s3 import store_put_bodies_verbatim
 from local.moto_transactions import back_up_only_touched_items
@@ -62,7 +64,8 @@ class PortInUseError(Exception):
 
 
 class _MotoServer(ThreadedMotoServer):
-    """ThreadedMotoServer that reports a failed bind instead of waiting forever for it.
+    """ThreadedMotoServer that keeps connections alive and reports a failed bind instead of
+    waiting forever for it.
 
     The parent class binds inside its thread, where werkzeug answers a taken port with
     sys.exit(1); the thread dies and start() would wait for a ready signal that never comes.
@@ -74,7 +77,16 @@ class _MotoServer(ThreadedMotoServer):
 
     def _server_entry(self) -> None:
         try:
-            super()._server_entry()
+            # The parent's body, with a handler that keeps connections alive (moto_keepalive).
+            self._server = make_server(
+                self._ip_address,
+                self._port,
+                DomainDispatcherApplication(create_backend_app),
+                True,
+                request_handler=moto_keepalive.KeepAliveRequestHandler,
+            )
+            self._server_ready_event.set()
+            self._server.serve_forever()
         except (OSError, SystemExit) as error:
             self.bind_error = (
                 error if isinstance(error, OSError) else OSError(errno.EADDRINUSE, "bind failed")
@@ -135,6 +147,7 @@ class EmbeddedAws:
         serialize_dynamodb_requests()
         iam_enforcement.install()
         store_put_bodies_verbatim()
+        moto_keepalive.install()
         if self._requested_port:
             _ensure_free(self._host, self._requested_port)
         server = _MotoServer(self._host, self._requested_port)

@@ -1,0 +1,95 @@
+"""Kept-alive connections to the embedded AWS, as AWS keeps them.
+
+botocore keeps its HTTPS connections to AWS open between calls. werkzeug's development server,
+which moto's server runs on, closes every connection after one answer ("Connection: close")
+and then waits up to 10 ms for stray request bytes to discard. So every AWS call of a local
+function paid a TCP connect, a new server thread and that wait: about 3 ms that no deployed
+function pays (a GetItem took 3.3 ms locally; a page of search results makes two such calls).
+
+This handler keeps an HTTP/1.1 connection open when the request body is delimited by its
+Content-Length: after the answer it reads exactly what is left of that body, so the next
+request line starts where it should. A chunked request body, an HTTP/1.0 client or a client's
+own `Connection: close` still close the connection, as before.
+"""
+
+from __future__ import annotations
+
+import selectors
+import socket
+import types
+from typing import IO, TYPE_CHECKING, Any, cast
+
+import werkzeug.serving
+from moto.moto_server.werkzeug_app import MotoRequestHandler
+from werkzeug.wsgi import LimitedStream
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import WSGIEnvironment
+
+IDLE_SECONDS = 60  # an idle kept-alive connection's server thread ends after this
+
+
+class _NothingPending:
+    """werkzeug's post-answer drain reads every byte the socket has within 10 ms: on a kept-alive
+    connection that is the client's next request, and its read(10 MB) then blocks until the
+    client closes. The handler below reads the rest of each body itself, so the drain finds
+    nothing pending here."""
+
+    def register(self, *_arguments: Any) -> None:
+        return None
+
+    def select(self, timeout: float | None = None) -> list[Any]:
+        return []
+
+    def close(self) -> None:
+        return None
+
+
+def install() -> None:
+    """Turns werkzeug's drain off (this process serves werkzeug only as the embedded AWS)."""
+    werkzeug.serving.selectors = types.SimpleNamespace(  # type: ignore[assignment,attr-defined]
+        DefaultSelector=_NothingPending, EVENT_READ=selectors.EVENT_READ
+    )
+
+
+class KeepAliveRequestHandler(MotoRequestHandler):
+    # HTTP/1.1 whatever werkzeug's server would pick: keep-alive is the point.
+    protocol_version = "HTTP/1.1"
+    timeout = IDLE_SECONDS
+    _body: LimitedStream | None = None
+
+    def setup(self) -> None:
+        super().setup()
+        # werkzeug writes an answer's head and body separately: on a kept-alive connection
+        # Nagle's algorithm would hold the body until the client's delayed ACK (40 ms).
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def make_environ(self) -> WSGIEnvironment:
+        environ = super().make_environ()
+        self._body = None
+        if not environ.get("wsgi.input_terminated"):  # not chunked: the length delimits it
+            try:
+                length = max(0, int(environ.get("CONTENT_LENGTH") or 0))
+            except ValueError:
+                return environ  # no body to delimit: the answer closes the connection
+            self._body = LimitedStream(cast(IO[bytes], self.rfile), length)
+            environ["wsgi.input"] = self._body
+        return environ
+
+    def send_header(self, keyword: str, value: str) -> None:
+        # werkzeug sends "Connection: close" on every answer; keep the connection instead
+        # when the request's body can be read to its end.
+        if (
+            keyword.lower() == "connection"
+            and value.lower() == "close"
+            and self._body is not None
+            and not self.close_connection  # the client asked to close (or spoke HTTP/1.0)
+        ):
+            return
+        super().send_header(keyword, value)
+
+    def run_wsgi(self) -> None:
+        super().run_wsgi()
+        if self._body is not None and not self.close_connection:
+            self._body.exhaust()  # what the service did not read of this body
+        self._body = None
