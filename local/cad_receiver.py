@@ -179,13 +179,15 @@ class CadReceiver:
 
             def _answer(self, status: int, document: Any) -> None:
                 payload = json.dumps(document).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
+                reason = self.responses.get(status, ("",))[0]
+                head = (
+                    f"{self.protocol_version} {status} {reason}\r\n"
+                    "Content-Type: application/json\r\n"
+                    f"Content-Length: {len(payload)}\r\n\r\n"
+                )
                 # Head and body in one write (one segment): the sender wakes once per answer,
                 # not once for the head and again for the body.
-                self._headers_buffer.append(b"\r\n" + payload)
-                self.flush_headers()
+                self.wfile.write(head.encode("latin-1") + payload)
 
             def log_message(self, format: str, *args: Any) -> None:
                 return  # one line per verdict is logged by record()

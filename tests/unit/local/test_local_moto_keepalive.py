@@ -45,7 +45,7 @@ def test_one_connection_serves_many_requests(moto_endpoint: str) -> None:
 
 def _answers(raw: socket.socket, count: int) -> list[bytes]:
     """Reads `count` answers delimited by their Content-Length from one socket."""
-    data, answers = b"", []
+    data, answers = b"", list[bytes]()
     while len(answers) < count:
         head_end = data.find(b"\r\n\r\n")
         if head_end >= 0:
