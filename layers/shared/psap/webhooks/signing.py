@@ -22,6 +22,7 @@ import hashlib
 import hmac
 from collections.abc import Sequence
 from enum import StrEnum
+from functools import lru_cache
 
 
 class SigningProfile(StrEnum):
@@ -37,6 +38,9 @@ DELIVERY_ID_HEADER = "X-SVC-Delivery-Id"
 TIMESTAMP_HEADER = "X-SVC-Timestamp"
 SIGNATURE_HEADER = "X-SVC-Signature"
 EVENT_TYPE_HEADER = "X-SVC-Event-Type"
+# Keys (and keyed HMAC states) kept per warm container: more than the secrets one dispatcher
+# signs with; a retired secret's key leaves as newer ones come in.
+_KEYS_KEPT = 64
 
 
 def presented_secret(raw: bytes, profile: SigningProfile) -> str:
@@ -46,6 +50,7 @@ def presented_secret(raw: bytes, profile: SigningProfile) -> str:
     return BASELINE_SECRET_PREFIX + base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 
+@lru_cache(maxsize=_KEYS_KEPT)
 def signing_key(raw: bytes, profile: SigningProfile) -> bytes:
     """The HMAC key: the decoded bytes for standard-webhooks, the shown string otherwise."""
     if profile is SigningProfile.STANDARD_WEBHOOKS:
@@ -53,16 +58,27 @@ def signing_key(raw: bytes, profile: SigningProfile) -> bytes:
     return presented_secret(raw, profile).encode("utf-8")
 
 
-def _hmac(key: bytes, message: bytes) -> bytes:
-    return hmac.new(key, message, hashlib.sha256).digest()
+@lru_cache(maxsize=_KEYS_KEPT)
+def _keyed_mac(key: bytes) -> hmac.HMAC:
+    """The HMAC state after the key, built once per key and copied for each delivery: making
+    it means fetching SHA-256 from OpenSSL and hashing two key blocks, which cost more than
+    the whole rest of signing (12 us of 20 per delivery, measured between real POSTs)."""
+    return hmac.new(key, digestmod=hashlib.sha256)
+
+
+def _hmac(key: bytes, *parts: bytes) -> bytes:
+    mac = _keyed_mac(key).copy()
+    for part in parts:
+        mac.update(part)
+    return mac.digest()
 
 
 def baseline_digest(key: bytes, timestamp: int, delivery_id: str, body: bytes) -> str:
-    return _hmac(key, f"{timestamp}.{delivery_id}.".encode() + body).hex()
+    return _hmac(key, f"{timestamp}.{delivery_id}.".encode(), body).hex()
 
 
 def standard_signature(key: bytes, timestamp: int, delivery_id: str, body: bytes) -> str:
-    digest = _hmac(key, f"{delivery_id}.{timestamp}.".encode() + body)
+    digest = _hmac(key, f"{delivery_id}.{timestamp}.".encode(), body)
     return "v1," + base64.b64encode(digest).decode("ascii")
 
 
