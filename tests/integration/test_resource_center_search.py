@@ -473,3 +473,18 @@ def old_format_artifact() -> bytes:
     header = json.dumps({"formatVersion": 1}).encode()
     np.savez(buffer, header=np.frombuffer(header, dtype=np.uint8))
     return buffer.getvalue()
+
+
+def test_a_store_failure_while_reading_the_page_statuses_answers_503(
+    call: Any, catalog_ids: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a warm search function (index loaded) whose license cache is off
+    monkeypatch.setenv("LICENSE_CACHE_SECONDS", "0")
+    status, _ = call({"q": "cardiac arrest"})
+    assert status == 200
+    # When the table its page reads go to is gone (those reads run beside the snippets)
+    dynamodb().delete_table(TableName=resource_center_table())
+    status, body = call({"q": "cardiac arrest"})
+    # Then the caller gets 503 ErrorInfo, not a 500 or a page without statuses
+    assert status == 503
+    assert set(body) == {"info", "reason"}
