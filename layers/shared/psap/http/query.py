@@ -185,7 +185,7 @@ def _cleaned_integer(text: str) -> str | None:
     if digits is None:
         return None
     point = digits.find(".")
-    if point >= 0 and digits[point + 1 :] and set(digits[point + 1 :]) == {"0"}:
+    if point >= 0 and set(digits[point + 1 :]) == {"0"}:
         digits = digits[:point]
     sign = "-" if negative else ""
     if not (digits.startswith("_") or digits.endswith("_") or "__" in digits) and "_" in digits:
