@@ -73,6 +73,7 @@ class IntegerRule:
 
     @property
     def list_problem(self) -> str:
+        """The answer to a repeated parameter (several values)."""
         return "Input should be a valid integer"
 
 
@@ -115,6 +116,7 @@ class ChoiceRule[E: StrEnum]:
 
     @property
     def list_problem(self) -> str:
+        """The answer to a repeated parameter, and to a value that is not a choice."""
         quoted = [repr(choice.value) for choice in self.choices]
         listed = f"{', '.join(quoted[:-1])} or {quoted[-1]}" if len(quoted) > 1 else quoted[0]
         return f"Input should be {listed}"
