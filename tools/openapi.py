@@ -152,13 +152,19 @@ def _lambda_like_environment() -> None:
 
 
 def api_resolvers() -> list[tuple[str, APIGatewayRestResolver]]:
-    """(function, resolver `app`) of every function under functions/, loaded as Lambda would."""
+    """(function, resolver `app`) of every function under functions/, loaded as Lambda would.
+
+    A function on the light GET path (docs/design.md) serves its route without validation,
+    hence without the models: its contract.py declares the same route on a validating
+    resolver, and that declaration is the one documented."""
     resolvers = []
     for source in sorted((ROOT / "functions").glob("*/app.py")):
-        name = f"psap_function_{source.parent.name}"
-        spec = importlib.util.spec_from_file_location(name, source)
+        contract = source.with_name("contract.py")
+        declaration = contract if contract.exists() else source
+        name = f"psap_function_{source.parent.name}_{declaration.stem}"
+        spec = importlib.util.spec_from_file_location(name, declaration)
         if spec is None or spec.loader is None:
-            raise SystemExit(f"cannot load {source}")
+            raise SystemExit(f"cannot load {declaration}")
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)
@@ -255,7 +261,7 @@ def _exact_integer_bounds(schema: Any) -> None:
 
 def _with_text_policy(node: Any) -> None:
     """The text policy as a pattern on every string a client sends that has none (enums and
-    formats are narrower already); free text carries its own pattern (psap.text.FreeText)."""
+    formats are narrower already); free text carries its own pattern (psap.models.FreeText)."""
     stack = [node]
     while stack:
         current = stack.pop()

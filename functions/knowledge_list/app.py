@@ -1,42 +1,30 @@
-"""GET /api/v1/external/knowledge: the tenant's API-managed knowledge entries, by id."""
+"""GET /api/v1/external/knowledge: the tenant's API-managed knowledge entries, by id.
 
-from typing import Annotated
+The light GET path (docs/design.md): nothing on this function's cold start imports pydantic.
+The query is read by the rules of psap.http.knowledge_list (the same 400 answers as
+validation), and the page is built as plain JSON (psap.knowledge.listing). contract.py
+declares the same route, with its response model, for the OpenAPI document.
+"""
 
-from aws_lambda_powertools.event_handler.openapi.params import Query
+from psap.http.knowledge_list import KNOWLEDGE_TYPE, PAGE, PARAMETERS, PATH, PROVIDER, SIZE
+from psap.http.query import read_query
+from psap.http.resolver import create_light_resolver, current_principal, lambda_handler
+from psap.knowledge.listing import KnowledgePage, list_knowledge
 
-from psap.http.resolver import create_resolver, current_principal, lambda_handler
-from psap.knowledge.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, list_knowledge
-from psap.knowledge.models import ExternalKnowledgePageDto, KnowledgeType
-from psap.models import INT32_MAX
-
-app = create_resolver()
+app = create_light_resolver()
 
 
-@app.get(
-    "/api/v1/external/knowledge",
-    summary="List knowledge entries",
-    description=(
-        "Lists the tenant's API-managed entries (source API_IMPORT, not deleted), sorted by "
-        "id, summaries only. Filters match exactly; omit one for no filtering on it. "
-        f"A size above {MAX_PAGE_SIZE} is silently reduced to {MAX_PAGE_SIZE}; the response's "
-        "size carries the effective value. A page past the end returns no items and the true "
-        "totals. Deep pages cost a walk over small keys-only listing pointers."
-    ),
-    operation_id="listKnowledge",
-    tags=["Knowledge"],
-)
-def list_entries(
-    page: Annotated[int, Query(ge=0, le=INT32_MAX, description="0-based page number")] = 0,
-    size: Annotated[
-        int, Query(ge=1, le=INT32_MAX, description=f"Page size, capped at {MAX_PAGE_SIZE}")
-    ] = DEFAULT_PAGE_SIZE,
-    provider: Annotated[str | None, Query(description="Exact-match provider filter")] = None,
-    knowledge_type: Annotated[
-        KnowledgeType | None, Query(alias="knowledgeType", description="Exact-match type filter")
-    ] = None,
-) -> ExternalKnowledgePageDto:
+@app.get(PATH)
+def list_entries() -> KnowledgePage:
+    query = read_query(app.current_event.raw_event, PARAMETERS)
     principal = current_principal(app)
-    return list_knowledge(principal.tenant_id, page, size, provider, knowledge_type)
+    return list_knowledge(
+        principal.tenant_id,
+        PAGE.value(query),
+        SIZE.value(query),
+        PROVIDER.value(query),
+        KNOWLEDGE_TYPE.value(query),
+    )
 
 
 handler = lambda_handler(app)

@@ -1,8 +1,10 @@
 """GET /api/v1/external/knowledge through its Lambda handler, on moto tables built from
 template.yaml. Test names follow the spec's "List knowledge entries" rules."""
 
+import importlib.util
 import json
 from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -14,6 +16,7 @@ from psap.knowledge.models import KnowledgeSource, KnowledgeType
 from psap.knowledge.store import NewEntry, bulk_load_entries, create_entry, delete_entry
 from psap.storage.dynamodb import dynamodb
 
+ROOT = Path(__file__).resolve().parents[2]
 TENANT = 7
 OTHER_TENANT = 8
 G, IC, P = KnowledgeType.GUIDE_CARD, KnowledgeType.INSTRUCTION_CARD, KnowledgeType.POLICY
@@ -306,3 +309,57 @@ def test_bulk_loaded_entries_are_stored_exactly_like_created_ones(aws: None) -> 
     }
     assert mine == theirs
     assert len(mine) == 1 + 4 + 4  # entry, four pointers, four counters
+
+
+@pytest.fixture
+def contract_handler(aws: None) -> Any:
+    """The same route declared on a validating resolver with its response model
+    (functions/knowledge_list/contract.py, what the OpenAPI document documents)."""
+    source = ROOT / "functions" / "knowledge_list" / "contract.py"
+    spec = importlib.util.spec_from_file_location("psap_test_contract_knowledge_list", source)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.handler
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        {},
+        {"page": "0", "size": "1"},
+        {"page": "1", "size": "1"},
+        {"page": "00001", "size": " 2 "},
+        {"size": "5000"},
+        {"page": "9", "size": "2"},
+        {"provider": "Zürich 911"},
+        {"knowledgeType": "POLICY", "provider": "APCO"},
+        {"page": "-1"},
+        {"size": "1.5", "knowledgeType": "FLOWCHART", "page": "first"},
+        {"size": str(2**31)},
+        {"provider": "NENA\u0000"},
+    ],
+)
+def test_the_light_function_answers_byte_for_byte_as_its_validating_contract(
+    list_handler: Any,
+    contract_handler: Any,
+    load_event: Any,
+    lambda_context: Any,
+    query: dict[str, str],
+) -> None:
+    # Given entries with text beyond ASCII, a published version and no description
+    add(TENANT, "Chest Pain — adult", provider="Zürich 911", description="Übung\nzwei")
+    add(TENANT, "Radio", provider="APCO", kind=P, external_id="p-1")
+    add(TENANT, "Card", provider="NENA")
+    # When the light function and its validating contract answer the same request
+    answers = []
+    for handler in (list_handler, contract_handler):
+        event = load_event("knowledge_list")
+        event["queryStringParameters"] = query or None
+        event["multiValueQueryStringParameters"] = {k: [v] for k, v in query.items()} or None
+        event["requestContext"]["authorizer"]["tenantId"] = str(TENANT)
+        answers.append(handler(event, lambda_context))
+    light, validated = answers
+    # Then status, headers and body are the same, byte for byte
+    assert light == validated
+    assert (light["statusCode"] != 200) or json.loads(light["body"])["totalItems"] > 0

@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from psap.errors import InvalidParameter
-from psap.paging import PageRequest, SortOrder, SpringPage, parse_sort
+from psap.paging import PageRequest, SortOrder, parse_sort
 from psap.qa.periods import Cover, counted, covering
+from psap.spring_page import SpringPage
 from psap.storage.documents import decode_document, encode_document, join, split, with_tenant
 from psap.storage.listing import KeyRange
 from psap.storage.ordering import SourceOrder

@@ -20,3 +20,7 @@ MAX_UPLOAD_BODY_BYTES = MAX_SRT_BYTES * 4 // 3 + 64 * 1024
 INCIDENT_UPLOAD_SYNC_MAX_ROWS = 500  # applied within the request (about 1 500 DynamoDB calls)
 INCIDENT_UPLOAD_INLINE_MAX_BYTES = 5_242_880  # larger is 413: API Gateway and Lambda limits
 INCIDENT_UPLOAD_FILE_MAX_BYTES = 104_857_600  # the presigned path (about 500 000 rows)
+
+# Integer bounds of the specification's formats, enforced on every path and query integer.
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1

@@ -10,6 +10,7 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    Field,
     PlainSerializer,
     ValidationInfo,
     WithJsonSchema,
@@ -18,7 +19,11 @@ from pydantic import (
 from pydantic.alias_generators import to_camel
 
 from psap.clock import format_timestamp
-from psap.text import FREE_TEXT, check_line
+
+# Re-exported: the function modules have always found the formats' bounds here.
+from psap.limits import INT32_MAX as INT32_MAX  # noqa: PLC0414
+from psap.limits import INT64_MAX as INT64_MAX  # noqa: PLC0414
+from psap.text import FREE_TEXT, FREE_TEXT_PATTERN, check_free_text, check_line
 
 _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _ISO_DATE_TIME = re.compile(
@@ -134,6 +139,10 @@ class RequestModel(BaseModel):
         return value
 
 
-# Integer bounds of the specification's formats, enforced on every path and query integer.
-INT32_MAX = 2**31 - 1
-INT64_MAX = 2**63 - 1
+# A free-text string (tab and newlines allowed), with its pattern in the OpenAPI document.
+FreeText = Annotated[
+    str,
+    AfterValidator(check_free_text),
+    FREE_TEXT,
+    Field(json_schema_extra={"pattern": FREE_TEXT_PATTERN}),
+]

@@ -15,9 +15,7 @@ functions; a refusal names the field (a JSON path such as `questionList[0].quest
 import json
 import re
 from collections.abc import Iterator
-from typing import Annotated, Any, Final
-
-from pydantic import AfterValidator, Field
+from typing import Any, Final
 
 MAX_JSON_DEPTH: Final = 64
 FREE_TEXT_CONTROLS: Final = frozenset("\t\n\r")
@@ -82,7 +80,7 @@ def check_free_text(value: str) -> str:
 
 
 class _FreeTextMarker:
-    """Marks a str annotation as free text (see psap.models.RequestModel)."""
+    """Marks a str annotation as free text (psap.models.FreeText, RequestModel)."""
 
     def __repr__(self) -> str:
         return "FREE_TEXT"
@@ -92,12 +90,6 @@ FREE_TEXT: Final = _FreeTextMarker()
 # The policy as JSON Schema patterns, for the OpenAPI document (tools/openapi.py).
 SINGLE_LINE_PATTERN: Final = "^[^\\u0000-\\u001F\\u007F-\\u009F]*$"
 FREE_TEXT_PATTERN: Final = "^[^\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F]*$"
-FreeText = Annotated[
-    str,
-    AfterValidator(check_free_text),
-    FREE_TEXT,
-    Field(json_schema_extra={"pattern": FREE_TEXT_PATTERN}),
-]
 
 
 def _strings(document: Any) -> Iterator[tuple[str, str, str]]:

@@ -6,14 +6,17 @@ in the request's audit record. A Lambda environment serves one request at a time
 module-level list is the request's own; the entrypoint clears it before every request.
 """
 
+from dataclasses import dataclass
 from typing import Literal
-
-from psap.models import WireModel
 
 type ChangeAction = Literal["CREATED", "UPDATED", "UNCHANGED", "DELETED", "ACCEPTED", "STARTED"]
 
 
-class Change(WireModel):
+@dataclass(frozen=True)
+class Change:
+    """A plain dataclass: every request path takes them, the light ones included (no pydantic);
+    AuditRecord validates and dumps it as the object {resource, id, action, version}."""
+
     resource: str  # "knowledge", "incident", "media", "auditExport", ...
     id: str
     action: ChangeAction

@@ -3,7 +3,7 @@
 A function's app.py declares its routes on `create_resolver()` and exposes
 `handler = lambda_handler(app)`. The entrypoint binds tenant and request ids to the logs,
 checks the operation's permission (psap.http.operations), then lets Powertools route,
-validate and serialize. Every call of a tenant leaves one audit line (psap.audit.recording).
+validate and serialize. Every call of a tenant leaves one audit line (psap.audit.lines).
 """
 
 from collections.abc import Callable
@@ -15,7 +15,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from psap.audit.changes import take_changes
-from psap.audit.recording import audit_record, emit
+from psap.audit.lines import audit_record, emit
 from psap.clock import utc_now
 from psap.errors import DomainError, InvalidParameter, NotAuthenticated
 from psap.http.body import decode_body
@@ -31,6 +31,15 @@ type LambdaHandler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 
 def create_resolver() -> APIGatewayRestResolver:
     app = APIGatewayRestResolver(enable_validation=True)
+    install_error_handlers(app)
+    return app
+
+
+def create_light_resolver() -> APIGatewayRestResolver:
+    """A resolver without Powertools' OpenAPI validation, which imports pydantic: its routes
+    read their query with psap.http.query and answer plain JSON (docs/design.md, "The light
+    GET path"). Everything else of the entrypoint is the same."""
+    app = APIGatewayRestResolver()
     install_error_handlers(app)
     return app
 

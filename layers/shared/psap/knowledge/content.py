@@ -22,9 +22,8 @@ from typing import Annotated
 from pydantic import ConfigDict, Field, StrictBool, StringConstraints
 
 from psap.knowledge.models import ExternalKnowledgeDto, KnowledgeType
+from psap.models import FreeText, Timestamp, WireModel
 from psap.models import RequestModel as BaseRequestModel
-from psap.models import Timestamp, WireModel
-from psap.text import FreeText
 
 
 class Section(StrEnum):

@@ -1,25 +1,12 @@
-"""Knowledge shapes of the spec (ExternalKnowledgeDto, ExternalKnowledgePageDto)."""
-
-from enum import StrEnum
+"""Knowledge shapes of the spec (ExternalKnowledgeDto, ExternalKnowledgePageDto): the contract
+of the OpenAPI document; psap.knowledge.listing builds the same JSON without pydantic."""
 
 from pydantic import Field
 
+# Re-exported: the enumerations' long-standing home (their own module is pydantic-free).
+from psap.knowledge.kinds import KnowledgeSource as KnowledgeSource  # noqa: PLC0414
+from psap.knowledge.kinds import KnowledgeType as KnowledgeType  # noqa: PLC0414
 from psap.models import Timestamp, WireModel
-
-
-class KnowledgeType(StrEnum):
-    GUIDE_CARD = "GUIDE_CARD"
-    INSTRUCTION_CARD = "INSTRUCTION_CARD"
-    POLICY = "POLICY"
-    MEMO_BRIEFING = "MEMO_BRIEFING"
-    TRAINING = "TRAINING"
-    GENERAL_KNOWLEDGE = "GENERAL_KNOWLEDGE"
-    NON_EMERGENCY_LINE_ABILITY = "NON_EMERGENCY_LINE_ABILITY"
-
-
-class KnowledgeSource(StrEnum):
-    API_IMPORT = "API_IMPORT"  # loaded through this interface: the only source listed
-    SERVICE = "SERVICE"  # created or adopted inside the service
 
 
 class ExternalKnowledgeDto(WireModel):

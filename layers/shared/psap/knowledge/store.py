@@ -23,18 +23,21 @@ import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from psap.clock import format_timestamp
 from psap.errors import Conflict, StoreUnavailable
-from psap.knowledge.models import ExternalKnowledgeDto, KnowledgeSource, KnowledgeType
+from psap.knowledge.kinds import KnowledgeSource, KnowledgeType
 from psap.paging import PageRequest
 from psap.storage.attributes import from_item, marshal, to_item
 from psap.storage.dynamodb import batch_get, batch_put, dynamodb, transact_write
 from psap.storage.s3 import get_object, put_object
+
+if TYPE_CHECKING:
+    from psap.knowledge.models import ExternalKnowledgeDto
 
 _COUNTER_SK = "#COUNT"  # sorts before every zero-padded id
 _FIRST_POINTER_SK = "0"
@@ -182,7 +185,7 @@ def create_entry(
     *,
     knowledge_id: int | None = None,
     extra_attributes: Mapping[str, Any] | None = None,
-) -> ExternalKnowledgeDto:
+) -> "ExternalKnowledgeDto":
     """Creates an entry with its listing pointers and counters in one transaction.
 
     `extra_writes` lets the caller add its own items (a first version) to the same
@@ -238,7 +241,10 @@ def create_entry(
     return summary_from_item(attributes)
 
 
-def summary_from_item(item: dict[str, Any]) -> ExternalKnowledgeDto:
+def summary_from_item(item: dict[str, Any]) -> "ExternalKnowledgeDto":
+    # Imported here: the light list imports this module and must not load pydantic.
+    from psap.knowledge.models import ExternalKnowledgeDto  # noqa: PLC0415
+
     return ExternalKnowledgeDto.model_validate(
         {
             "id": item["id"],
@@ -308,8 +314,21 @@ def list_entries(
     provider: str | None,
     knowledge_type: KnowledgeType | None,
     page: PageRequest,
-) -> tuple[list[ExternalKnowledgeDto], int]:
+) -> tuple[list["ExternalKnowledgeDto"], int]:
     """One page of listed entries sorted by id, and the total for the filters."""
+    items, total = list_entry_items(table, tenant_id, provider, knowledge_type, page)
+    return [summary_from_item(item) for item in items], total
+
+
+def list_entry_items(
+    table: str,
+    tenant_id: int,
+    provider: str | None,
+    knowledge_type: KnowledgeType | None,
+    page: PageRequest,
+) -> tuple[list[dict[str, Any]], int]:
+    """list_entries with the summary attributes as read: the light list (psap.knowledge.listing)
+    makes them JSON without pydantic."""
     scope = listing_scope(provider, knowledge_type)
     total = count_listed(table, tenant_id, scope)
     if page.offset >= total:
@@ -330,7 +349,7 @@ def list_entries(
     by_id = {int(item["id"]): item for item in items}
     # An entry deleted between the pointer read and the batch read is left out.
     summaries = [
-        summary_from_item(by_id[knowledge_id])
+        by_id[knowledge_id]
         for knowledge_id in ids
         if knowledge_id in by_id and not by_id[knowledge_id].get("deleted")
     ]

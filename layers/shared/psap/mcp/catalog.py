@@ -130,13 +130,17 @@ def _card(principal: Principal, arguments: Any) -> Any:
 
 def _knowledge(principal: Principal, arguments: Any) -> Any:
     from psap.knowledge.listing import list_knowledge
+    from psap.knowledge.models import ExternalKnowledgePageDto
 
-    return list_knowledge(
-        principal.tenant_id,
-        arguments.page,
-        arguments.size,
-        arguments.provider,
-        arguments.knowledge_type,
+    # The light listing answers plain JSON dicts; the tool's output is the model.
+    return ExternalKnowledgePageDto.model_validate(
+        list_knowledge(
+            principal.tenant_id,
+            arguments.page,
+            arguments.size,
+            arguments.provider,
+            arguments.knowledge_type,
+        )
     )
 
 

@@ -10,7 +10,7 @@ from enum import StrEnum
 from pydantic import Field
 
 from psap.models import Number, Timestamp, WireModel
-from psap.paging import SpringPage
+from psap.spring_page import SpringPage
 from psap.training.models import PhaseEnrollmentSummary
 
 

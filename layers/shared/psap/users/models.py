@@ -6,7 +6,7 @@ Absent values are null.
 from pydantic import Field
 
 from psap.models import Timestamp, WireModel
-from psap.paging import SpringPage
+from psap.spring_page import SpringPage
 
 
 class User(WireModel):

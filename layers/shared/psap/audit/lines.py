@@ -1,0 +1,86 @@
+"""The audit line of one API call, built and written without pydantic.
+
+The shared entrypoint (psap.http.resolver) and the MCP endpoint call `emit` once per request
+that has a tenant, after the route answered. Nothing is written to a store on the request
+path: the line goes to the function's log (stdout), and the log group's subscription filter
+(template.yaml, `{ $.auditVersion = 1 }`) hands the lines to the audit writer function,
+which appends them to the audit table. Printing costs microseconds; a DynamoDB write would
+cost a round trip on every read.
+
+A line holds ids, never payloads or tokens: the credential id (not the secret), the path
+parameters, and for writes the ids and versions the operation noted (psap.audit.changes).
+Its JSON is exactly AuditRecord's (psap.audit.recording, the contract the writer validates);
+it is built as a plain dict so that light functions import no pydantic (a unit test holds the
+two together).
+"""
+
+import json
+import sys
+from collections.abc import Mapping
+from dataclasses import asdict
+from datetime import datetime
+from typing import Any, Final
+
+from psap.audit.changes import Change
+from psap.clock import format_timestamp
+
+AUDIT_VERSION: Final = 1
+# User agents are client-chosen text: bounded, so a record stays small.
+_MAX_AGENT_CHARS: Final = 256
+
+
+def audit_record(
+    event: Mapping[str, Any],
+    *,
+    tenant_id: int,
+    credential_id: str,
+    principal: str,
+    credential_kind: str,
+    operation: str,
+    status: int,
+    started: datetime,
+    finished: datetime,
+    changes: list[Change],
+) -> dict[str, Any]:
+    """The record as its JSON object, keys in AuditRecord's field order."""
+    request_context: Mapping[str, Any] = event.get("requestContext") or {}
+    identity: Mapping[str, Any] = request_context.get("identity") or {}
+    agent = identity.get("userAgent") or _header(event, "user-agent")
+    source_ip = identity.get("sourceIp")
+    return {
+        "auditVersion": AUDIT_VERSION,
+        "time": format_timestamp(started),
+        "tenantId": tenant_id,
+        "credentialId": credential_id,
+        "principal": principal,
+        "credentialKind": credential_kind,
+        "operation": operation,
+        "method": str(event.get("httpMethod", "")),
+        "path": str(event.get("path", "")),
+        "resourceIds": {
+            str(name): str(value) for name, value in (event.get("pathParameters") or {}).items()
+        },
+        "status": status,
+        "requestId": str(request_context.get("requestId") or ""),
+        "sourceIp": None if source_ip is None else str(source_ip),
+        "userAgent": str(agent)[:_MAX_AGENT_CHARS] if agent else None,
+        "changes": [asdict(change) for change in changes],
+        "durationMs": max(0, int((finished - started).total_seconds() * 1000)),
+    }
+
+
+def audit_text(entry: Mapping[str, Any]) -> str:
+    return json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+
+
+def emit(entry: Mapping[str, Any]) -> None:
+    """One line on stdout, written whole (Lambda sends each stdout line as one log event)."""
+    sys.stdout.write(audit_text(entry) + "\n")
+    sys.stdout.flush()
+
+
+def _header(event: Mapping[str, Any], name: str) -> str | None:
+    for key, value in (event.get("headers") or {}).items():
+        if str(key).lower() == name:
+            return str(value)
+    return None
