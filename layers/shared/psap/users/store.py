@@ -22,12 +22,9 @@ from itertools import combinations
 from typing import Any
 from urllib.parse import quote
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from psap.errors import StoreUnavailable
 from psap.paging import PageRequest
-from psap.storage.attributes import from_item, to_item
-from psap.storage.dynamodb import batch_get, dynamodb, transact_write
+from psap.storage.attributes import to_item
+from psap.storage.dynamodb import batch_get, read_item, transact_write
 from psap.storage.listing import (
     Counter,
     Key,
@@ -41,6 +38,7 @@ from psap.storage.listing import (
     pointer_changes,
     read_counter,
 )
+from psap.storage.optimistic import optimistic_write, revised_put, revision_of
 from psap.storage.ordering import UpsertOutcome
 from psap.users.models import User
 
@@ -49,7 +47,6 @@ _COUNTER_SK = "#COUNT"
 _POINTER_PREFIX = "P#"
 _SEPARATOR = "\x1f"  # below every printable character: "Smith" sorts before "Smith Jr"
 _ALL_POINTERS = KeyRange(_POINTER_PREFIX, _POINTER_PREFIX + "\U0010ffff")
-_ATTEMPTS = 5
 
 
 class UserSortField(StrEnum):
@@ -164,14 +161,7 @@ def write_plan(tenant_id: int, old: User | None, new: User) -> WritePlan:
 
 
 def read_user_item(table: str, tenant_id: int, user_id: int) -> dict[str, Any] | None:
-    try:
-        answer = dynamodb().get_item(
-            TableName=table, Key=user_key(tenant_id, user_id), ConsistentRead=True
-        )
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"user: {error}") from error
-    raw = answer.get("Item")
-    return from_item(raw) if raw else None
+    return read_item(table, user_key(tenant_id, user_id), "user")
 
 
 def get_users(table: str, tenant_id: int, user_ids: Sequence[int]) -> dict[int, User]:
@@ -185,31 +175,19 @@ def get_users(table: str, tenant_id: int, user_ids: Sequence[int]) -> dict[int, 
     return {user.id: user for user in users}
 
 
-class _Changed(Exception):
-    pass
-
-
 def put_user(table: str, tenant_id: int, user: User) -> UpsertOutcome:
     """Creates or replaces the user with this id (imports), with its pointers and counters,
     in one transaction conditional on the revision read: never a partial write."""
     new = _stored_form(tenant_id, user)
-    for _ in range(_ATTEMPTS):
+
+    def attempt() -> UpsertOutcome:
         old_item = read_user_item(table, tenant_id, new.id)
         old = user_from_item(old_item) if old_item else None
-        revision = int(old_item["rev"]) if old_item else 0
-        put: dict[str, Any] = {"TableName": table, "Item": _item(tenant_id, new, revision + 1)}
-        if old_item is None:
-            put["ConditionExpression"] = "attribute_not_exists(pk)"
-        else:
-            put["ConditionExpression"] = "rev = :seen"
-            put["ExpressionAttributeValues"] = {":seen": {"N": str(revision)}}
-        writes = [{"Put": put}, *write_plan(tenant_id, old, new).transaction_items(table)]
-        try:
-            transact_write(writes, on_cancel=lambda codes: _Changed())
-        except _Changed:
-            continue
+        put = revised_put(table, _item(tenant_id, new, revision_of(old_item) + 1), old_item)
+        transact_write([{"Put": put}, *write_plan(tenant_id, old, new).transaction_items(table)])
         return UpsertOutcome.CREATED if old is None else UpsertOutcome.UPDATED
-    raise StoreUnavailable(f"user {user.id}: too many concurrent writers, retry later")
+
+    return optimistic_write(f"user {user.id}", attempt)
 
 
 def bulk_load_users(table: str, tenant_id: int, users: Sequence[User]) -> None:
