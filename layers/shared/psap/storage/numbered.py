@@ -210,7 +210,7 @@ def _update_document(
     created_at: datetime | None,
     order_key: str | None,
     stamp: str,
-) -> UpsertOutcome | None:
+) -> UpsertOutcome:
     """UPDATED or STALE; ConditionFailed when the record vanished under the number (read
     again)."""
     names = {"#doc": "doc", "#num": "number"}
