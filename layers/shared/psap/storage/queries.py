@@ -37,3 +37,13 @@ def query_pages(request: Mapping[str, Any], what: str) -> Iterator[list[RawItem]
 def query_all(request: Mapping[str, Any], what: str) -> list[Item]:
     """Every item of the Query, unmarshalled."""
     return [from_item(raw) for page in query_pages(request, what) for raw in page]
+
+
+def partition_request(table: str, pk: Mapping[str, Any] | str) -> dict[str, Any]:
+    """A strongly consistent Query of a whole partition (`pk` as a string or a value)."""
+    return {
+        "TableName": table,
+        "KeyConditionExpression": "pk = :pk",
+        "ExpressionAttributeValues": {":pk": {"S": pk} if isinstance(pk, str) else dict(pk)},
+        "ConsistentRead": True,
+    }

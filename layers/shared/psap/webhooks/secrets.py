@@ -19,11 +19,10 @@ from typing import TYPE_CHECKING, cast
 
 import botocore.session
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
 
 from psap.clock import format_timestamp, parse_timestamp
 from psap.config import required_env
-from psap.errors import StoreUnavailable
+from psap.storage.aws import translated
 
 if TYPE_CHECKING:
     from mypy_boto3_secretsmanager import SecretsManagerClient
@@ -151,22 +150,19 @@ def secrets_manager() -> "SecretsManagerClient":
 
 
 def create_secret(name: str, value: ConnectorSecrets, tenant_id: int) -> None:
-    try:
+    with translated("connector secret could not be created", codes_only=True):
         secrets_manager().create_secret(
             Name=name,
             SecretString=value.to_json(),
             Description="Signing secrets and bearer credential of a CAD webhook connector",
             Tags=[{"Key": "psap:tenant", "Value": str(tenant_id)}],
         )
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"connector secret could not be created: {_code(error)}") from error
 
 
 def write_secret(name: str, value: ConnectorSecrets) -> None:
-    try:
+    # Error codes only in messages: a message could echo a parameter, which holds secrets.
+    with translated("connector secret could not be written", codes_only=True):
         secrets_manager().put_secret_value(SecretId=name, SecretString=value.to_json())
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"connector secret could not be written: {_code(error)}") from error
     _forget(name)
 
 
@@ -176,10 +172,8 @@ def read_secret(name: str, *, fresh: bool = False) -> ConnectorSecrets:
         cached = _cache.get(name)
     if cached is not None and not fresh and now - cached[0] < _CACHE_SECONDS:
         return cached[1]
-    try:
+    with translated("connector secret could not be read", codes_only=True):
         answer = secrets_manager().get_secret_value(SecretId=name)
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"connector secret could not be read: {_code(error)}") from error
     value = ConnectorSecrets.from_json(answer["SecretString"])
     with _cache_lock:
         _cache[name] = (now, value)
@@ -194,13 +188,6 @@ def _forget(name: str) -> None:
 def forget_all() -> None:
     with _cache_lock:
         _cache.clear()
-
-
-def _code(error: Exception) -> str:
-    # Error codes only: a message could echo a request parameter, and this one holds secrets.
-    if isinstance(error, ClientError):
-        return str(error.response.get("Error", {}).get("Code", "error"))
-    return type(error).__name__
 
 
 _cache: dict[str, tuple[float, ConnectorSecrets]] = {}
