@@ -36,6 +36,7 @@ from psap.webhooks.connectors import (
     DEFAULT_OVERLAP,
     ConnectorWithSecret,
     create_connector,
+    rotate_secret,
     update_connector,
 )
 from psap.webhooks.deliveries import recover, replay
@@ -158,7 +159,7 @@ def connector_rotate(arguments: argparse.Namespace) -> None:
     now = utc_now()
     lead = timedelta(hours=arguments.activate_in_hours)
     overlap = timedelta(hours=arguments.overlap_hours)
-    rotated = administration.rotate(
+    rotated = rotate_secret(
         cad_table(), arguments.tenant, arguments.connector, overlap, now, lead=lead
     )
     activation = now + lead

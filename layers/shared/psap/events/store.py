@@ -123,32 +123,24 @@ def _read_partition(
 
 
 def import_event(table: str, tenant_id: int, event: Event, now: datetime) -> UpsertOutcome:
-    return numbered.put_by_id(
-        table,
-        EVENTS,
-        tenant_id,
-        _imported_id(event),
-        _number(event),
-        _document(event),
-        event.created_at,
-        _link(event),
-        now,
-    )
+    return numbered.put_by_id(table, EVENTS, tenant_id, _imported(event), now)
 
 
 def bulk_load_events(table: str, tenant_id: int, events: list[Event], now: datetime) -> None:
     """NEW events with their ids, fast (demo data, benchmarks): see numbered.bulk_load."""
-    records = [
-        NewRecord(
-            id=_imported_id(event),
-            number=_number(event),
-            document=_document(event),
-            created_at=event.created_at,
-            link=_link(event),
-        )
-        for event in events
-    ]
+    records = [_imported(event) for event in events]
     numbered.bulk_load(table, EVENTS, tenant_id, records, now)
+
+
+def _imported(event: Event) -> NewRecord:
+    """The record of an imported event, under the platform's id."""
+    return NewRecord(
+        id=_imported_id(event),
+        number=_number(event),
+        document=_document(event),
+        created_at=event.created_at,
+        link=_link(event),
+    )
 
 
 def _imported_id(event: Event) -> int:

@@ -13,7 +13,7 @@ the record the winner created. Updates carry a SourceOrder and are conditional o
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote
@@ -192,10 +192,10 @@ def upsert_by_number(
             # or an imported record holds this id (the next round draws a new one).
             transact_write(_creation(table, kind, tenant_id, number, item))
             return UpsertResult(record_id, UpsertOutcome.CREATED)
-        outcome = _update_document(
-            table, kind, tenant_id, existing, number, document, created_at, order_key, stamp
+        update = NewRecord(existing, number, document, created_at, None)
+        return UpsertResult(
+            existing, _update_document(table, kind, tenant_id, update, order_key, stamp)
         )
-        return UpsertResult(existing, outcome)
 
     return optimistic_write(f"{kind.name} {number}", attempt)
 
@@ -204,24 +204,21 @@ def _update_document(
     table: str,
     kind: RecordKind,
     tenant_id: int,
-    record_id: int,
-    number: str,
-    document: dict[str, Any],
-    created_at: datetime | None,
+    update: NewRecord,
     order_key: str | None,
     stamp: str,
 ) -> UpsertOutcome:
     """UPDATED or STALE; ConditionFailed when the record vanished under the number (read
-    again)."""
+    again). The update's link is not written (links change through link_write)."""
     names = {"#doc": "doc", "#num": "number"}
     values: dict[str, Any] = {
-        ":doc": {"B": encode_document(document)},
-        ":num": {"S": number},
+        ":doc": {"B": encode_document(update.document)},
+        ":num": {"S": update.number},
         ":now": {"S": stamp},
     }
     assignments = ["#doc = :doc", "#num = :num", "updatedAt = :now"]
-    if created_at is not None:
-        values[":created"] = {"S": format_timestamp(created_at)}
+    if update.created_at is not None:
+        values[":created"] = {"S": format_timestamp(update.created_at)}
         assignments.append("createdAt = :created")
     condition = "attribute_exists(pk)"
     if order_key is not None:
@@ -232,14 +229,14 @@ def _update_document(
         with translated(f"{kind.name} update"):
             dynamodb().update_item(
                 TableName=table,
-                Key=record_key(kind, tenant_id, record_id),
+                Key=record_key(kind, tenant_id, update.id),
                 UpdateExpression="SET " + ", ".join(assignments),
                 ConditionExpression=condition,
                 ExpressionAttributeNames=names,
                 ExpressionAttributeValues=values,
             )
     except ConditionFailed:
-        if read(table, kind, tenant_id, record_id) is None:
+        if read(table, kind, tenant_id, update.id) is None:
             raise
         return UpsertOutcome.STALE
     return UpsertOutcome.UPDATED
@@ -269,20 +266,13 @@ def read_by_numbers(
 
 
 def create_with_number(
-    table: str,
-    kind: RecordKind,
-    tenant_id: int,
-    record_id: int,
-    number: str,
-    document: dict[str, Any],
-    now: datetime,
+    table: str, kind: RecordKind, tenant_id: int, record: NewRecord, now: datetime
 ) -> bool:
     """Creates a record under an id reserved by the caller, without a source order. False
     when the number (or the id) was taken meanwhile: nothing is written then."""
-    stamp = format_timestamp(now)
-    item = _record_item(kind, tenant_id, NewRecord(record_id, number, document, None, None), stamp)
+    item = _record_item(kind, tenant_id, record, format_timestamp(now))
     try:
-        transact_write(_creation(table, kind, tenant_id, number, item))
+        transact_write(_creation(table, kind, tenant_id, record.number, item))
     except TransactionCancelled:
         return False
     return True
@@ -319,15 +309,7 @@ def replace_document_if_unchanged(
 
 
 def put_by_id(
-    table: str,
-    kind: RecordKind,
-    tenant_id: int,
-    record_id: int,
-    number: str,
-    document: dict[str, Any],
-    created_at: datetime | None,
-    link: Link | None,
-    now: datetime,
+    table: str, kind: RecordKind, tenant_id: int, record: NewRecord, now: datetime
 ) -> UpsertOutcome:
     """Writes the record under an id the caller chose (imports keep the platform's ids).
 
@@ -335,14 +317,15 @@ def put_by_id(
     of the tenant (Conflict). A record given without a link keeps its stored link; the
     stored source order is kept, so the connector's ordering guard keeps working."""
     stamp = format_timestamp(now)
+    record_id, number = record.id, record.number
 
     def attempt() -> UpsertOutcome:
         old = read(table, kind, tenant_id, record_id)
-        kept_link = link if link is not None else (old.link if old else None)
+        kept_link = record.link if record.link is not None else (old.link if old else None)
         item = _record_item(
             kind,
             tenant_id,
-            NewRecord(record_id, number, document, created_at, kept_link),
+            replace(record, link=kept_link),
             stamp,
             created_otherwise=old.created_at if old else None,
             source_order=old.source_order if old else None,

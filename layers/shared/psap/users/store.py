@@ -23,21 +23,10 @@ from typing import Any
 from urllib.parse import quote
 
 from psap.paging import PageRequest
+from psap.storage import listing
 from psap.storage.attributes import to_item
 from psap.storage.dynamodb import batch_get, read_item, transact_write
-from psap.storage.listing import (
-    Counter,
-    Key,
-    KeyRange,
-    WritePlan,
-    bulk_write,
-    counter_changes,
-    key,
-    padded,
-    page_of_pointers,
-    pointer_changes,
-    read_counter,
-)
+from psap.storage.listing import Key, key
 from psap.storage.optimistic import optimistic_write, revised_put, revision_of
 from psap.storage.ordering import UpsertOutcome
 from psap.users.models import User
@@ -46,7 +35,7 @@ USER_SK = "USER"
 _COUNTER_SK = "#COUNT"
 _POINTER_PREFIX = "P#"
 _SEPARATOR = "\x1f"  # below every printable character: "Smith" sorts before "Smith Jr"
-_ALL_POINTERS = KeyRange(_POINTER_PREFIX, _POINTER_PREFIX + "\U0010ffff")
+_ALL_POINTERS = listing.KeyRange(_POINTER_PREFIX, _POINTER_PREFIX + "\U0010ffff")
 
 
 class UserSortField(StrEnum):
@@ -128,15 +117,15 @@ def _pointers(tenant_id: int, user: User) -> list[Key]:
     return [
         key(
             pointer_pk(tenant_id, scope, field),
-            f"{_POINTER_PREFIX}{_sort_value(user, field)}{_SEPARATOR}{padded(user.id)}",
+            f"{_POINTER_PREFIX}{_sort_value(user, field)}{_SEPARATOR}{listing.padded(user.id)}",
         )
         for scope in _scopes(user)
         for field in UserSortField
     ]
 
 
-def _counters(tenant_id: int, user: User) -> list[Counter]:
-    return [Counter(counter_pk(tenant_id, scope), _COUNTER_SK) for scope in _scopes(user)]
+def _counters(tenant_id: int, user: User) -> list[listing.Counter]:
+    return [listing.Counter(counter_pk(tenant_id, scope), _COUNTER_SK) for scope in _scopes(user)]
 
 
 def _stored_form(tenant_id: int, user: User) -> User:
@@ -153,10 +142,14 @@ def user_from_item(item: dict[str, Any]) -> User:
     return User.model_validate({k: v for k, v in item.items() if k not in {"pk", "sk", "rev"}})
 
 
-def write_plan(tenant_id: int, old: User | None, new: User) -> WritePlan:
-    plan = WritePlan()
-    pointer_changes(plan, _pointers(tenant_id, old) if old else [], _pointers(tenant_id, new))
-    counter_changes(plan, _counters(tenant_id, old) if old else [], _counters(tenant_id, new))
+def write_plan(tenant_id: int, old: User | None, new: User) -> listing.WritePlan:
+    plan = listing.WritePlan()
+    listing.pointer_changes(
+        plan, _pointers(tenant_id, old) if old else [], _pointers(tenant_id, new)
+    )
+    listing.counter_changes(
+        plan, _counters(tenant_id, old) if old else [], _counters(tenant_id, new)
+    )
     return plan
 
 
@@ -199,7 +192,7 @@ def bulk_load_users(table: str, tenant_id: int, users: Sequence[User]) -> None:
         plan = write_plan(tenant_id, None, stored)
         plan.puts.insert(0, _item(tenant_id, stored, 1))
         plans.append(plan)
-    bulk_write(table, plans)
+    listing.bulk_write(table, plans)
 
 
 def list_users(
@@ -213,10 +206,10 @@ def list_users(
     """One page of users and the total for the filters: a counter read, a pointer Query and
     a BatchGetItem of the page's users."""
     scope = scope_name(filters)
-    total = read_counter(table, counter_pk(tenant_id, scope), _COUNTER_SK)
+    total = listing.read_counter(table, counter_pk(tenant_id, scope), _COUNTER_SK)
     if page.offset >= total:
         return [], total
-    ids = page_of_pointers(
+    ids = listing.page_of_pointers(
         table, pointer_pk(tenant_id, scope, sort), _ALL_POINTERS, ascending, page.offset, page.size
     )
     found = get_users(table, tenant_id, ids)
