@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 import botocore.session
 from botocore.config import Config
 
+from psap.config import client_options
 from psap.errors import StoreUnavailable
 from psap.storage.attributes import AttributeValue, Item, from_item
 from psap.storage.aws import TransactionCancelled, translated
@@ -33,7 +34,9 @@ _CONFIG = Config(
 @cache
 def dynamodb() -> "DynamoDBClient":
     """One client per warm container, created on first use (after a test's moto is up)."""
-    client = botocore.session.get_session().create_client("dynamodb", config=_CONFIG)
+    client = botocore.session.get_session().create_client(
+        "dynamodb", config=_CONFIG, **client_options()
+    )
     return cast("DynamoDBClient", client)
 
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, cast
 import botocore.session
 from botocore.config import Config
 
+from psap.config import client_options
 from psap.errors import StoreUnavailable
 from psap.storage.aws import ObjectMissing, VersionChanged, translated
 
@@ -28,7 +29,7 @@ _CONFIG = Config(
 @cache
 def s3() -> "S3Client":
     """One client per warm container, created on first use (after a test's moto is up)."""
-    client = botocore.session.get_session().create_client("s3", config=_CONFIG)
+    client = botocore.session.get_session().create_client("s3", config=_CONFIG, **client_options())
     return cast("S3Client", client)
 
 

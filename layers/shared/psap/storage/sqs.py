@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, cast
 import botocore.session
 from botocore.config import Config
 
+from psap.config import client_options
 from psap.errors import StoreUnavailable
 from psap.storage.aws import translated
 
@@ -22,7 +23,10 @@ _CONFIG = Config(retries={"mode": "standard", "max_attempts": 4}, connect_timeou
 @cache
 def sqs() -> "SQSClient":
     """One client per warm container, created on first use (after a test's moto is up)."""
-    return cast("SQSClient", botocore.session.get_session().create_client("sqs", config=_CONFIG))
+    return cast(
+        "SQSClient",
+        botocore.session.get_session().create_client("sqs", config=_CONFIG, **client_options()),
+    )
 
 
 def _text(body: str | Mapping[str, Any]) -> str:

@@ -21,7 +21,7 @@ import botocore.session
 from botocore.config import Config
 
 from psap.clock import format_timestamp, parse_timestamp
-from psap.config import required_env
+from psap.config import client_options, connector_secret_prefix
 from psap.storage.aws import translated
 
 if TYPE_CHECKING:
@@ -138,14 +138,14 @@ def new_signing_secret(secret_id: str, now: datetime) -> SigningSecret:
 
 
 def secret_name(tenant_id: int, connector_id: str) -> str:
-    return (
-        f"{required_env('CONNECTOR_SECRET_PREFIX')}/tenants/{tenant_id}/connectors/{connector_id}"
-    )
+    return f"{connector_secret_prefix()}/tenants/{tenant_id}/connectors/{connector_id}"
 
 
 @cache
 def secrets_manager() -> "SecretsManagerClient":
-    client = botocore.session.get_session().create_client("secretsmanager", config=_CONFIG)
+    client = botocore.session.get_session().create_client(
+        "secretsmanager", config=_CONFIG, **client_options()
+    )
     return cast("SecretsManagerClient", client)
 
 
