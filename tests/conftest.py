@@ -37,6 +37,7 @@ from moto.server import ThreadedMotoServer
 from local import iam, iam_enforcement
 from local.aws import OPERATOR_CREDENTIALS, serialize_dynamodb_requests, table_definition
 from local.template import Function, StackTemplate, load_template
+from psap.config import reset_settings
 from psap.storage.dynamodb import dynamodb
 from psap.storage.s3 import s3
 from psap.storage.sqs import sqs
@@ -94,6 +95,36 @@ def lambda_environment(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
 def _create_tables(client: Any) -> None:
     for table in TEMPLATE.tables.values():
         client.create_table(**table_definition(table))
+
+
+class _SettingsFollowingMonkeyPatch(pytest.MonkeyPatch):  # type: ignore[misc]
+    """MonkeyPatch whose environment changes reach psap.config: a function reads its
+    environment once (cold start), a test changes it between calls."""
+
+    def setenv(self, name: str, value: str, prepend: str | None = None) -> None:
+        super().setenv(name, value, prepend)
+        reset_settings()
+
+    def delenv(self, name: str, raising: bool = True) -> None:
+        super().delenv(name, raising)
+        reset_settings()
+
+
+@pytest.fixture
+def monkeypatch() -> Iterator[pytest.MonkeyPatch]:
+    patch = _SettingsFollowingMonkeyPatch()
+    yield patch
+    patch.undo()
+    reset_settings()
+
+
+@pytest.fixture(autouse=True)
+def _settings_per_test() -> Iterator[None]:
+    """Each test reads the environment afresh, and a setting one test configured (the admin
+    CLI's target) never reaches the next."""
+    reset_settings()
+    yield
+    reset_settings()
 
 
 def _clear_clients() -> None:

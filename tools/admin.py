@@ -22,6 +22,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from psap.auth import issuing, store
 from psap.auth.credentials import CredentialKind
 from psap.clock import format_timestamp, utc_now
-from psap.config import auth_table, knowledge_table
+from psap.config import AwsTarget, Settings, auth_table, configure, knowledge_table, settings
 from psap.errors import DomainError, StoreUnavailable
 from psap.knowledge.authoring import edit_service_section
 from psap.knowledge.card import redigest
@@ -39,6 +40,7 @@ from psap.knowledge.content import Section
 from psap.knowledge.models import KnowledgeSource, KnowledgeType
 from psap.knowledge.reading import service_edits
 from psap.knowledge.store import NewEntry, create_entry
+from psap.storage.aws import translated
 from tools import admin_cad, admin_resource_center, tenant_import
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -52,53 +54,71 @@ class UsageError(Exception):
 
 
 def configure_target(arguments: argparse.Namespace) -> None:
-    """Points the data-access layer (via environment) at the chosen stack's tables."""
+    """Points the data-access layer at the chosen stack's tables: the settings of this
+    process, built over the environment's (psap.config.configure)."""
+    configure(target_settings(arguments, settings()))
+
+
+def target_settings(arguments: argparse.Namespace, base: Settings) -> Settings:
+    """`base` with the tables, buckets and queues (and, for the local stack, the endpoint
+    and operator key) of the target the arguments choose."""
     if arguments.stack_name:
         try:
-            stacks = boto3.client("cloudformation").describe_stacks(StackName=arguments.stack_name)
-        except (ClientError, BotoCoreError) as error:
-            raise UsageError(f"cannot read stack {arguments.stack_name}: {error}") from error
+            with translated(f"cannot read stack {arguments.stack_name}"):
+                stacks = boto3.client("cloudformation").describe_stacks(
+                    StackName=arguments.stack_name
+                )
+        except StoreUnavailable as error:
+            raise UsageError(
+                f"cannot read stack {arguments.stack_name}: {error.__cause__}"
+            ) from error
         outputs = {
             output["OutputKey"]: output["OutputValue"]
             for output in stacks["Stacks"][0].get("Outputs", [])
         }
-        os.environ["AUTH_TABLE"] = outputs["AuthTableName"]
-        os.environ["KNOWLEDGE_TABLE"] = outputs["KnowledgeTableName"]
-        os.environ["KNOWLEDGE_CONTENT_BUCKET"] = outputs.get("KnowledgeContentBucketName", "")
-        os.environ["KNOWLEDGE_DIGEST_QUEUE_URL"] = outputs.get("KnowledgeDigestQueueUrl", "")
-        os.environ["RESOURCE_CENTER_TABLE"] = outputs.get("ResourceCenterTableName", "")
-        os.environ["SEARCH_INDEX_QUEUE_URL"] = outputs.get("SearchIndexQueueUrl", "")
-        admin_cad.configure_from_outputs(outputs)
-        tenant_import.configure_from_outputs(outputs)
-    elif arguments.auth_table or arguments.knowledge_table:
-        os.environ["AUTH_TABLE"] = arguments.auth_table or ""
-        os.environ["KNOWLEDGE_TABLE"] = arguments.knowledge_table or ""
-    else:
-        state_file = Path(arguments.state_file)
-        if not state_file.exists():
-            raise UsageError(
-                f"no target: start the local stack (`make run`, which writes {state_file}), "
-                "or pass --stack-name or --auth-table/--knowledge-table"
-            )
-        state = json.loads(state_file.read_text(encoding="utf-8"))
-        os.environ["AWS_ENDPOINT_URL"] = state["awsEndpointUrl"]
+        chosen = replace(
+            base,
+            auth_table=outputs["AuthTableName"],
+            knowledge_table=outputs["KnowledgeTableName"],
+            knowledge_content_bucket=outputs.get("KnowledgeContentBucketName") or None,
+            knowledge_digest_queue_url=outputs.get("KnowledgeDigestQueueUrl") or None,
+            resource_center_table=outputs.get("ResourceCenterTableName") or None,
+            search_index_queue_url=outputs.get("SearchIndexQueueUrl") or None,
+        )
+        chosen = admin_cad.settings_from_outputs(chosen, outputs)
+        return tenant_import.settings_from_outputs(chosen, outputs)
+    if arguments.auth_table or arguments.knowledge_table:
+        return replace(
+            base,
+            auth_table=arguments.auth_table or None,
+            knowledge_table=arguments.knowledge_table or None,
+        )
+    state_file = Path(arguments.state_file)
+    if not state_file.exists():
+        raise UsageError(
+            f"no target: start the local stack (`make run`, which writes {state_file}), "
+            "or pass --stack-name or --auth-table/--knowledge-table"
+        )
+    state = json.loads(state_file.read_text(encoding="utf-8"))
+    resources = state["resources"]
+    chosen = replace(
+        base,
         # The local stack enforces IAM: act as its operator, never as a caller's own profile.
-        os.environ["AWS_ACCESS_KEY_ID"] = state["awsAccessKeyId"]
-        os.environ["AWS_SECRET_ACCESS_KEY"] = state["awsSecretAccessKey"]
-        os.environ.pop("AWS_SESSION_TOKEN", None)
-        os.environ["AWS_DEFAULT_REGION"] = state.get("region", "us-east-1")
-        os.environ["AUTH_TABLE"] = state["resources"]["AuthTable"]
-        os.environ["KNOWLEDGE_TABLE"] = state["resources"]["KnowledgeTable"]
-        os.environ["KNOWLEDGE_CONTENT_BUCKET"] = state["resources"].get(
-            "KnowledgeContentBucket", ""
-        )
-        os.environ["KNOWLEDGE_DIGEST_QUEUE_URL"] = state["resources"].get(
-            "KnowledgeDigestQueue", ""
-        )
-        os.environ["RESOURCE_CENTER_TABLE"] = state["resources"].get("ResourceCenterTable", "")
-        os.environ["SEARCH_INDEX_QUEUE_URL"] = state["resources"].get("SearchIndexQueue", "")
-        admin_cad.configure_from_state(state)
-        tenant_import.configure_from_state(state)
+        aws_target=AwsTarget(
+            endpoint_url=state["awsEndpointUrl"],
+            region=state.get("region", "us-east-1"),
+            access_key_id=state["awsAccessKeyId"],
+            secret_access_key=state["awsSecretAccessKey"],
+        ),
+        auth_table=resources["AuthTable"],
+        knowledge_table=resources["KnowledgeTable"],
+        knowledge_content_bucket=resources.get("KnowledgeContentBucket") or None,
+        knowledge_digest_queue_url=resources.get("KnowledgeDigestQueue") or None,
+        resource_center_table=resources.get("ResourceCenterTable") or None,
+        search_index_queue_url=resources.get("SearchIndexQueue") or None,
+    )
+    chosen = admin_cad.settings_from_state(chosen, state)
+    return tenant_import.settings_from_state(chosen, state)
 
 
 def tenant_create(arguments: argparse.Namespace) -> None:

@@ -24,18 +24,20 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from psap.clock import format_timestamp, utc_now
-from psap.config import cad_table
+from psap.config import Settings, cad_table
 from psap.errors import InvalidInput
 from psap.webhooks import administration, store
 from psap.webhooks.connectors import (
     DEFAULT_OVERLAP,
     ConnectorWithSecret,
     create_connector,
+    rotate_secret,
     update_connector,
 )
 from psap.webhooks.deliveries import recover, replay
@@ -158,7 +160,7 @@ def connector_rotate(arguments: argparse.Namespace) -> None:
     now = utc_now()
     lead = timedelta(hours=arguments.activate_in_hours)
     overlap = timedelta(hours=arguments.overlap_hours)
-    rotated = administration.rotate(
+    rotated = rotate_secret(
         cad_table(), arguments.tenant, arguments.connector, overlap, now, lead=lead
     )
     activation = now + lead
@@ -354,16 +356,22 @@ def _add_delivery_commands(actions: Any) -> None:
     rescue.set_defaults(run=connector_recover)
 
 
-def configure_from_outputs(outputs: dict[str, str]) -> None:
+def settings_from_outputs(base: Settings, outputs: dict[str, str]) -> Settings:
     """The CAD part of a deployed stack's target (tools.admin --stack-name)."""
-    os.environ["CAD_TABLE"] = outputs.get("CadTableName", "")
-    os.environ["WEBHOOK_QUEUE_URL"] = outputs.get("WebhookQueueUrl", "")
-    os.environ["CONNECTOR_SECRET_PREFIX"] = outputs.get("ConnectorSecretPrefix", "")
+    return replace(
+        base,
+        cad_table=outputs.get("CadTableName") or None,
+        webhook_queue_url=outputs.get("WebhookQueueUrl") or None,
+        connector_secret_prefix=outputs.get("ConnectorSecretPrefix") or None,
+    )
 
 
-def configure_from_state(state: dict[str, Any]) -> None:
+def settings_from_state(base: Settings, state: dict[str, Any]) -> Settings:
     """The CAD part of the local stack's target (.local/stack.json)."""
     resources = state.get("resources", {})
-    os.environ["CAD_TABLE"] = resources.get("CadTable", "")
-    os.environ["WEBHOOK_QUEUE_URL"] = resources.get("WebhookQueue", "")
-    os.environ["CONNECTOR_SECRET_PREFIX"] = f"{state.get('stackName', 'psap-local')}/cad-connectors"
+    return replace(
+        base,
+        cad_table=resources.get("CadTable") or None,
+        webhook_queue_url=resources.get("WebhookQueue") or None,
+        connector_secret_prefix=f"{state.get('stackName', 'psap-local')}/cad-connectors",
+    )

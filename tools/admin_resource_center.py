@@ -13,14 +13,13 @@ the search function picks the new index up within about a minute.
 """
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
 from psap.clock import utc_now
-from psap.config import resource_center_table
+from psap.config import resource_center_table, settings
 from psap.errors import InvalidInput
 from psap.resource_center import catalog
 from psap.resource_center.catalog import LineError, RebuildRequest
@@ -29,8 +28,8 @@ _BAR_WIDTH = 30
 
 
 def rebuild_request() -> RebuildRequest | None:
-    queue_url = os.environ.get("SEARCH_INDEX_QUEUE_URL", "").strip()
-    if not queue_url:
+    queue_url = settings().search_index_queue_url
+    if queue_url is None:
         print(
             "note: no search index queue is configured; the index was not asked to rebuild",
             file=sys.stderr,

@@ -17,12 +17,11 @@ that name them.
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -31,7 +30,7 @@ from pydantic import BaseModel, ValidationError
 
 from psap.auth import store as tenants
 from psap.clock import utc_now
-from psap.config import auth_table, tenant_data_table
+from psap.config import Settings, auth_table, configure, settings, tenant_data_table
 from psap.errors import DomainError, InvalidInput, StoreUnavailable
 from psap.events.models import Event
 from psap.events.store import import_event
@@ -277,19 +276,19 @@ def import_files(
 # ---------------------------------------------------------------- admin CLI wiring
 
 
-def configure_from_outputs(outputs: dict[str, str]) -> None:
-    os.environ["TENANT_DATA_TABLE"] = outputs.get("TenantDataTableName", "")
+def settings_from_outputs(base: Settings, outputs: dict[str, str]) -> Settings:
+    return replace(base, tenant_data_table=outputs.get("TenantDataTableName") or None)
 
 
-def configure_from_state(state: dict[str, Any]) -> None:
-    os.environ["TENANT_DATA_TABLE"] = state["resources"].get("TenantDataTable", "")
+def settings_from_state(base: Settings, state: dict[str, Any]) -> Settings:
+    return replace(base, tenant_data_table=state["resources"].get("TenantDataTable") or None)
 
 
 def run_import(arguments: argparse.Namespace) -> None:
     if arguments.tenant_data_table:
-        os.environ["TENANT_DATA_TABLE"] = arguments.tenant_data_table
+        configure(replace(settings(), tenant_data_table=arguments.tenant_data_table))
     # moto (the local stack) is not safe for concurrent transactions; DynamoDB is.
-    workers = arguments.workers or (1 if os.environ.get("AWS_ENDPOINT_URL") else 4)
+    workers = arguments.workers or (1 if settings().local_aws else 4)
     reports = import_files(
         [Path(name) for name in arguments.files],
         arguments.tenant,

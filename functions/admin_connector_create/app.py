@@ -9,6 +9,7 @@ from psap.audit.changes import note_change
 from psap.clock import utc_now
 from psap.config import cad_table
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.openapi_answers import answers
 from psap.webhooks import openapi_text as text
 from psap.webhooks.admin_models import ConnectorView, ConnectorWithSecretView, CreateConnectorBody
 from psap.webhooks.administration import create
@@ -23,7 +24,7 @@ app = create_resolver()
     operation_id="createConnector",
     tags=[text.TAG_CONNECTORS],
     status_code=201,
-    responses=text.answers(
+    responses=answers(
         201, "The connector, and its signing secret (shown once)", ConnectorWithSecretView, {}
     ),
 )

@@ -8,9 +8,11 @@ from psap.audit.changes import note_change
 from psap.clock import utc_now
 from psap.config import cad_table
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.openapi_answers import RATE_LIMITED, answers
+from psap.webhooks import connectors
 from psap.webhooks import openapi_text as text
 from psap.webhooks.admin_models import ConnectorView, RotatedSecretView, RotateSecretBody
-from psap.webhooks.administration import rotate
+from psap.webhooks.administration import ROTATION_RATE
 
 app = create_resolver()
 
@@ -21,11 +23,11 @@ app = create_resolver()
     description=text.ROTATE_SECRET,
     operation_id="rotateConnectorSecret",
     tags=[text.TAG_CONNECTORS],
-    responses=text.answers(
+    responses=answers(
         200,
         "The new signing secret (shown once)",
         RotatedSecretView,
-        {**text.CONFLICT, **text.RATE_LIMITED},
+        {**text.CONFLICT, **RATE_LIMITED},
     ),
 )
 def rotate_secret(
@@ -33,7 +35,9 @@ def rotate_secret(
     body: Annotated[RotateSecretBody, Body()],
 ) -> RotatedSecretView:
     tenant_id, now = current_principal(app).tenant_id, utc_now()
-    rotated = rotate(cad_table(), tenant_id, connector_id, body.overlap, now, rate_limited=True)
+    rotated = connectors.rotate_secret(
+        cad_table(), tenant_id, connector_id, body.overlap, now, rate=ROTATION_RATE
+    )
     note_change("connectorSecret", connector_id, "UPDATED")
     return RotatedSecretView(
         connector=ConnectorView.of(rotated.connector),

@@ -8,6 +8,7 @@ from psap.audit.changes import note_change
 from psap.clock import utc_now
 from psap.config import cad_table
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.openapi_answers import answers
 from psap.webhooks import openapi_text as text
 from psap.webhooks.admin_models import ConnectorView
 from psap.webhooks.administration import set_status
@@ -30,7 +31,7 @@ def _set(connector_id: str, status: ConnectorStatus) -> ConnectorView:
     description=text.DISABLE,
     operation_id="disableConnector",
     tags=[text.TAG_CONNECTORS],
-    responses=text.answers(200, "The connector, disabled", ConnectorView, text.CONFLICT),
+    responses=answers(200, "The connector, disabled", ConnectorView, text.CONFLICT),
 )
 def disable(connector_id: ConnectorId) -> ConnectorView:
     return _set(connector_id, ConnectorStatus.DISABLED)
@@ -42,7 +43,7 @@ def disable(connector_id: ConnectorId) -> ConnectorView:
     description=text.ENABLE,
     operation_id="enableConnector",
     tags=[text.TAG_CONNECTORS],
-    responses=text.answers(200, "The connector, active", ConnectorView, text.CONFLICT),
+    responses=answers(200, "The connector, active", ConnectorView, text.CONFLICT),
 )
 def enable(connector_id: ConnectorId) -> ConnectorView:
     return _set(connector_id, ConnectorStatus.ACTIVE)

@@ -9,6 +9,7 @@ from psap.audit.changes import note_change
 from psap.clock import utc_now
 from psap.config import cad_table
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.openapi_answers import answers
 from psap.webhooks import openapi_text as text
 from psap.webhooks.admin_models import TestSentView
 from psap.webhooks.administration import send_test
@@ -23,7 +24,7 @@ app = create_resolver()
     operation_id="testConnector",
     tags=[text.TAG_CONNECTORS],
     status_code=202,
-    responses=text.answers(202, "The test update, queued", TestSentView, text.CONFLICT),
+    responses=answers(202, "The test update, queued", TestSentView, text.CONFLICT),
 )
 def send(connector_id: Annotated[str, Path(alias="connectorId", max_length=64)]) -> Response[str]:
     delivery_id = send_test(cad_table(), current_principal(app).tenant_id, connector_id, utc_now())

@@ -8,6 +8,7 @@ from psap.audit.changes import note_change
 from psap.clock import utc_now
 from psap.config import cad_table
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.openapi_answers import answers
 from psap.webhooks import openapi_text as text
 from psap.webhooks.admin_models import ConnectorView, ConnectorWithSecretView, UpdateConnectorBody
 from psap.webhooks.administration import connector_of, update
@@ -22,7 +23,7 @@ app = create_resolver()
     description=text.UPDATE_CONNECTOR,
     operation_id="updateConnector",
     tags=[text.TAG_CONNECTORS],
-    responses=text.answers(
+    responses=answers(
         200,
         "The connector; signingSecret only when a new profile made a new one",
         ConnectorWithSecretView,

@@ -11,6 +11,7 @@ from psap.auth.issuing import CredentialView, IssueCredentialBody, IssuedCredent
 from psap.clock import utc_now
 from psap.config import auth_table
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.openapi_answers import RATE_LIMITED, answers
 
 app = create_resolver()
 
@@ -22,8 +23,8 @@ app = create_resolver()
     operation_id="issueCredential",
     tags=[text.TAG_CREDENTIALS],
     status_code=201,
-    responses=text.answers(
-        201, "The credential and its token (shown once)", IssuedCredentialView, text.RATE_LIMITED
+    responses=answers(
+        201, "The credential and its token (shown once)", IssuedCredentialView, RATE_LIMITED
     ),
 )
 def issue_credential(body: Annotated[IssueCredentialBody, Body()]) -> Response[str]:

@@ -4,6 +4,7 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
+from psap import list_parameters
 from psap.auth import openapi_text as text
 from psap.auth.issuing import (
     CURSOR_PATTERN,
@@ -27,15 +28,7 @@ app = create_resolver()
 )
 def credentials(
     limit: Annotated[int, Query(ge=1, le=LIST_PAGE_MAX)] = LIST_PAGE_DEFAULT,
-    cursor: Annotated[
-        str | None,
-        Query(
-            max_length=200,
-            description="nextCursor of the page before",
-            # Documented here, checked by the logic (its words: not a cursor this API returned)
-            json_schema_extra={"pattern": CURSOR_PATTERN},
-        ),
-    ] = None,
+    cursor: Annotated[str | None, list_parameters.cursor(CURSOR_PATTERN)] = None,
 ) -> CredentialPage:
     return list_page(auth_table(), current_principal(app).tenant_id, limit, cursor)
 

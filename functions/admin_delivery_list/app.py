@@ -4,6 +4,7 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
+from psap import list_parameters
 from psap.config import cad_table
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.models import Timestamp
@@ -34,15 +35,7 @@ def deliveries(
     event_type: Annotated[UpdateKind | None, Query(alias="eventType")] = None,
     since: Annotated[Timestamp | None, Query(description="Created at or after (<ts>)")] = None,
     limit: Annotated[int, Query(ge=1, le=LOG_PAGE_MAX)] = LOG_PAGE_DEFAULT,
-    cursor: Annotated[
-        str | None,
-        Query(
-            max_length=200,
-            description="nextCursor of the page before",
-            # Documented here, checked by the logic (its words: not a cursor this API returned)
-            json_schema_extra={"pattern": CURSOR_PATTERN},
-        ),
-    ] = None,
+    cursor: Annotated[str | None, list_parameters.cursor(CURSOR_PATTERN)] = None,
 ) -> DeliveryPage:
     found, next_cursor = delivery_log(
         cad_table(),

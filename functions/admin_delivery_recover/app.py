@@ -10,6 +10,7 @@ from psap.audit.changes import note_change
 from psap.clock import utc_now
 from psap.config import cad_table
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.openapi_answers import answers
 from psap.webhooks import openapi_text as text
 from psap.webhooks.admin_models import RecoverBody, RecoveredView
 from psap.webhooks.administration import API_RECOVER_LIMIT, recover_since
@@ -24,7 +25,7 @@ app = create_resolver()
     operation_id="recoverDeliveries",
     tags=[text.TAG_DELIVERIES],
     status_code=202,
-    responses=text.answers(202, "The deliveries queued again", RecoveredView, text.CONFLICT),
+    responses=answers(202, "The deliveries queued again", RecoveredView, text.CONFLICT),
 )
 def recover(
     connector_id: Annotated[str, Path(alias="connectorId", max_length=64)],

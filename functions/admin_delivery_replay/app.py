@@ -9,6 +9,7 @@ from psap.audit.changes import note_change
 from psap.clock import utc_now
 from psap.config import cad_table
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.openapi_answers import answers
 from psap.webhooks import openapi_text as text
 from psap.webhooks.admin_models import DeliveryView
 from psap.webhooks.administration import replay_one
@@ -23,7 +24,7 @@ app = create_resolver()
     operation_id="replayDelivery",
     tags=[text.TAG_DELIVERIES],
     status_code=202,
-    responses=text.answers(202, "The delivery, queued again", DeliveryView, text.CONFLICT),
+    responses=answers(202, "The delivery, queued again", DeliveryView, text.CONFLICT),
 )
 def replay(delivery_id: Annotated[str, Path(alias="deliveryId", max_length=64)]) -> Response[str]:
     delivery = replay_one(cad_table(), current_principal(app).tenant_id, delivery_id, utc_now())

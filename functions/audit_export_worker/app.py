@@ -15,7 +15,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from psap.audit.exports import ExportMessage, run_export
-from psap.config import required_env
+from psap.config import audit_export_max_receives
 from psap.observability import bind_request, detailed_tracing, logger, metrics, tracer
 
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
@@ -25,7 +25,7 @@ def export_record(record: SQSRecord) -> str:
     message = ExportMessage.model_validate_json(record.body)
     bind_request(message.tenant_id, record.message_id, None)
     # The queue's maxReceiveCount, as the template tells the function.
-    max_receives = int(required_env("AUDIT_EXPORT_MAX_RECEIVES"))
+    max_receives = audit_export_max_receives()
     last_attempt = int(record.attributes.approximate_receive_count) >= max_receives
     state = run_export(message.tenant_id, message.export_id, last_attempt)
     logger.info("audit export", extra={"export_id": message.export_id, "state": state})

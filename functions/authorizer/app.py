@@ -4,7 +4,6 @@ Kept light on purpose (it sits on every request): no resolver, no pydantic, no X
 and no boto3 — one signed GetItem over the standard library.
 """
 
-import os
 from typing import Any
 
 from psap.auth.authorizer import Unauthorized, authorize
@@ -15,12 +14,12 @@ from psap.auth.credentials import (
     lookup_key,
 )
 from psap.clock import utc_now
-from psap.config import auth_table
+from psap.config import auth_table, settings
 from psap.observability import logger
 from psap.storage.attributes import from_item
 from psap.storage.signed_http import SignedDynamoDB
 
-KIND = CredentialKind(os.environ.get("CREDENTIAL_KIND", "partner"))
+KIND = CredentialKind(settings().credential_kind)
 TABLE = auth_table()
 store = SignedDynamoDB()
 

@@ -4,8 +4,9 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
+from psap import list_parameters
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
-from psap.models import INT32_MAX, INT64_MAX, StrictDate
+from psap.models import INT64_MAX, StrictDate
 from psap.paging import sort_values
 from psap.qa.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, SORT_FIELDS, list_evaluations
 from psap.qa.models import EvaluationPage, EvaluationStatus
@@ -28,10 +29,8 @@ app = create_resolver()
 )
 def evaluations(
     user_id: Annotated[int, Path(alias="userId", ge=0, le=INT64_MAX, description="The user's id")],
-    page: Annotated[int, Query(ge=0, le=INT32_MAX, description="0-based page number")] = 0,
-    size: Annotated[
-        int, Query(ge=1, le=INT32_MAX, description=f"Page size, capped at {MAX_PAGE_SIZE}")
-    ] = DEFAULT_PAGE_SIZE,
+    page: Annotated[int, list_parameters.page_number()] = 0,
+    size: Annotated[int, list_parameters.page_size(MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
     sort: Annotated[
         str | None,
         Query(

@@ -4,8 +4,8 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
+from psap import list_parameters
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
-from psap.models import INT32_MAX
 from psap.paging import sort_values
 from psap.users.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, SORT_FIELDS, list_users
 from psap.users.models import UserPage
@@ -26,10 +26,8 @@ app = create_resolver()
     tags=["Users"],
 )
 def users(
-    page: Annotated[int, Query(ge=0, le=INT32_MAX, description="0-based page number")] = 0,
-    size: Annotated[
-        int, Query(ge=1, le=INT32_MAX, description=f"Page size, capped at {MAX_PAGE_SIZE}")
-    ] = DEFAULT_PAGE_SIZE,
+    page: Annotated[int, list_parameters.page_number()] = 0,
+    size: Annotated[int, list_parameters.page_size(MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
     sort: Annotated[
         str | None,
         Query(

@@ -7,12 +7,13 @@ without bytecode: `make bench`). So it is created only when detailed tracing is 
 invocation, without per-call subsegments.
 """
 
-import os
 from functools import cache
 
 from aws_lambda_powertools.logging import Logger
 from aws_lambda_powertools.metrics import Metrics
 from aws_lambda_powertools.tracing import Tracer
+
+from psap.config import settings
 
 # Tokens never reach a log line: the request path logs credential ids, not headers.
 logger = Logger(utc=True)
@@ -20,7 +21,7 @@ metrics = Metrics()
 
 
 def detailed_tracing() -> bool:
-    return os.environ.get("POWERTOOLS_TRACE_DISABLED", "false").lower() not in {"true", "1"}
+    return not settings().powertools_trace_disabled
 
 
 @cache

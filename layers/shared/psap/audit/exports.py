@@ -16,7 +16,6 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Any, Final, Self
 
-from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import Field, field_validator, model_validator
 
 from psap.audit.store import RecordFilter, records_between
@@ -31,7 +30,8 @@ from psap.errors import NotFound, StoreUnavailable
 from psap.http.operations import OPERATIONS
 from psap.models import RequestModel, Timestamp, WireModel
 from psap.observability import logger
-from psap.storage.dynamodb import dynamodb
+from psap.storage.aws import translated
+from psap.storage.dynamodb import dynamodb, read_item
 from psap.storage.s3 import MultipartWriter, presigned_get_url
 from psap.storage.sqs import send_message
 
@@ -288,14 +288,8 @@ def _csv_rows(rows: Iterable[list[str]]) -> str:
 
 
 def _read(tenant_id: int, export_id: str) -> AuditExport | None:
-    try:
-        answer = dynamodb().get_item(
-            TableName=tenant_data_table(), Key=_key(tenant_id, export_id), ConsistentRead=True
-        )
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"audit export {export_id}: {error}") from error
-    item = answer.get("Item")
-    return AuditExport.model_validate_json(item["job"]["S"]) if item else None
+    item = read_item(tenant_data_table(), _key(tenant_id, export_id), f"audit export {export_id}")
+    return AuditExport.model_validate_json(str(item["job"])) if item else None
 
 
 def _put(tenant_id: int, export: AuditExport, *, new: bool = False) -> None:
@@ -308,10 +302,8 @@ def _put(tenant_id: int, export: AuditExport, *, new: bool = False) -> None:
     request: dict[str, Any] = {"TableName": tenant_data_table(), "Item": item}
     if new:
         request["ConditionExpression"] = "attribute_not_exists(pk)"
-    try:
+    with translated(f"audit export {export.export_id}"):
         dynamodb().put_item(**request)
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"audit export {export.export_id}: {error}") from error
 
 
 def _known_id(text: str) -> str:

@@ -17,12 +17,10 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from psap.audit.recording import AuditRecord, audit_line
 from psap.clock import format_timestamp
-from psap.errors import StoreUnavailable
-from psap.storage.dynamodb import batch_put, dynamodb
+from psap.storage.dynamodb import batch_put
+from psap.storage.queries import query_pages
 
 _PAGE = 500  # records per Query page: an export holds one page in memory at a time
 
@@ -110,20 +108,12 @@ def _day_pages(
     }
     if conditions:
         request["FilterExpression"] = " AND ".join(conditions)
-    while True:
-        try:
-            answer = dynamodb().query(**request)
-        except (ClientError, BotoCoreError) as error:
-            raise StoreUnavailable(f"audit records of {day}: {error}") from error
+    for items in query_pages(request, f"audit records of {day}"):
         page = [
             json.loads(item["record"]["S"])
-            for item in answer.get("Items", [])
+            for item in items
             # BETWEEN includes sort keys that begin with the end's timestamp: not wanted.
             if item["sk"]["S"] < values[":high"]["S"]
         ]
         if page:
             yield page
-        last = answer.get("LastEvaluatedKey")
-        if not last:
-            return
-        request["ExclusiveStartKey"] = last

@@ -1,7 +1,5 @@
 """Descriptions of the tenant admin API's credential operations (OpenAPI)."""
 
-from typing import Any
-
 from psap.auth.issuing import AUTHORIZER_CACHE_SECONDS, ISSUE_RATE, MAX_EXPIRY_DAYS
 
 TAG_CREDENTIALS = "Admin: credentials"
@@ -23,18 +21,3 @@ REVOKE = f"""\
 Revokes a credential of the tenant (idempotent). The token may still pass for up to
 `authorizerCacheSeconds` ({AUTHORIZER_CACHE_SECONDS}) seconds: API Gateway's authorizer
 cache."""
-
-_ERROR_INFO = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorInfo"}}}
-RATE_LIMITED: dict[int, Any] = {
-    429: {
-        "description": "Rate limit reached: ErrorInfo, and Retry-After in seconds",
-        "content": _ERROR_INFO,
-    }
-}
-
-
-def answers(status: int, description: str, model: Any, errors: dict[int, Any]) -> dict[int, Any]:
-    """An operation's success answer (its model) and its own error answers (ErrorInfo); the
-    common errors (400, 401, 403, 404, 413, 415, 503) are added by tools/openapi.py."""
-    success = {"description": description, "content": {"application/json": {"model": model}}}
-    return {status: success, **errors}

@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from psap.auth.credentials import (
     EXPIRED_RETENTION_SECONDS,
     Credential,
@@ -22,9 +20,11 @@ from psap.auth.credentials import (
 from psap.auth.permissions import Permission
 from psap.auth.tokens import new_token, token_hash
 from psap.clock import format_timestamp, utc_now
-from psap.errors import Conflict, InvalidInput, NotFound, StoreUnavailable
+from psap.errors import Conflict, InvalidInput, NotFound
 from psap.storage.attributes import from_item, to_item
-from psap.storage.dynamodb import dynamodb, transact_write
+from psap.storage.dynamodb import read_item, transact_write
+from psap.storage.queries import query_all, query_page
+from psap.storage.sequences import next_id
 
 _TENANT_DIRECTORY = "TENANTS"
 
@@ -42,26 +42,11 @@ class IssuedCredential:
     credential: Credential
 
 
-def _next_id(table: str, sequence: str) -> int:
-    try:
-        answer = dynamodb().update_item(
-            TableName=table,
-            Key={"pk": {"S": f"SEQ#{sequence}"}, "sk": {"S": "SEQ"}},
-            UpdateExpression="ADD #v :one",
-            ExpressionAttributeNames={"#v": "value"},
-            ExpressionAttributeValues={":one": {"N": "1"}},
-            ReturnValues="UPDATED_NEW",
-        )
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"sequence {sequence}: {error}") from error
-    return int(answer["Attributes"]["value"]["N"])
-
-
 def create_tenant(table: str, name: str) -> Tenant:
     name = name.strip()
     if not name:
         raise InvalidInput("A tenant needs a non-empty name")
-    tenant_id = _next_id(table, "TENANT")
+    tenant_id = next_id(table, "TENANT")
     created = format_timestamp(utc_now())
     profile = {"tenantId": tenant_id, "name": name, "createdAt": created}
     transact_write(
@@ -88,28 +73,24 @@ def create_tenant(table: str, name: str) -> Tenant:
 
 
 def list_tenants(table: str) -> list[Tenant]:
-    tenants: list[Tenant] = []
-    paginator = dynamodb().get_paginator("query")
-    pages = paginator.paginate(
-        TableName=table,
-        KeyConditionExpression="pk = :d",
-        ExpressionAttributeValues={":d": {"S": _TENANT_DIRECTORY}},
-    )
-    for page in pages:
-        for raw in page.get("Items", []):
-            item = from_item(raw)
-            tenants.append(Tenant(int(item["tenantId"]), str(item["name"]), str(item["createdAt"])))
-    return tenants
+    request = {
+        "TableName": table,
+        "KeyConditionExpression": "pk = :d",
+        "ExpressionAttributeValues": {":d": {"S": _TENANT_DIRECTORY}},
+    }
+    return [_tenant(item) for item in query_all(request, "tenant listing failed")]
+
+
+def _tenant(item: dict[str, Any]) -> Tenant:
+    return Tenant(int(item["tenantId"]), str(item["name"]), str(item["createdAt"]))
 
 
 def get_tenant(table: str, tenant_id: int) -> Tenant:
-    answer = dynamodb().get_item(
-        TableName=table, Key={"pk": {"S": f"TENANT#{tenant_id}"}, "sk": {"S": "PROFILE"}}
-    )
-    if "Item" not in answer:
+    profile = {"pk": {"S": f"TENANT#{tenant_id}"}, "sk": {"S": "PROFILE"}}
+    item = read_item(table, profile, "tenant read failed", consistent=False)
+    if item is None:
         raise NotFound(f"Tenant {tenant_id} does not exist")
-    item = from_item(answer["Item"])
-    return Tenant(int(item["tenantId"]), str(item["name"]), str(item["createdAt"]))
+    return _tenant(item)
 
 
 def issue_credential(
@@ -173,16 +154,18 @@ def issue_credential(
 
 
 def list_credentials(table: str, tenant_id: int) -> list[Credential]:
-    credentials: list[Credential] = []
-    paginator = dynamodb().get_paginator("query")
-    pages = paginator.paginate(
-        TableName=table,
-        KeyConditionExpression="pk = :t AND begins_with(sk, :c)",
-        ExpressionAttributeValues={":t": {"S": f"TENANT#{tenant_id}"}, ":c": {"S": "CRED#"}},
-    )
-    for page in pages:
-        credentials.extend(credential_from_attributes(from_item(raw)) for raw in page["Items"])
-    return credentials
+    return [
+        credential_from_attributes(item)
+        for item in query_all(_credentials_request(table, tenant_id), "credential listing failed")
+    ]
+
+
+def _credentials_request(table: str, tenant_id: int) -> dict[str, Any]:
+    return {
+        "TableName": table,
+        "KeyConditionExpression": "pk = :t AND begins_with(sk, :c)",
+        "ExpressionAttributeValues": {":t": {"S": f"TENANT#{tenant_id}"}, ":c": {"S": "CRED#"}},
+    }
 
 
 def credential_page(
@@ -190,30 +173,18 @@ def credential_page(
 ) -> tuple[list[Credential], str | None]:
     """One page of a tenant's credentials by id: one Query of at most `limit` items. The
     second value is the last id of the page when more may follow."""
-    request: dict[str, Any] = {
-        "TableName": table,
-        "KeyConditionExpression": "pk = :t AND begins_with(sk, :c)",
-        "ExpressionAttributeValues": {":t": {"S": f"TENANT#{tenant_id}"}, ":c": {"S": "CRED#"}},
-        "Limit": limit,
-    }
-    if after is not None:
-        request["ExclusiveStartKey"] = listing_key(tenant_id, after)
-    try:
-        answer = dynamodb().query(**request)
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"credential listing failed: {error}") from error
+    request = {**_credentials_request(table, tenant_id), "Limit": limit}
+    start = listing_key(tenant_id, after) if after is not None else None
+    answer = query_page(request, "credential listing failed", start)
     credentials = [credential_from_attributes(from_item(raw)) for raw in answer.get("Items", [])]
     more = "LastEvaluatedKey" in answer and credentials
     return credentials, credentials[-1].credential_id if more else None
 
 
 def revoke_credential(table: str, tenant_id: int, credential_id: str) -> Credential:
-    answer = dynamodb().get_item(
-        TableName=table, Key=listing_key(tenant_id, credential_id), ConsistentRead=True
-    )
-    if "Item" not in answer:
+    listing = read_item(table, listing_key(tenant_id, credential_id), "credential read failed")
+    if listing is None:
         raise NotFound(f"Credential {credential_id} does not exist in tenant {tenant_id}")
-    listing = from_item(answer["Item"])
     revoke = {
         "UpdateExpression": "SET revoked = :yes",
         "ConditionExpression": "attribute_exists(pk)",

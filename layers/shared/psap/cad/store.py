@@ -20,12 +20,11 @@ from enum import StrEnum
 from typing import Any
 from urllib.parse import quote
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from psap.clock import format_timestamp
 from psap.errors import StoreUnavailable
-from psap.storage.attributes import from_item, to_item
-from psap.storage.dynamodb import dynamodb
+from psap.storage.attributes import to_item
+from psap.storage.aws import ConditionFailed, translated
+from psap.storage.dynamodb import dynamodb, read_item
 
 IN_FLIGHT_SECONDS = 30
 RETENTION_DAYS = 30
@@ -91,25 +90,22 @@ def begin(
         ),
     }
     try:
-        dynamodb().put_item(
-            TableName=table,
-            Item=item,
-            # A record abandoned IN_FLIGHT by a writer that died is taken over.
-            ConditionExpression=(
-                "attribute_not_exists(pk) OR (#state = :inflight AND inFlightUntil < :now)"
-            ),
-            ExpressionAttributeNames={"#state": "state"},
-            ExpressionAttributeValues={
-                ":inflight": {"S": SubmissionState.IN_FLIGHT.value},
-                ":now": {"N": str(epoch)},
-            },
-        )
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-            return None
-        raise StoreUnavailable(f"submission write failed: {error}") from error
-    except BotoCoreError as error:
-        raise StoreUnavailable(f"submission write failed: {error}") from error
+        with translated("submission write failed"):
+            dynamodb().put_item(
+                TableName=table,
+                Item=item,
+                # A record abandoned IN_FLIGHT by a writer that died is taken over.
+                ConditionExpression=(
+                    "attribute_not_exists(pk) OR (#state = :inflight AND inFlightUntil < :now)"
+                ),
+                ExpressionAttributeNames={"#state": "state"},
+                ExpressionAttributeValues={
+                    ":inflight": {"S": SubmissionState.IN_FLIGHT.value},
+                    ":now": {"N": str(epoch)},
+                },
+            )
+    except ConditionFailed:
+        return None
     return SubmissionRecord(
         key,
         receipt_id,
@@ -123,13 +119,9 @@ def begin(
 
 
 def get(table: str, key: SubmissionKey) -> SubmissionRecord | None:
-    try:
-        answer = dynamodb().get_item(TableName=table, Key=key.key(), ConsistentRead=True)
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"submission read failed: {error}") from error
-    if "Item" not in answer:
+    item = read_item(table, key.key(), "submission read failed")
+    if item is None:
         return None
-    item = from_item(answer["Item"])
     return SubmissionRecord(
         key=key,
         receipt_id=str(item["receiptId"]),
@@ -154,7 +146,7 @@ def _set_state(
     if outcome is not None:
         expression += ", outcome = :outcome"
         values[":outcome"] = outcome
-    try:
+    with translated("submission update failed"):
         dynamodb().update_item(
             TableName=table,
             Key=key.key(),
@@ -163,8 +155,6 @@ def _set_state(
             ExpressionAttributeNames={"#state": "state"},
             ExpressionAttributeValues=to_item(values),
         )
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"submission update failed: {error}") from error
 
 
 def mark_accepted(table: str, key: SubmissionKey, receipt_id: str) -> None:
@@ -180,7 +170,7 @@ def mark_done(
 def abandon(table: str, key: SubmissionKey, receipt_id: str) -> None:
     """Removes an IN_FLIGHT record whose request failed, so the CAD's retry starts afresh."""
     # On failure it expires as IN_FLIGHT and is taken over by the CAD's next attempt.
-    with contextlib.suppress(ClientError, BotoCoreError):
+    with contextlib.suppress(StoreUnavailable), translated("submission abandon"):
         dynamodb().delete_item(
             TableName=table,
             Key=key.key(),

@@ -9,7 +9,6 @@ submission is harmless: a processed submission re-emits its stored outcome, and 
 ids are derived from the receipt, so the CAD never gets two deliveries for one answer.
 """
 
-import os
 from enum import StrEnum
 from typing import Any
 
@@ -21,7 +20,7 @@ from psap.cad.envelope import CadEventType, Submission, parse_submission
 from psap.cad.intake import IntakeMessage
 from psap.cad.mapping import carry_forward, map_submission
 from psap.cad.store import SubmissionRecord, SubmissionState
-from psap.config import cad_table, tenant_data_table
+from psap.config import cad_intake_max_receives, cad_table, tenant_data_table
 from psap.errors import DomainError, StoreUnavailable
 from psap.events import store as events
 from psap.incidents import store as incidents
@@ -39,7 +38,7 @@ from psap.webhooks.deliveries import emit_update
 
 def max_receives() -> int:
     """The intake queue's maxReceiveCount (template.yaml): the last try tells the CAD."""
-    return int(os.environ.get("CAD_INTAKE_MAX_RECEIVES", "5"))
+    return cad_intake_max_receives()
 
 
 type Answer = IncidentAccepted | IncidentRejected

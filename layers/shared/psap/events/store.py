@@ -25,25 +25,19 @@ The write API, stable for its callers (the CAD intake worker, the import command
 from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from psap.errors import InvalidInput, NotFound, StoreUnavailable
+from psap.errors import InvalidInput, NotFound
 from psap.events.models import Event, EventMedia, IncidentReference
 from psap.incidents.store import INCIDENTS
 from psap.storage import numbered
-from psap.storage.attributes import from_item
-from psap.storage.dynamodb import dynamodb, transact_write
+from psap.storage.dynamodb import transact_write
 from psap.storage.numbered import Link, NewRecord, RecordKind, StoredRecord
+from psap.storage.optimistic import optimistic_write
 from psap.storage.ordering import SourceOrder, UpsertOutcome, UpsertResult
+from psap.storage.queries import partition_request, query_all
 
 EVENTS = RecordKind(name="event", prefix="EVT", sequence="EVENT")
 _SERVICE_FIELDS = frozenset({"id", "created_at", "incident"})
-_LINK_ATTEMPTS = 5
 MEDIA_LINK_PREFIX = "MEDIA#"
-
-
-class _LinkChanged(Exception):
-    """A link changed between read and write; read again."""
 
 
 def _number(event: Event) -> str:
@@ -119,59 +113,34 @@ def _read_partition(
     pk = numbered.record_key(EVENTS, tenant_id, event_id)["pk"]
     record: StoredRecord | None = None
     uploaded: list[EventMedia] = []
-    start: dict[str, Any] | None = None
-    while True:
-        request: dict[str, Any] = {
-            "TableName": table,
-            "KeyConditionExpression": "pk = :pk",
-            "ExpressionAttributeValues": {":pk": pk},
-            "ConsistentRead": True,
-        }
-        if start:
-            request["ExclusiveStartKey"] = start
-        try:
-            answer = dynamodb().query(**request)
-        except (ClientError, BotoCoreError) as error:
-            raise StoreUnavailable(f"event: {error}") from error
-        for raw in answer.get("Items", []):
-            item = from_item(raw)
-            sk = str(item["sk"])
-            if sk.startswith(MEDIA_LINK_PREFIX):
-                uploaded.append(EventMedia(id=int(item["id"]), type=str(item["type"])))
-            elif sk == "RECORD":
-                record = numbered.stored_record(item)
-        start = answer.get("LastEvaluatedKey")
-        if not start:
-            return record, uploaded
+    for item in query_all(partition_request(table, pk), "event"):
+        sk = str(item["sk"])
+        if sk.startswith(MEDIA_LINK_PREFIX):
+            uploaded.append(EventMedia(id=int(item["id"]), type=str(item["type"])))
+        elif sk == "RECORD":
+            record = numbered.stored_record(item)
+    return record, uploaded
 
 
 def import_event(table: str, tenant_id: int, event: Event, now: datetime) -> UpsertOutcome:
-    return numbered.put_by_id(
-        table,
-        EVENTS,
-        tenant_id,
-        _imported_id(event),
-        _number(event),
-        _document(event),
-        event.created_at,
-        _link(event),
-        now,
-    )
+    return numbered.put_by_id(table, EVENTS, tenant_id, _imported(event), now)
 
 
 def bulk_load_events(table: str, tenant_id: int, events: list[Event], now: datetime) -> None:
     """NEW events with their ids, fast (demo data, benchmarks): see numbered.bulk_load."""
-    records = [
-        NewRecord(
-            id=_imported_id(event),
-            number=_number(event),
-            document=_document(event),
-            created_at=event.created_at,
-            link=_link(event),
-        )
-        for event in events
-    ]
+    records = [_imported(event) for event in events]
     numbered.bulk_load(table, EVENTS, tenant_id, records, now)
+
+
+def _imported(event: Event) -> NewRecord:
+    """The record of an imported event, under the platform's id."""
+    return NewRecord(
+        id=_imported_id(event),
+        number=_number(event),
+        document=_document(event),
+        created_at=event.created_at,
+        link=_link(event),
+    )
 
 
 def _imported_id(event: Event) -> int:
@@ -185,7 +154,7 @@ def _link(event: Event) -> Link | None:
 
 
 def link_event_to_incident(table: str, tenant_id: int, event_id: int, incident_id: int) -> None:
-    for _ in range(_LINK_ATTEMPTS):
+    def attempt() -> None:
         event = numbered.read(table, EVENTS, tenant_id, event_id)
         if event is None:
             raise NotFound(f"event {event_id} not found")
@@ -221,12 +190,9 @@ def link_event_to_incident(table: str, tenant_id: int, event_id: int, incident_i
                 writes.append(
                     numbered.link_write(table, INCIDENTS, tenant_id, previous_incident, None)
                 )
-        try:
-            transact_write(writes, on_cancel=lambda codes: _LinkChanged())
-        except _LinkChanged:
-            continue
-        return
-    raise StoreUnavailable(f"event {event_id}: links kept changing, retry later")
+        transact_write(writes)  # cancelled when a link changed since read: read again
+
+    optimistic_write(f"event {event_id}", attempt, gave_up="links kept changing, retry later")
 
 
 def _points_to(record: StoredRecord, other_id: int) -> bool:

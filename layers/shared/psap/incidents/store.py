@@ -98,34 +98,26 @@ def get_incident(table: str, tenant_id: int, incident_id: int) -> Incident | Non
 
 
 def import_incident(table: str, tenant_id: int, incident: Incident, now: datetime) -> UpsertOutcome:
-    return numbered.put_by_id(
-        table,
-        INCIDENTS,
-        tenant_id,
-        _imported_id(incident),
-        _number(incident),
-        _document(incident),
-        incident.created_at,
-        _link(incident),
-        now,
-    )
+    return numbered.put_by_id(table, INCIDENTS, tenant_id, _imported(incident), now)
 
 
 def bulk_load_incidents(
     table: str, tenant_id: int, incidents: list[Incident], now: datetime
 ) -> None:
     """NEW incidents with their ids, fast (demo data, benchmarks): see numbered.bulk_load."""
-    records = [
-        NewRecord(
-            id=_imported_id(incident),
-            number=_number(incident),
-            document=_document(incident),
-            created_at=incident.created_at,
-            link=_link(incident),
-        )
-        for incident in incidents
-    ]
+    records = [_imported(incident) for incident in incidents]
     numbered.bulk_load(table, INCIDENTS, tenant_id, records, now)
+
+
+def _imported(incident: Incident) -> NewRecord:
+    """The record of an imported incident, under the platform's id."""
+    return NewRecord(
+        id=_imported_id(incident),
+        number=_number(incident),
+        document=_document(incident),
+        created_at=incident.created_at,
+        link=_link(incident),
+    )
 
 
 def _imported_id(incident: Incident) -> int:
@@ -155,9 +147,8 @@ def reserve_incident_ids(table: str, count: int) -> list[int]:
 def create_incident_with_number(
     table: str, tenant_id: int, incident_id: int, incident: Incident, now: datetime
 ) -> bool:
-    return numbered.create_with_number(
-        table, INCIDENTS, tenant_id, incident_id, _number(incident), _document(incident), now
-    )
+    record = NewRecord(incident_id, _number(incident), _document(incident), None, None)
+    return numbered.create_with_number(table, INCIDENTS, tenant_id, record, now)
 
 
 def replace_incident_if_unchanged(

@@ -28,15 +28,12 @@ of the same content makes exactly one record) and checks that the event still ex
 from collections.abc import Callable
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from psap.errors import NotFound, StoreUnavailable
 from psap.events.store import EVENTS, media_link_item
 from psap.media.models import RadioTrafficMedia
 from psap.storage import numbered
-from psap.storage.attributes import from_item
 from psap.storage.documents import decode_document, encode_document
-from psap.storage.dynamodb import dynamodb, transact_write
+from psap.storage.dynamodb import read_item, transact_write
 from psap.storage.s3 import get_object, put_object
 from psap.storage.sequences import next_id
 
@@ -74,18 +71,9 @@ def next_media_id(table: str) -> int:
     return next_id(table, MEDIA_SEQUENCE)
 
 
-def _get(table: str, key: dict[str, Any]) -> dict[str, Any] | None:
-    try:
-        answer = dynamodb().get_item(TableName=table, Key=key, ConsistentRead=True)
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"media: {error}") from error
-    raw = answer.get("Item")
-    return from_item(raw) if raw else None
-
-
 def find_media_by_content(table: str, tenant_id: int, event_id: int, sha256: str) -> int | None:
     """The media that already holds this content for this event, if any."""
-    item = _get(table, hash_key(tenant_id, event_id, sha256))
+    item = read_item(table, hash_key(tenant_id, event_id, sha256), "media")
     return int(item["mediaId"]) if item else None
 
 
@@ -164,7 +152,7 @@ def get_radio_traffic(
     table: str, bucket: str, tenant_id: int, media_id: int
 ) -> RadioTrafficMedia | None:
     """One GetItem, plus one S3 read when the segments are stored beside the record."""
-    item = _get(table, media_key(tenant_id, media_id))
+    item = read_item(table, media_key(tenant_id, media_id), "media")
     if item is None:
         return None
     document = decode_document(bytes(item["doc"]))

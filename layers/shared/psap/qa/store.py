@@ -23,14 +23,11 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from psap.clock import format_timestamp
-from psap.errors import InvalidInput, StoreUnavailable
+from psap.errors import InvalidInput
 from psap.paging import PageRequest
 from psap.qa.models import EvaluationStatus, QaEvaluation
 from psap.qa.periods import ALL, counted, covering
-from psap.storage.attributes import from_item
 from psap.storage.documents import (
     CHUNK_BYTES,
     decode_document,
@@ -39,7 +36,7 @@ from psap.storage.documents import (
     split,
     with_tenant,
 )
-from psap.storage.dynamodb import batch_get, dynamodb, transact_write
+from psap.storage.dynamodb import batch_get, read_item, transact_write
 from psap.storage.listing import (
     Counter,
     Key,
@@ -54,14 +51,15 @@ from psap.storage.listing import (
     page_of_pointers,
     pointer_changes,
 )
+from psap.storage.optimistic import optimistic_write, revised_put, revision_of
 from psap.storage.ordering import UpsertOutcome
+from psap.storage.queries import query_pages
 from psap.users.store import user_key
 
 EVAL_SK = "EVAL"
 _CHUNK_PREFIX = "CHUNK#"
 # DynamoDB's 4 MB per transaction, with room for pointers and counters.
 MAX_CHUNKS = 10
-_ATTEMPTS = 5
 _WHOLE_LISTING = KeyRange("0", "~")
 
 
@@ -218,39 +216,24 @@ def write_plan(
 
 
 def _read_item(table: str, tenant_id: int, evaluation_id: int) -> dict[str, Any] | None:
-    try:
-        answer = dynamodb().get_item(
-            TableName=table,
-            Key=evaluation_key(tenant_id, evaluation_id),
-            ConsistentRead=True,
-            ProjectionExpression="id, rev, userId, createdAt, #s, isTraining, deleted, chunks",
-            ExpressionAttributeNames={"#s": "status"},
-        )
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"evaluation: {error}") from error
-    raw = answer.get("Item")
-    return from_item(raw) if raw else None
-
-
-class _Changed(Exception):
-    pass
+    return read_item(
+        table,
+        evaluation_key(tenant_id, evaluation_id),
+        "evaluation",
+        projection="id, rev, userId, createdAt, #s, isTraining, deleted, chunks",
+        names={"#s": "status"},
+    )
 
 
 def put_evaluation(table: str, tenant_id: int, evaluation: QaEvaluation) -> UpsertOutcome:
     """Creates or replaces the evaluation with this id (imports) with its chunks, pointers
     and counters, in one transaction conditional on the revision read."""
     new_listing = _listing(evaluation)
-    for _ in range(_ATTEMPTS):
+
+    def attempt() -> UpsertOutcome:
         old = _read_item(table, tenant_id, evaluation.id)
-        revision = int(old["rev"]) if old else 0
-        encoded = _encode(tenant_id, evaluation, revision + 1)
-        put: dict[str, Any] = {"TableName": table, "Item": encoded.item}
-        if old is None:
-            put["ConditionExpression"] = "attribute_not_exists(pk)"
-        else:
-            put["ConditionExpression"] = "rev = :seen"
-            put["ExpressionAttributeValues"] = {":seen": {"N": str(revision)}}
-        writes: list[dict[str, Any]] = [{"Put": put}]
+        encoded = _encode(tenant_id, evaluation, revision_of(old) + 1)
+        writes: list[dict[str, Any]] = [{"Put": revised_put(table, encoded.item, old)}]
         writes.extend({"Put": {"TableName": table, "Item": chunk}} for chunk in encoded.chunks)
         old_chunks = int(old.get("chunks", 0)) if old else 0
         writes.extend(
@@ -260,12 +243,12 @@ def put_evaluation(table: str, tenant_id: int, evaluation: QaEvaluation) -> Upse
         old_listing = _listing_of_item(old) if old else None
         plan = write_plan(tenant_id, evaluation.id, old_listing, new_listing)
         writes.extend(plan.transaction_items(table))
-        try:
-            transact_write(writes, on_cancel=lambda codes: _Changed())
-        except _Changed:
-            continue
+        transact_write(writes)
         return UpsertOutcome.CREATED if old is None else UpsertOutcome.UPDATED
-    raise StoreUnavailable(f"evaluation {evaluation.id}: too many concurrent writers")
+
+    return optimistic_write(
+        f"evaluation {evaluation.id}", attempt, gave_up="too many concurrent writers"
+    )
 
 
 def bulk_load_evaluations(table: str, tenant_id: int, evaluations: Sequence[QaEvaluation]) -> None:
@@ -334,28 +317,20 @@ def read_evaluations(
 
 
 def _read_chunks(table: str, tenant_id: int, evaluation_id: int, count: int) -> bytes:
-    pieces: list[bytes] = []
-    start: dict[str, Any] | None = None
-    while True:
-        request: dict[str, Any] = {
-            "TableName": table,
-            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :chunk)",
-            "ExpressionAttributeValues": {
-                ":pk": {"S": evaluation_pk(tenant_id, evaluation_id)},
-                ":chunk": {"S": _CHUNK_PREFIX},
-            },
-            "ConsistentRead": True,
-        }
-        if start:
-            request["ExclusiveStartKey"] = start
-        try:
-            answer = dynamodb().query(**request)
-        except (ClientError, BotoCoreError) as error:
-            raise StoreUnavailable(f"evaluation chunks: {error}") from error
-        pieces.extend(bytes(item["part"]["B"]) for item in answer.get("Items", []))
-        start = answer.get("LastEvaluatedKey")
-        if not start:
-            break
+    request = {
+        "TableName": table,
+        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :chunk)",
+        "ExpressionAttributeValues": {
+            ":pk": {"S": evaluation_pk(tenant_id, evaluation_id)},
+            ":chunk": {"S": _CHUNK_PREFIX},
+        },
+        "ConsistentRead": True,
+    }
+    pieces = [
+        bytes(item["part"]["B"])
+        for page in query_pages(request, "evaluation chunks")
+        for item in page
+    ]
     # Chunks past `count` are from no write (deleted in the same transaction as shrinking).
     return join(pieces[:count])
 

@@ -6,13 +6,12 @@ coaching content and help articles; any other partner credential sees help artic
 The rule is applied as a filter before ranking, so hidden items never count in totalHits.
 """
 
-import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from psap.auth.permissions import Permission
-from psap.config import resource_center_table, search_index_bucket
+from psap.config import resource_center_table, search_index_bucket, settings
 from psap.errors import StoreUnavailable
 from psap.observability import logger
 from psap.resource_center import store
@@ -34,14 +33,11 @@ RESOURCE_CENTER_ACCESS = frozenset({Permission.ADMIN, Permission.RESOURCE_CENTER
 # From SEARCH_FUSION / SEARCH_KEYWORD_WEIGHT / SEARCH_RRF_K, read once at cold start (a bad
 # value fails the init phase). Default min-max 0.5/0.5: make bench prints how it compares.
 FUSION: Fusion = fusion_from_environment()
-DEFAULT_REFRESH_SECONDS = 30.0
-# A grant or revoke shows in search results within this many seconds (docs/search.md).
-DEFAULT_LICENSE_CACHE_SECONDS = 10.0
 
 
 def refresh_seconds() -> float:
     """How long a warm container serves an index before it looks for a newer one."""
-    return float(os.environ.get("INDEX_REFRESH_SECONDS", DEFAULT_REFRESH_SECONDS))
+    return settings().index_refresh_seconds
 
 
 @dataclass
@@ -79,7 +75,7 @@ def current_index(table: str, bucket: str) -> SearchIndex | None:
 
 
 def license_cache_seconds() -> float:
-    return float(os.environ.get("LICENSE_CACHE_SECONDS", DEFAULT_LICENSE_CACHE_SECONDS))
+    return settings().license_cache_seconds
 
 
 # tenant id -> (read at, license names): a warm container reads a tenant's licenses at most

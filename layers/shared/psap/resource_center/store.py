@@ -27,18 +27,18 @@ from enum import StrEnum
 from typing import Any
 from urllib.parse import quote
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from psap.clock import format_timestamp
-from psap.errors import Conflict, NotFound, StoreUnavailable
+from psap.errors import Conflict, NotFound
 from psap.resource_center.models import CatalogItem, CatalogRecord
 from psap.storage.attributes import from_item, to_item
-from psap.storage.dynamodb import batch_get, batch_put, dynamodb, transact_write
+from psap.storage.aws import ConditionFailed, TransactionCancelled, translated
+from psap.storage.dynamodb import batch_get, batch_put, dynamodb, read_item, transact_write
+from psap.storage.optimistic import Raced, optimistic_write
+from psap.storage.queries import query_pages
 from psap.storage.sequences import next_id
 
 CATALOG_PK = "CATALOG"
 _ITEM_PREFIX = "ITEM#"
-_UPSERT_ATTEMPTS = 5
 _BATCH_RECORDS = 50  # two writes each: a transaction holds at most 100
 
 
@@ -74,10 +74,6 @@ def external_id_key(external_id: str) -> dict[str, dict[str, str]]:
 
 def tenant_pk(tenant_id: int) -> str:
     return f"T#{tenant_id}#RC"
-
-
-def _store_error(what: str, error: Exception) -> StoreUnavailable:
-    return StoreUnavailable(f"resource center {what}: {error}")
 
 
 # ------------------------------------------------------------------------------- catalog
@@ -132,12 +128,8 @@ def _item_from_attributes(attributes: dict[str, Any]) -> tuple[CatalogItem, int]
 
 
 def _read_item(table: str, item_id: int) -> tuple[CatalogItem, int] | None:
-    try:
-        answer = dynamodb().get_item(TableName=table, Key=item_key(item_id), ConsistentRead=True)
-    except (ClientError, BotoCoreError) as error:
-        raise _store_error("item read", error) from error
-    raw = answer.get("Item")
-    return _item_from_attributes(from_item(raw)) if raw else None
+    found = read_item(table, item_key(item_id), "resource center item read")
+    return _item_from_attributes(found) if found else None
 
 
 def get_item(table: str, item_id: int) -> CatalogItem | None:
@@ -146,18 +138,13 @@ def get_item(table: str, item_id: int) -> CatalogItem | None:
 
 
 def find_item_id(table: str, external_id: str) -> int | None:
-    try:
-        answer = dynamodb().get_item(
-            TableName=table, Key=external_id_key(external_id), ConsistentRead=True
-        )
-    except (ClientError, BotoCoreError) as error:
-        raise _store_error("externalId read", error) from error
-    raw = answer.get("Item")
-    return int(raw["itemId"]["N"]) if raw else None
+    guard = read_item(table, external_id_key(external_id), "resource center externalId read")
+    return int(guard["itemId"]) if guard else None
 
 
-def _create(table: str, record: CatalogRecord, stamp: str) -> CatalogItem | None:
-    """Creates the item; None when a concurrent importer took the externalId first."""
+def _create(table: str, record: CatalogRecord, stamp: str) -> CatalogItem:
+    """Creates the item; TransactionCancelled when a concurrent importer took the
+    externalId first."""
     item = CatalogItem(
         id=next_id(table, "RC_ITEM"),
         version=1,
@@ -166,38 +153,20 @@ def _create(table: str, record: CatalogRecord, stamp: str) -> CatalogItem | None
         created_at=stamp,
         updated_at=stamp,
     )
-    lost_race = False
-
-    def taken(codes: list[str]) -> Exception:
-        nonlocal lost_race
-        lost_race = True
-        return Conflict(f"externalId '{record.external_id}' was created concurrently")
-
-    try:
-        transact_write(_new_item_writes(table, item), on_cancel=taken)
-    except Conflict:
-        if lost_race:
-            return None
-        raise
+    transact_write(_new_item_writes(table, item))
     return item
 
 
-def _replace(table: str, item: CatalogItem, revision: int) -> bool:
-    """Writes `item` if nobody else wrote since `revision` was read; False if someone did."""
-    try:
+def _replace(table: str, item: CatalogItem, revision: int) -> None:
+    """Writes `item` if nobody else wrote since `revision` was read; ConditionFailed if
+    someone did."""
+    with translated("resource center item write"):
         dynamodb().put_item(
             TableName=table,
             Item={**item_key(item.id), **to_item(_item_attributes(item, revision + 1))},
             ConditionExpression="attribute_exists(pk) AND revision = :seen",
             ExpressionAttributeValues={":seen": {"N": str(revision)}},
         )
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-            return False
-        raise _store_error("item write", error) from error
-    except BotoCoreError as error:
-        raise _store_error("item write", error) from error
-    return True
 
 
 def upsert_record(table: str, record: CatalogRecord, now: datetime) -> Upserted:
@@ -205,16 +174,14 @@ def upsert_record(table: str, record: CatalogRecord, now: datetime) -> Upserted:
     changes nothing). A content change bumps the item's version; the published flag alone
     does not."""
     stamp = format_timestamp(now)
-    for _ in range(_UPSERT_ATTEMPTS):
+
+    def attempt() -> Upserted:
         item_id = find_item_id(table, record.external_id)
         if item_id is None:
-            created = _create(table, record, stamp)
-            if created is not None:
-                return Upserted(created, Change.CREATED)
-            continue
+            return Upserted(_create(table, record, stamp), Change.CREATED)
         found = _read_item(table, item_id)
         if found is None:  # the guard exists but its item not yet: a create in flight
-            continue
+            raise ConditionFailed(f"resource center item {item_id}: not yet written")
         existing, revision = found
         content_hash = record.content_hash()
         content_changed = content_hash != existing.content_hash
@@ -228,11 +195,17 @@ def upsert_record(table: str, record: CatalogRecord, now: datetime) -> Upserted:
                 "updated_at": stamp,
             }
         )
-        if _replace(table, updated, revision):
-            if content_changed:
-                return Upserted(updated, Change.UPDATED)
-            return Upserted(updated, Change.PUBLISHED if record.published else Change.UNPUBLISHED)
-    raise Conflict(f"externalId '{record.external_id}' is being changed concurrently; retry")
+        _replace(table, updated, revision)
+        if content_changed:
+            return Upserted(updated, Change.UPDATED)
+        return Upserted(updated, Change.PUBLISHED if record.published else Change.UNPUBLISHED)
+
+    try:
+        return optimistic_write(f"externalId '{record.external_id}'", attempt)
+    except Raced as raced:
+        raise Conflict(
+            f"externalId '{record.external_id}' is being changed concurrently; retry"
+        ) from raced
 
 
 def _new_item_writes(table: str, item: CatalogItem) -> list[dict[str, Any]]:
@@ -294,11 +267,11 @@ def upsert_records(table: str, records: Sequence[CatalogRecord], now: datetime) 
         }
         writes = [write for item in created.values() for write in _new_item_writes(table, item)]
         try:
-            transact_write(writes, on_cancel=lambda codes: Conflict("created concurrently"))
+            transact_write(writes)
             outcomes |= {
                 position: Upserted(item, Change.CREATED) for position, item in created.items()
             }
-        except Conflict:
+        except TransactionCancelled:
             pass  # someone else created one of them: sort it out record by record below
     for position, record in enumerate(records):
         if position in outcomes:
@@ -363,7 +336,8 @@ def bulk_create(table: str, records: Sequence[CatalogRecord], now: datetime) -> 
 
 
 def set_published(table: str, item_id: int, published: bool, now: datetime) -> Upserted:
-    for _ in range(_UPSERT_ATTEMPTS):
+
+    def attempt() -> Upserted:
         found = _read_item(table, item_id)
         if found is None:
             raise NotFound(f"Catalog item {item_id} does not exist")
@@ -376,9 +350,13 @@ def set_published(table: str, item_id: int, published: bool, now: datetime) -> U
                 "updated_at": format_timestamp(now),
             }
         )
-        if _replace(table, updated, revision):
-            return Upserted(updated, Change.PUBLISHED if published else Change.UNPUBLISHED)
-    raise Conflict(f"Catalog item {item_id} is being changed concurrently; retry")
+        _replace(table, updated, revision)
+        return Upserted(updated, Change.PUBLISHED if published else Change.UNPUBLISHED)
+
+    try:
+        return optimistic_write(f"Catalog item {item_id}", attempt)
+    except Raced as raced:
+        raise Conflict(f"Catalog item {item_id} is being changed concurrently; retry") from raced
 
 
 def catalog_items(table: str) -> Iterator[CatalogItem]:
@@ -389,16 +367,9 @@ def catalog_items(table: str) -> Iterator[CatalogItem]:
         "ExpressionAttributeValues": {":pk": {"S": CATALOG_PK}, ":item": {"S": _ITEM_PREFIX}},
         "ConsistentRead": True,
     }
-    while True:
-        try:
-            answer = dynamodb().query(**request)
-        except (ClientError, BotoCoreError) as error:
-            raise _store_error("catalog read", error) from error
-        for raw in answer.get("Items", []):
+    for page in query_pages(request, "resource center catalog read"):
+        for raw in page:
             yield _item_from_attributes(from_item(raw))[0]
-        if "LastEvaluatedKey" not in answer:
-            return
-        request["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
 
 
 # ------------------------------------------------------------------------------- index pointer
@@ -411,14 +382,9 @@ def next_index_version(table: str) -> int:
 
 
 def index_pointer(table: str) -> IndexPointer | None:
-    try:
-        answer = dynamodb().get_item(TableName=table, Key=_POINTER_KEY, ConsistentRead=True)
-    except (ClientError, BotoCoreError) as error:
-        raise _store_error("index pointer read", error) from error
-    raw = answer.get("Item")
-    if not raw:
+    item = read_item(table, _POINTER_KEY, "resource center index pointer read")
+    if item is None:
         return None
-    item = from_item(raw)
     return IndexPointer(
         version=int(item["version"]),
         key=str(item["key"]),
@@ -437,18 +403,15 @@ def publish_index(table: str, pointer: IndexPointer) -> bool:
         "builtAt": pointer.built_at,
     }
     try:
-        dynamodb().put_item(
-            TableName=table,
-            Item={**_POINTER_KEY, **to_item(attributes)},
-            ConditionExpression="attribute_not_exists(pk) OR version < :new",
-            ExpressionAttributeValues={":new": {"N": str(pointer.version)}},
-        )
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-            return False
-        raise _store_error("index pointer write", error) from error
-    except BotoCoreError as error:
-        raise _store_error("index pointer write", error) from error
+        with translated("resource center index pointer write"):
+            dynamodb().put_item(
+                TableName=table,
+                Item={**_POINTER_KEY, **to_item(attributes)},
+                ConditionExpression="attribute_not_exists(pk) OR version < :new",
+                ExpressionAttributeValues={":new": {"N": str(pointer.version)}},
+            )
+    except ConditionFailed:
+        return False
     return True
 
 
@@ -496,10 +459,6 @@ def grant_license(table: str, tenant_id: int, license_name: str, now: datetime) 
     )
 
 
-class _NotHeld(Exception):
-    pass
-
-
 def revoke_license(table: str, tenant_id: int, license_name: str) -> bool:
     """False when the tenant did not hold the license (then nothing is written)."""
     try:
@@ -521,24 +480,23 @@ def revoke_license(table: str, tenant_id: int, license_name: str) -> bool:
                         "ExpressionAttributeValues": {":name": {"SS": [license_name]}},
                     }
                 },
-            ],
-            on_cancel=lambda codes: _NotHeld(),
+            ]
         )
-    except _NotHeld:
+    except TransactionCancelled:
         return False
     return True
 
 
 def tenant_licenses(table: str, tenant_id: int) -> frozenset[str]:
     """The license names the tenant holds: one GetItem, whatever the table holds."""
-    try:
-        answer = dynamodb().get_item(
-            TableName=table, Key=licenses_key(tenant_id), ProjectionExpression="licenseNames"
-        )
-    except (ClientError, BotoCoreError) as error:
-        raise _store_error("license read", error) from error
-    names = answer.get("Item", {}).get("licenseNames", {}).get("SS", [])
-    return frozenset(str(name) for name in names)
+    item = read_item(
+        table,
+        licenses_key(tenant_id),
+        "resource center license read",
+        consistent=False,
+        projection="licenseNames",
+    )
+    return frozenset(str(name) for name in (item or {}).get("licenseNames", ()))
 
 
 def record_import(table: str, tenant_id: int, item_id: int, version: int, now: datetime) -> None:
@@ -548,12 +506,10 @@ def record_import(table: str, tenant_id: int, item_id: int, version: int, now: d
         "importedVersion": version,
         "importedAt": format_timestamp(now),
     }
-    try:
+    with translated("resource center import write"):
         dynamodb().put_item(
             TableName=table, Item={**import_key(tenant_id, item_id), **to_item(attributes)}
         )
-    except (ClientError, BotoCoreError) as error:
-        raise _store_error("import write", error) from error
 
 
 def imported_versions(table: str, tenant_id: int, item_ids: Sequence[int]) -> dict[int, int]:

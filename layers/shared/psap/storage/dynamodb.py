@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 import botocore.session
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
 
+from psap.config import client_options
 from psap.errors import StoreUnavailable
 from psap.storage.attributes import AttributeValue, Item, from_item
+from psap.storage.aws import TransactionCancelled, translated
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -33,22 +34,10 @@ _CONFIG = Config(
 @cache
 def dynamodb() -> "DynamoDBClient":
     """One client per warm container, created on first use (after a test's moto is up)."""
-    client = botocore.session.get_session().create_client("dynamodb", config=_CONFIG)
+    client = botocore.session.get_session().create_client(
+        "dynamodb", config=_CONFIG, **client_options()
+    )
     return cast("DynamoDBClient", client)
-
-
-def transaction_conflict(error: ClientError) -> bool:
-    if error.response.get("Error", {}).get("Code") != "TransactionCanceledException":
-        return False
-    reasons = error.response.get("CancellationReasons", [])
-    return any(reason.get("Code") == "TransactionConflict" for reason in reasons)
-
-
-def cancellation_codes(error: ClientError) -> list[str]:
-    """Per-item outcome of a cancelled transaction ('None' for items that were fine)."""
-    return [
-        str(reason.get("Code", "None")) for reason in error.response.get("CancellationReasons", [])
-    ]
 
 
 def transact_write(
@@ -58,23 +47,42 @@ def transact_write(
 ) -> None:
     """Writes all items or none. Concurrent writers on the same counters make DynamoDB
     cancel one transaction with TransactionConflict; that one is retried with jittered
-    backoff. Other cancellations (a failed condition) go to `on_cancel` to become a
-    domain error."""
+    backoff (and is StoreUnavailable when it lasts). Other cancellations (a failed
+    condition) raise TransactionCancelled with each item's reason, or what `on_cancel`
+    makes of the reasons."""
     for attempt in range(attempts):
         try:
-            dynamodb().transact_write_items(TransactItems=list(items))  # type: ignore[arg-type]
+            with translated("transaction failed"):
+                dynamodb().transact_write_items(TransactItems=list(items))  # type: ignore[arg-type]
             return
-        except ClientError as error:
-            if transaction_conflict(error) and attempt + 1 < attempts:
-                time.sleep(random.uniform(0, 0.02 * 2**attempt))  # noqa: S311 - jitter, not crypto
-                continue
-            if error.response.get("Error", {}).get("Code") == "TransactionCanceledException":
-                codes = cancellation_codes(error)
-                if on_cancel is not None and "TransactionConflict" not in codes:
-                    raise on_cancel(codes) from error
-            raise StoreUnavailable(f"transaction failed: {error}") from error
-        except BotoCoreError as error:
-            raise StoreUnavailable(f"transaction failed: {error}") from error
+        except TransactionCancelled as cancelled:
+            if "TransactionConflict" not in cancelled.codes:
+                if on_cancel is not None:
+                    raise on_cancel(cancelled.codes) from cancelled
+                raise
+            if attempt + 1 == attempts:
+                raise StoreUnavailable(str(cancelled)) from cancelled
+            time.sleep(random.uniform(0, 0.02 * 2**attempt))  # noqa: S311 - jitter, not crypto
+
+
+def read_item(
+    table: str,
+    key: Mapping[str, AttributeValue],
+    what: str,
+    consistent: bool = True,
+    projection: str | None = None,
+    names: Mapping[str, str] | None = None,
+) -> Item | None:
+    """One GetItem, unmarshalled; None when there is no such item."""
+    request: dict[str, Any] = {"TableName": table, "Key": dict(key), "ConsistentRead": consistent}
+    if projection:
+        request["ProjectionExpression"] = projection
+    if names:
+        request["ExpressionAttributeNames"] = dict(names)
+    with translated(what):
+        answer = dynamodb().get_item(**request)
+    raw = answer.get("Item")
+    return from_item(raw) if raw else None
 
 
 def batch_get(
@@ -105,10 +113,8 @@ def _batch_get_all(table: str, request: dict[str, Any]) -> list[Item]:
     for attempt in range(8):
         if not pending:
             break
-        try:
+        with translated("batch read failed"):
             answer = dynamodb().batch_get_item(RequestItems=pending)
-        except (ClientError, BotoCoreError) as error:
-            raise StoreUnavailable(f"batch read failed: {error}") from error
         found.extend(from_item(item) for item in answer.get("Responses", {}).get(table, []))
         pending = dict(answer.get("UnprocessedKeys") or {})
         if pending:
@@ -127,10 +133,8 @@ def batch_put(table: str, items: Sequence[Mapping[str, AttributeValue]]) -> None
             ]
         }
         for attempt in range(8):
-            try:
+            with translated("batch write failed"):
                 answer = dynamodb().batch_write_item(RequestItems=pending)
-            except (ClientError, BotoCoreError) as error:
-                raise StoreUnavailable(f"batch write failed: {error}") from error
             pending = dict(answer.get("UnprocessedItems") or {})
             if not pending:
                 break

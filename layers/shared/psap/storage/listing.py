@@ -11,11 +11,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from psap.errors import StoreUnavailable
 from psap.storage.attributes import from_item
-from psap.storage.dynamodb import batch_get, batch_put, dynamodb
+from psap.storage.dynamodb import batch_get, batch_put, read_item
+from psap.storage.queries import query_page, query_pages
 
 ID_WIDTH = 19
 _SKIP_BATCH = 1000  # keys per Query while walking earlier pages
@@ -163,12 +161,7 @@ def bulk_write(table: str, plans: Sequence[WritePlan]) -> None:
 
 
 def read_counter(table: str, pk: str, sk: str) -> int:
-    try:
-        answer = dynamodb().get_item(TableName=table, Key=key(pk, sk), ConsistentRead=True)
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"counter: {error}") from error
-    item = answer.get("Item")
-    return max(0, int(item[COUNT]["N"])) if item else 0
+    return counter_value(read_item(table, key(pk, sk), "counter"))
 
 
 def counter_value(item: Mapping[str, Any] | None) -> int:
@@ -179,25 +172,16 @@ def counter_value(item: Mapping[str, Any] | None) -> int:
 def counter_items(table: str, pk: str, ranges: Sequence[KeyRange]) -> list[dict[str, Any]]:
     """The counter items (unmarshalled, every attribute) whose sort keys fall in `ranges`,
     one Query per range."""
-    found: list[dict[str, Any]] = []
-    for key_range in ranges:
-        start: dict[str, Any] | None = None
-        while True:
-            answer = _query(table, pk, key_range, True, None, start)
-            found.extend(from_item(item) for item in answer.get("Items", []))
-            start = answer.get("LastEvaluatedKey")
-            if not start:
-                break
-    return found
+    return [
+        from_item(raw)
+        for key_range in ranges
+        for page in query_pages(_request(table, pk, key_range, True, None), "listing query")
+        for raw in page
+    ]
 
 
-def _query(
-    table: str,
-    pk: str,
-    key_range: KeyRange,
-    forward: bool,
-    limit: int | None,
-    start: dict[str, Any] | None,
+def _request(
+    table: str, pk: str, key_range: KeyRange, forward: bool, limit: int | None
 ) -> dict[str, Any]:
     request: dict[str, Any] = {
         "TableName": table,
@@ -212,13 +196,7 @@ def _query(
     }
     if limit is not None:
         request["Limit"] = limit
-    if start:
-        request["ExclusiveStartKey"] = start
-    try:
-        answer: dict[str, Any] = dict(dynamodb().query(**request))
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"listing query: {error}") from error
-    return answer
+    return request
 
 
 def page_of_pointers(
@@ -230,10 +208,11 @@ def page_of_pointers(
     start: dict[str, Any] | None = None
     remaining = offset
     while remaining > 0:
-        answer = _query(table, pk, key_range, forward, min(remaining, _SKIP_BATCH), start)
+        request = _request(table, pk, key_range, forward, min(remaining, _SKIP_BATCH))
+        answer = query_page(request, "listing query", start)
         remaining -= len(answer.get("Items", []))
         start = answer.get("LastEvaluatedKey")
         if not start:
             return []
-    answer = _query(table, pk, key_range, forward, size, start)
+    answer = query_page(_request(table, pk, key_range, forward, size), "listing query", start)
     return [id_of(item["sk"]["S"]) for item in answer.get("Items", [])]

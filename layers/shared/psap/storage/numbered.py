@@ -13,24 +13,22 @@ the record the winner created. Updates carry a SourceOrder and are conditional o
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from psap.clock import format_timestamp
-from psap.errors import Conflict, StoreUnavailable
-from psap.storage.attributes import from_item
+from psap.errors import Conflict
+from psap.storage.aws import ConditionFailed, TransactionCancelled, translated
 from psap.storage.documents import decode_document, encode_document
-from psap.storage.dynamodb import batch_get, batch_put, dynamodb, transact_write
+from psap.storage.dynamodb import batch_get, batch_put, dynamodb, read_item, transact_write
+from psap.storage.optimistic import optimistic_write
 from psap.storage.ordering import SourceOrder, UpsertOutcome, UpsertResult
 from psap.storage.sequences import next_id, raise_floor
 
 _RECORD_SK = "RECORD"
 _NUMBER_SK = "NUMBER"
-_ATTEMPTS = 5
 
 
 @dataclass(frozen=True)
@@ -59,12 +57,6 @@ class StoredRecord:
     link: Link | None
 
 
-class _Cancelled(Exception):
-    def __init__(self, codes: list[str]) -> None:
-        super().__init__(",".join(codes))
-        self.codes = codes
-
-
 def record_key(kind: RecordKind, tenant_id: int, record_id: int) -> dict[str, dict[str, str]]:
     return {"pk": {"S": f"T#{tenant_id}#{kind.prefix}#{record_id}"}, "sk": {"S": _RECORD_SK}}
 
@@ -75,22 +67,13 @@ def number_key(kind: RecordKind, tenant_id: int, number: str) -> dict[str, dict[
     return {"pk": {"S": pk}, "sk": {"S": _NUMBER_SK}}
 
 
-def _get(key: dict[str, Any], table: str, what: str) -> dict[str, Any] | None:
-    try:
-        answer = dynamodb().get_item(TableName=table, Key=key, ConsistentRead=True)
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"{what}: {error}") from error
-    raw = answer.get("Item")
-    return from_item(raw) if raw else None
-
-
 def find_id(table: str, kind: RecordKind, tenant_id: int, number: str) -> int | None:
-    item = _get(number_key(kind, tenant_id, number), table, f"{kind.name} number")
+    item = read_item(table, number_key(kind, tenant_id, number), f"{kind.name} number")
     return int(item["recordId"]) if item else None
 
 
 def read(table: str, kind: RecordKind, tenant_id: int, record_id: int) -> StoredRecord | None:
-    item = _get(record_key(kind, tenant_id, record_id), table, kind.name)
+    item = read_item(table, record_key(kind, tenant_id, record_id), kind.name)
     return _stored(item) if item else None
 
 
@@ -115,23 +98,35 @@ def _stored(item: dict[str, Any]) -> StoredRecord:
     )
 
 
+@dataclass(frozen=True)
+class NewRecord:
+    id: int
+    number: str
+    document: dict[str, Any]
+    created_at: datetime | None
+    link: Link | None
+
+
 def _record_item(
     kind: RecordKind,
     tenant_id: int,
-    record_id: int,
-    number: str,
-    document: dict[str, Any],
-    created_at: str,
+    record: NewRecord,
     now: str,
-    source_order: str | None,
-    link: Link | None,
+    created_otherwise: str | None = None,
+    source_order: str | None = None,
 ) -> dict[str, Any]:
+    """The RECORD item; createdAt is the record's, else `created_otherwise`, else `now`."""
+    if record.created_at is not None:
+        created_at = format_timestamp(record.created_at)
+    else:
+        created_at = created_otherwise or now
+    link = record.link
     item: dict[str, Any] = {
-        **record_key(kind, tenant_id, record_id),
-        "id": {"N": str(record_id)},
+        **record_key(kind, tenant_id, record.id),
+        "id": {"N": str(record.id)},
         "tenantId": {"N": str(tenant_id)},
-        "number": {"S": number},
-        "doc": {"B": encode_document(document)},
+        "number": {"S": record.number},
+        "doc": {"B": encode_document(record.document)},
         "createdAt": {"S": created_at},
         "updatedAt": {"S": now},
     }
@@ -186,57 +181,44 @@ def upsert_by_number(
     the stored order; a record without a stored order (imported) takes any update."""
     stamp = format_timestamp(now)
     order_key = order.key() if order is not None else None
-    for _ in range(_ATTEMPTS):
+
+    def attempt() -> UpsertResult:
         existing = find_id(table, kind, tenant_id, number)
         if existing is None:
             record_id = next_id(table, kind.sequence)
-            item = _record_item(
-                kind,
-                tenant_id,
-                record_id,
-                number,
-                document,
-                format_timestamp(created_at) if created_at else stamp,
-                stamp,
-                order_key,
-                None,
-            )
-            try:
-                transact_write(_creation(table, kind, tenant_id, number, item), _Cancelled)
-            except _Cancelled:
-                # Another writer created this number first (updated next round), or an
-                # imported record holds this id (the next round draws a new one).
-                continue
+            new = NewRecord(record_id, number, document, created_at, None)
+            item = _record_item(kind, tenant_id, new, stamp, source_order=order_key)
+            # Cancelled when another writer created this number first (updated next round),
+            # or an imported record holds this id (the next round draws a new one).
+            transact_write(_creation(table, kind, tenant_id, number, item))
             return UpsertResult(record_id, UpsertOutcome.CREATED)
-        outcome = _update_document(
-            table, kind, tenant_id, existing, number, document, created_at, order_key, stamp
+        update = NewRecord(existing, number, document, created_at, None)
+        return UpsertResult(
+            existing, _update_document(table, kind, tenant_id, update, order_key, stamp)
         )
-        if outcome is not None:
-            return UpsertResult(existing, outcome)
-    raise StoreUnavailable(f"{kind.name} {number}: too many concurrent writers, retry later")
+
+    return optimistic_write(f"{kind.name} {number}", attempt)
 
 
 def _update_document(
     table: str,
     kind: RecordKind,
     tenant_id: int,
-    record_id: int,
-    number: str,
-    document: dict[str, Any],
-    created_at: datetime | None,
+    update: NewRecord,
     order_key: str | None,
     stamp: str,
-) -> UpsertOutcome | None:
-    """UPDATED, STALE, or None when the record vanished under the number (retry)."""
+) -> UpsertOutcome:
+    """UPDATED or STALE; ConditionFailed when the record vanished under the number (read
+    again). The update's link is not written (links change through link_write)."""
     names = {"#doc": "doc", "#num": "number"}
     values: dict[str, Any] = {
-        ":doc": {"B": encode_document(document)},
-        ":num": {"S": number},
+        ":doc": {"B": encode_document(update.document)},
+        ":num": {"S": update.number},
         ":now": {"S": stamp},
     }
     assignments = ["#doc = :doc", "#num = :num", "updatedAt = :now"]
-    if created_at is not None:
-        values[":created"] = {"S": format_timestamp(created_at)}
+    if update.created_at is not None:
+        values[":created"] = {"S": format_timestamp(update.created_at)}
         assignments.append("createdAt = :created")
     condition = "attribute_exists(pk)"
     if order_key is not None:
@@ -244,22 +226,19 @@ def _update_document(
         assignments.append("sourceOrder = :order")
         condition += " AND (attribute_not_exists(sourceOrder) OR sourceOrder < :order)"
     try:
-        dynamodb().update_item(
-            TableName=table,
-            Key=record_key(kind, tenant_id, record_id),
-            UpdateExpression="SET " + ", ".join(assignments),
-            ConditionExpression=condition,
-            ExpressionAttributeNames=names,
-            ExpressionAttributeValues=values,
-        )
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
-            raise StoreUnavailable(f"{kind.name} update: {error}") from error
-        if read(table, kind, tenant_id, record_id) is None:
-            return None
+        with translated(f"{kind.name} update"):
+            dynamodb().update_item(
+                TableName=table,
+                Key=record_key(kind, tenant_id, update.id),
+                UpdateExpression="SET " + ", ".join(assignments),
+                ConditionExpression=condition,
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+    except ConditionFailed:
+        if read(table, kind, tenant_id, update.id) is None:
+            raise
         return UpsertOutcome.STALE
-    except BotoCoreError as error:
-        raise StoreUnavailable(f"{kind.name} update: {error}") from error
     return UpsertOutcome.UPDATED
 
 
@@ -287,21 +266,14 @@ def read_by_numbers(
 
 
 def create_with_number(
-    table: str,
-    kind: RecordKind,
-    tenant_id: int,
-    record_id: int,
-    number: str,
-    document: dict[str, Any],
-    now: datetime,
+    table: str, kind: RecordKind, tenant_id: int, record: NewRecord, now: datetime
 ) -> bool:
     """Creates a record under an id reserved by the caller, without a source order. False
     when the number (or the id) was taken meanwhile: nothing is written then."""
-    stamp = format_timestamp(now)
-    item = _record_item(kind, tenant_id, record_id, number, document, stamp, stamp, None, None)
+    item = _record_item(kind, tenant_id, record, format_timestamp(now))
     try:
-        transact_write(_creation(table, kind, tenant_id, number, item), _Cancelled)
-    except _Cancelled:
+        transact_write(_creation(table, kind, tenant_id, record.number, item))
+    except TransactionCancelled:
         return False
     return True
 
@@ -318,37 +290,26 @@ def replace_document_if_unchanged(
     order, only if nobody wrote it since `record` was read (its updatedAt). False otherwise:
     read again and decide again, so a concurrent connector update is never lost."""
     try:
-        dynamodb().update_item(
-            TableName=table,
-            Key=record_key(kind, tenant_id, record.id),
-            UpdateExpression="SET #doc = :doc, updatedAt = :now",
-            ConditionExpression="attribute_exists(pk) AND updatedAt = :seen",
-            ExpressionAttributeNames={"#doc": "doc"},
-            ExpressionAttributeValues={
-                ":doc": {"B": encode_document(document)},
-                ":now": {"S": format_timestamp(now)},
-                ":seen": {"S": record.updated_at},
-            },
-        )
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-            return False
-        raise StoreUnavailable(f"{kind.name} update: {error}") from error
-    except BotoCoreError as error:
-        raise StoreUnavailable(f"{kind.name} update: {error}") from error
+        with translated(f"{kind.name} update"):
+            dynamodb().update_item(
+                TableName=table,
+                Key=record_key(kind, tenant_id, record.id),
+                UpdateExpression="SET #doc = :doc, updatedAt = :now",
+                ConditionExpression="attribute_exists(pk) AND updatedAt = :seen",
+                ExpressionAttributeNames={"#doc": "doc"},
+                ExpressionAttributeValues={
+                    ":doc": {"B": encode_document(document)},
+                    ":now": {"S": format_timestamp(now)},
+                    ":seen": {"S": record.updated_at},
+                },
+            )
+    except ConditionFailed:
+        return False
     return True
 
 
 def put_by_id(
-    table: str,
-    kind: RecordKind,
-    tenant_id: int,
-    record_id: int,
-    number: str,
-    document: dict[str, Any],
-    created_at: datetime | None,
-    link: Link | None,
-    now: datetime,
+    table: str, kind: RecordKind, tenant_id: int, record: NewRecord, now: datetime
 ) -> UpsertOutcome:
     """Writes the record under an id the caller chose (imports keep the platform's ids).
 
@@ -356,18 +317,18 @@ def put_by_id(
     of the tenant (Conflict). A record given without a link keeps its stored link; the
     stored source order is kept, so the connector's ordering guard keeps working."""
     stamp = format_timestamp(now)
-    for _ in range(_ATTEMPTS):
+    record_id, number = record.id, record.number
+
+    def attempt() -> UpsertOutcome:
         old = read(table, kind, tenant_id, record_id)
+        kept_link = record.link if record.link is not None else (old.link if old else None)
         item = _record_item(
             kind,
             tenant_id,
-            record_id,
-            number,
-            document,
-            format_timestamp(created_at) if created_at else (old.created_at if old else stamp),
+            replace(record, link=kept_link),
             stamp,
-            old.source_order if old else None,
-            link if link is not None else (old.link if old else None),
+            created_otherwise=old.created_at if old else None,
+            source_order=old.source_order if old else None,
         )
         writes: list[dict[str, Any]] = []
         record_write: dict[str, Any] = {"TableName": table, "Item": item}
@@ -401,17 +362,18 @@ def put_by_id(
                 }
             )
         try:
-            transact_write(writes, on_cancel=_Cancelled)
-        except _Cancelled as cancelled:
-            if len(cancelled.codes) > 1 and cancelled.codes[1] == "ConditionalCheckFailed":
+            transact_write(writes)
+        except TransactionCancelled as cancelled:
+            if cancelled.item_failed(1):
                 holder = find_id(table, kind, tenant_id, number)
                 raise Conflict(
                     f"{kind.name} number '{number}' already belongs to {kind.name} {holder}"
                 ) from cancelled
-            continue
+            raise
         raise_floor(table, kind.sequence, record_id)
         return UpsertOutcome.CREATED if old is None else UpsertOutcome.UPDATED
-    raise StoreUnavailable(f"{kind.name} {record_id}: too many concurrent writers, retry later")
+
+    return optimistic_write(f"{kind.name} {record_id}", attempt)
 
 
 def link_write(
@@ -450,15 +412,6 @@ def link_write(
     return {"Update": update}
 
 
-@dataclass(frozen=True)
-class NewRecord:
-    id: int
-    number: str
-    document: dict[str, Any]
-    created_at: datetime | None
-    link: Link | None
-
-
 def bulk_load(
     table: str, kind: RecordKind, tenant_id: int, records: list[NewRecord], now: datetime
 ) -> None:
@@ -471,20 +424,7 @@ def bulk_load(
     stamp = format_timestamp(now)
     items: list[dict[str, Any]] = []
     for record in records:
-        created = format_timestamp(record.created_at) if record.created_at else stamp
-        items.append(
-            _record_item(
-                kind,
-                tenant_id,
-                record.id,
-                record.number,
-                record.document,
-                created,
-                stamp,
-                None,
-                record.link,
-            )
-        )
+        items.append(_record_item(kind, tenant_id, record, stamp))
         items.append(_number_item(kind, tenant_id, record.number, record.id))
     batch_put(table, items)
     raise_floor(table, kind.sequence, max(record.id for record in records))

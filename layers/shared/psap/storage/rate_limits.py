@@ -8,9 +8,8 @@ window, whatever the number of containers. The item expires (TTL) a day after it
 from dataclasses import dataclass
 from datetime import datetime
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from psap.errors import RateLimited, StoreUnavailable
+from psap.errors import RateLimited
+from psap.storage.aws import ConditionFailed, translated
 from psap.storage.dynamodb import dynamodb
 
 _KEEP_AFTER_WINDOW_SECONDS = 24 * 3600
@@ -36,25 +35,22 @@ def consume(table: str, pk: str, sk_prefix: str, rate: RateLimit, now: datetime)
     window_start = epoch - epoch % rate.window_seconds
     window_end = window_start + rate.window_seconds
     try:
-        dynamodb().update_item(
-            TableName=table,
-            Key={"pk": {"S": pk}, "sk": {"S": f"{sk_prefix}#{window_start}"}},
-            UpdateExpression="ADD used :one SET expiresAtEpoch = :expires",
-            ConditionExpression="attribute_not_exists(used) OR used < :limit",
-            ExpressionAttributeValues={
-                ":one": {"N": "1"},
-                ":limit": {"N": str(rate.limit)},
-                ":expires": {"N": str(window_end + _KEEP_AFTER_WINDOW_SECONDS)},
-            },
-        )
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-            retry_after = max(1, window_end - epoch)
-            raise RateLimited(
-                f"Too many requests: {rate.action} is limited to {rate.describe()}; "
-                f"retry in {retry_after} s",
-                retry_after,
-            ) from error
-        raise StoreUnavailable(f"rate limit update failed: {error}") from error
-    except BotoCoreError as error:
-        raise StoreUnavailable(f"rate limit update failed: {error}") from error
+        with translated("rate limit update failed"):
+            dynamodb().update_item(
+                TableName=table,
+                Key={"pk": {"S": pk}, "sk": {"S": f"{sk_prefix}#{window_start}"}},
+                UpdateExpression="ADD used :one SET expiresAtEpoch = :expires",
+                ConditionExpression="attribute_not_exists(used) OR used < :limit",
+                ExpressionAttributeValues={
+                    ":one": {"N": "1"},
+                    ":limit": {"N": str(rate.limit)},
+                    ":expires": {"N": str(window_end + _KEEP_AFTER_WINDOW_SECONDS)},
+                },
+            )
+    except ConditionFailed as full:
+        retry_after = max(1, window_end - epoch)
+        raise RateLimited(
+            f"Too many requests: {rate.action} is limited to {rate.describe()}; "
+            f"retry in {retry_after} s",
+            retry_after,
+        ) from full

@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, cast
 
 import botocore.session
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
 
+from psap.config import client_options
 from psap.errors import StoreUnavailable
+from psap.storage.aws import ObjectMissing, VersionChanged, translated
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -28,35 +29,38 @@ _CONFIG = Config(
 @cache
 def s3() -> "S3Client":
     """One client per warm container, created on first use (after a test's moto is up)."""
-    client = botocore.session.get_session().create_client("s3", config=_CONFIG)
+    client = botocore.session.get_session().create_client("s3", config=_CONFIG, **client_options())
     return cast("S3Client", client)
 
 
 def put_object(bucket: str, key: str, body: bytes, content_type: str) -> None:
-    try:
+    with translated(f"S3 put {key}"):
         s3().put_object(Bucket=bucket, Key=key, Body=body, ContentType=content_type)
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"S3 put {key}: {error}") from error
 
 
 def get_object(bucket: str, key: str) -> bytes:
-    try:
+    """The object's bytes; ObjectMissing (a StoreUnavailable) when there is none."""
+    with translated(f"S3 get {key}"):
         answer = s3().get_object(Bucket=bucket, Key=key)
         return answer["Body"].read()
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"S3 get {key}: {error}") from error
+
+
+def get_object_if_present(bucket: str, key: str) -> bytes | None:
+    """The object's bytes, or None when there is no such object."""
+    try:
+        return get_object(bucket, key)
+    except ObjectMissing:
+        return None
 
 
 def presigned_put_url(bucket: str, key: str, expires_in_seconds: int) -> str:
     """A URL a client PUTs one object to, without credentials of its own, until it expires."""
-    try:
+    with translated(f"S3 presign {key}"):
         return s3().generate_presigned_url(
             "put_object",
             Params={"Bucket": bucket, "Key": key},
             ExpiresIn=expires_in_seconds,
         )
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"S3 presign {key}: {error}") from error
 
 
 @dataclass(frozen=True)
@@ -65,20 +69,17 @@ class StoredObject:
     etag: str  # changes whenever the object is written again
 
 
-class ObjectChanged(Exception):
-    """The object is no longer the version the caller pinned (If-Match failed)."""
+# The object is no longer the version the caller pinned (If-Match failed).
+ObjectChanged = VersionChanged
 
 
 def stored_object(bucket: str, key: str) -> StoredObject | None:
     """The object's size and ETag, or None when there is no such object."""
     try:
-        answer = s3().head_object(Bucket=bucket, Key=key)
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") in {"404", "NoSuchKey", "NotFound"}:
-            return None
-        raise StoreUnavailable(f"S3 head {key}: {error}") from error
-    except BotoCoreError as error:
-        raise StoreUnavailable(f"S3 head {key}: {error}") from error
+        with translated(f"S3 head {key}"):
+            answer = s3().head_object(Bucket=bucket, Key=key)
+    except ObjectMissing:
+        return None
     return StoredObject(size=int(answer["ContentLength"]), etag=str(answer["ETag"]))
 
 
@@ -88,7 +89,7 @@ def iter_object_lines(
     """The object's lines (each with its b"\\n"), streamed: never the whole object in memory.
     Only b"\\n" ends a line, so a b"\\r\\n" split across two chunks still counts once. With
     `if_match` (an ETag), another version of the object raises ObjectChanged."""
-    try:
+    with translated(f"S3 get {key}"):
         if if_match:
             body = s3().get_object(Bucket=bucket, Key=key, IfMatch=if_match)["Body"]
         else:
@@ -101,12 +102,6 @@ def iter_object_lines(
                 yield line + b"\n"
         if pending:
             yield pending
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") in {"412", "PreconditionFailed"}:
-            raise ObjectChanged(key) from error
-        raise StoreUnavailable(f"S3 get {key}: {error}") from error
-    except BotoCoreError as error:
-        raise StoreUnavailable(f"S3 get {key}: {error}") from error
 
 
 def presigned_get_url(bucket: str, key: str, expires_seconds: int, filename: str) -> str:
@@ -141,12 +136,10 @@ class MultipartWriter:
         self._upload_id = ""
 
     def __enter__(self) -> "MultipartWriter":
-        try:
+        with translated(f"S3 upload {self.key}"):
             answer = s3().create_multipart_upload(
                 Bucket=self.bucket, Key=self.key, ContentType=self.content_type
             )
-        except (ClientError, BotoCoreError) as error:
-            raise StoreUnavailable(f"S3 upload {self.key}: {error}") from error
         self._upload_id = answer["UploadId"]
         return self
 
@@ -159,7 +152,7 @@ class MultipartWriter:
 
     def _flush(self) -> None:
         number = len(self._parts) + 1
-        try:
+        with translated(f"S3 upload {self.key} part {number}"):
             answer = s3().upload_part(
                 Bucket=self.bucket,
                 Key=self.key,
@@ -167,30 +160,28 @@ class MultipartWriter:
                 PartNumber=number,
                 Body=bytes(self._buffer),
             )
-        except (ClientError, BotoCoreError) as error:
-            raise StoreUnavailable(f"S3 upload {self.key} part {number}: {error}") from error
         self._parts.append({"ETag": answer["ETag"], "PartNumber": number})
         self._buffer.clear()
 
+    def _abort(self) -> None:
+        # Best effort: the error that made the write stop is the one worth raising.
+        with contextlib.suppress(StoreUnavailable), translated(f"S3 abort {self.key}"):
+            s3().abort_multipart_upload(Bucket=self.bucket, Key=self.key, UploadId=self._upload_id)
+
     def __exit__(self, kind: object, raised: object, traceback: object) -> None:
         if kind is not None:
-            with contextlib.suppress(ClientError, BotoCoreError):
-                s3().abort_multipart_upload(
-                    Bucket=self.bucket, Key=self.key, UploadId=self._upload_id
-                )
+            self._abort()
             return
+        if self._buffer or not self._parts:
+            self._flush()
         try:
-            if self._buffer or not self._parts:
-                self._flush()
-            s3().complete_multipart_upload(
-                Bucket=self.bucket,
-                Key=self.key,
-                UploadId=self._upload_id,
-                MultipartUpload={"Parts": self._parts},  # type: ignore[typeddict-item]
-            )
-        except (ClientError, BotoCoreError) as error:
-            with contextlib.suppress(ClientError, BotoCoreError):
-                s3().abort_multipart_upload(
-                    Bucket=self.bucket, Key=self.key, UploadId=self._upload_id
+            with translated(f"S3 upload {self.key}"):
+                s3().complete_multipart_upload(
+                    Bucket=self.bucket,
+                    Key=self.key,
+                    UploadId=self._upload_id,
+                    MultipartUpload={"Parts": self._parts},  # type: ignore[typeddict-item]
                 )
-            raise StoreUnavailable(f"S3 upload {self.key}: {error}") from error
+        except StoreUnavailable:
+            self._abort()
+            raise

@@ -7,9 +7,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 import botocore.session
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
 
+from psap.config import client_options
 from psap.errors import StoreUnavailable
+from psap.storage.aws import translated
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient
@@ -22,7 +23,10 @@ _CONFIG = Config(retries={"mode": "standard", "max_attempts": 4}, connect_timeou
 @cache
 def sqs() -> "SQSClient":
     """One client per warm container, created on first use (after a test's moto is up)."""
-    return cast("SQSClient", botocore.session.get_session().create_client("sqs", config=_CONFIG))
+    return cast(
+        "SQSClient",
+        botocore.session.get_session().create_client("sqs", config=_CONFIG, **client_options()),
+    )
 
 
 def _text(body: str | Mapping[str, Any]) -> str:
@@ -31,14 +35,12 @@ def _text(body: str | Mapping[str, Any]) -> str:
 
 def send_message(queue_url: str, body: str | Mapping[str, Any], delay_seconds: int = 0) -> None:
     """Sends one message (a JSON object is serialized compactly); delays cap at 15 minutes."""
-    try:
+    with translated("queue send failed"):
         sqs().send_message(
             QueueUrl=queue_url,
             MessageBody=_text(body),
             DelaySeconds=max(0, min(MAX_DELAY_SECONDS, delay_seconds)),
         )
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"queue send failed: {error}") from error
 
 
 def send_messages(queue_url: str, bodies: Sequence[str | Mapping[str, Any]]) -> None:
@@ -48,9 +50,7 @@ def send_messages(queue_url: str, bodies: Sequence[str | Mapping[str, Any]]) -> 
             {"Id": str(index), "MessageBody": _text(body)}
             for index, body in enumerate(bodies[first : first + _BATCH_LIMIT])
         ]
-        try:
+        with translated("queue send failed"):
             answer = sqs().send_message_batch(QueueUrl=queue_url, Entries=entries)  # type: ignore[arg-type]
-        except (ClientError, BotoCoreError) as error:
-            raise StoreUnavailable(f"queue send failed: {error}") from error
         if answer.get("Failed"):
             raise StoreUnavailable(f"queue send failed for {len(answer['Failed'])} messages")

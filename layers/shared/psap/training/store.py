@@ -17,14 +17,13 @@ everywhere; a person who is not (or no longer) a user of the tenant reads as sto
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from psap.errors import InvalidInput, StoreUnavailable
-from psap.storage.attributes import from_item
+from psap.errors import InvalidInput
+from psap.storage.aws import TransactionCancelled
 from psap.storage.documents import CHUNK_BYTES, decode_document, encode_document, with_tenant
-from psap.storage.dynamodb import batch_put, dynamodb, transact_write
+from psap.storage.dynamodb import batch_put, read_item, transact_write
 from psap.storage.listing import key, padded
 from psap.storage.ordering import UpsertOutcome
+from psap.storage.queries import partition_request, query_all
 from psap.training.models import (
     AuditHistoryEntry,
     PhaseEnrollment,
@@ -41,12 +40,6 @@ TASK_LIST_PREFIX = "TL#"
 # One transaction: the enrollment, the user check and its task lists.
 MAX_TASK_LISTS = 98
 _SUMMARY_FIELDS = frozenset(PhaseEnrollmentSummary.model_fields)
-
-
-class _Cancelled(Exception):
-    def __init__(self, codes: list[str]) -> None:
-        super().__init__(",".join(codes))
-        self.codes = codes
 
 
 def _blob(document: dict[str, Any], what: str) -> bytes:
@@ -127,14 +120,14 @@ def put_enrollment(table: str, tenant_id: int, enrollment: PhaseEnrollment) -> U
         {"Put": {"TableName": table, "Item": item}} for item in _items(tenant_id, owner, enrollment)
     )
     try:
-        transact_write(writes, on_cancel=_Cancelled)
-    except _Cancelled as cancelled:
-        if cancelled.codes and cancelled.codes[0] == "ConditionalCheckFailed":
+        transact_write(writes)
+    except TransactionCancelled as cancelled:
+        if cancelled.item_failed(0):
             raise InvalidInput(
                 f"user {owner} of enrollment {enrollment.id} is not a user of this tenant "
                 "(import users first)"
             ) from cancelled
-        raise StoreUnavailable(f"enrollment {enrollment.id}: {cancelled}") from cancelled
+        raise
     return UpsertOutcome.UPDATED if existed else UpsertOutcome.CREATED
 
 
@@ -150,35 +143,11 @@ def bulk_load_enrollments(
 
 
 def _exists(table: str, item_key: dict[str, Any]) -> bool:
-    try:
-        answer = dynamodb().get_item(
-            TableName=table, Key=item_key, ConsistentRead=True, ProjectionExpression="pk"
-        )
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"enrollment: {error}") from error
-    return "Item" in answer
+    return read_item(table, item_key, "enrollment", projection="pk") is not None
 
 
 def _partition(table: str, tenant_id: int, user_id: int) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
-    start: dict[str, Any] | None = None
-    while True:
-        request: dict[str, Any] = {
-            "TableName": table,
-            "KeyConditionExpression": "pk = :pk",
-            "ExpressionAttributeValues": {":pk": {"S": user_pk(tenant_id, user_id)}},
-            "ConsistentRead": True,
-        }
-        if start:
-            request["ExclusiveStartKey"] = start
-        try:
-            answer = dynamodb().query(**request)
-        except (ClientError, BotoCoreError) as error:
-            raise StoreUnavailable(f"enrollments: {error}") from error
-        items.extend(from_item(item) for item in answer.get("Items", []))
-        start = answer.get("LastEvaluatedKey")
-        if not start:
-            return items
+    return query_all(partition_request(table, user_pk(tenant_id, user_id)), "enrollments")
 
 
 def list_enrollments(table: str, tenant_id: int, user_id: int) -> list[PhaseEnrollment] | None:

@@ -22,25 +22,12 @@ from itertools import combinations
 from typing import Any
 from urllib.parse import quote
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from psap.errors import StoreUnavailable
 from psap.paging import PageRequest
-from psap.storage.attributes import from_item, to_item
-from psap.storage.dynamodb import batch_get, dynamodb, transact_write
-from psap.storage.listing import (
-    Counter,
-    Key,
-    KeyRange,
-    WritePlan,
-    bulk_write,
-    counter_changes,
-    key,
-    padded,
-    page_of_pointers,
-    pointer_changes,
-    read_counter,
-)
+from psap.storage import listing
+from psap.storage.attributes import to_item
+from psap.storage.dynamodb import batch_get, read_item, transact_write
+from psap.storage.listing import Key, key
+from psap.storage.optimistic import optimistic_write, revised_put, revision_of
 from psap.storage.ordering import UpsertOutcome
 from psap.users.models import User
 
@@ -48,8 +35,7 @@ USER_SK = "USER"
 _COUNTER_SK = "#COUNT"
 _POINTER_PREFIX = "P#"
 _SEPARATOR = "\x1f"  # below every printable character: "Smith" sorts before "Smith Jr"
-_ALL_POINTERS = KeyRange(_POINTER_PREFIX, _POINTER_PREFIX + "\U0010ffff")
-_ATTEMPTS = 5
+_ALL_POINTERS = listing.KeyRange(_POINTER_PREFIX, _POINTER_PREFIX + "\U0010ffff")
 
 
 class UserSortField(StrEnum):
@@ -131,15 +117,15 @@ def _pointers(tenant_id: int, user: User) -> list[Key]:
     return [
         key(
             pointer_pk(tenant_id, scope, field),
-            f"{_POINTER_PREFIX}{_sort_value(user, field)}{_SEPARATOR}{padded(user.id)}",
+            f"{_POINTER_PREFIX}{_sort_value(user, field)}{_SEPARATOR}{listing.padded(user.id)}",
         )
         for scope in _scopes(user)
         for field in UserSortField
     ]
 
 
-def _counters(tenant_id: int, user: User) -> list[Counter]:
-    return [Counter(counter_pk(tenant_id, scope), _COUNTER_SK) for scope in _scopes(user)]
+def _counters(tenant_id: int, user: User) -> list[listing.Counter]:
+    return [listing.Counter(counter_pk(tenant_id, scope), _COUNTER_SK) for scope in _scopes(user)]
 
 
 def _stored_form(tenant_id: int, user: User) -> User:
@@ -156,22 +142,19 @@ def user_from_item(item: dict[str, Any]) -> User:
     return User.model_validate({k: v for k, v in item.items() if k not in {"pk", "sk", "rev"}})
 
 
-def write_plan(tenant_id: int, old: User | None, new: User) -> WritePlan:
-    plan = WritePlan()
-    pointer_changes(plan, _pointers(tenant_id, old) if old else [], _pointers(tenant_id, new))
-    counter_changes(plan, _counters(tenant_id, old) if old else [], _counters(tenant_id, new))
+def write_plan(tenant_id: int, old: User | None, new: User) -> listing.WritePlan:
+    plan = listing.WritePlan()
+    listing.pointer_changes(
+        plan, _pointers(tenant_id, old) if old else [], _pointers(tenant_id, new)
+    )
+    listing.counter_changes(
+        plan, _counters(tenant_id, old) if old else [], _counters(tenant_id, new)
+    )
     return plan
 
 
 def read_user_item(table: str, tenant_id: int, user_id: int) -> dict[str, Any] | None:
-    try:
-        answer = dynamodb().get_item(
-            TableName=table, Key=user_key(tenant_id, user_id), ConsistentRead=True
-        )
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"user: {error}") from error
-    raw = answer.get("Item")
-    return from_item(raw) if raw else None
+    return read_item(table, user_key(tenant_id, user_id), "user")
 
 
 def get_users(table: str, tenant_id: int, user_ids: Sequence[int]) -> dict[int, User]:
@@ -185,31 +168,19 @@ def get_users(table: str, tenant_id: int, user_ids: Sequence[int]) -> dict[int, 
     return {user.id: user for user in users}
 
 
-class _Changed(Exception):
-    pass
-
-
 def put_user(table: str, tenant_id: int, user: User) -> UpsertOutcome:
     """Creates or replaces the user with this id (imports), with its pointers and counters,
     in one transaction conditional on the revision read: never a partial write."""
     new = _stored_form(tenant_id, user)
-    for _ in range(_ATTEMPTS):
+
+    def attempt() -> UpsertOutcome:
         old_item = read_user_item(table, tenant_id, new.id)
         old = user_from_item(old_item) if old_item else None
-        revision = int(old_item["rev"]) if old_item else 0
-        put: dict[str, Any] = {"TableName": table, "Item": _item(tenant_id, new, revision + 1)}
-        if old_item is None:
-            put["ConditionExpression"] = "attribute_not_exists(pk)"
-        else:
-            put["ConditionExpression"] = "rev = :seen"
-            put["ExpressionAttributeValues"] = {":seen": {"N": str(revision)}}
-        writes = [{"Put": put}, *write_plan(tenant_id, old, new).transaction_items(table)]
-        try:
-            transact_write(writes, on_cancel=lambda codes: _Changed())
-        except _Changed:
-            continue
+        put = revised_put(table, _item(tenant_id, new, revision_of(old_item) + 1), old_item)
+        transact_write([{"Put": put}, *write_plan(tenant_id, old, new).transaction_items(table)])
         return UpsertOutcome.CREATED if old is None else UpsertOutcome.UPDATED
-    raise StoreUnavailable(f"user {user.id}: too many concurrent writers, retry later")
+
+    return optimistic_write(f"user {user.id}", attempt)
 
 
 def bulk_load_users(table: str, tenant_id: int, users: Sequence[User]) -> None:
@@ -221,7 +192,7 @@ def bulk_load_users(table: str, tenant_id: int, users: Sequence[User]) -> None:
         plan = write_plan(tenant_id, None, stored)
         plan.puts.insert(0, _item(tenant_id, stored, 1))
         plans.append(plan)
-    bulk_write(table, plans)
+    listing.bulk_write(table, plans)
 
 
 def list_users(
@@ -235,10 +206,10 @@ def list_users(
     """One page of users and the total for the filters: a counter read, a pointer Query and
     a BatchGetItem of the page's users."""
     scope = scope_name(filters)
-    total = read_counter(table, counter_pk(tenant_id, scope), _COUNTER_SK)
+    total = listing.read_counter(table, counter_pk(tenant_id, scope), _COUNTER_SK)
     if page.offset >= total:
         return [], total
-    ids = page_of_pointers(
+    ids = listing.page_of_pointers(
         table, pointer_pk(tenant_id, scope, sort), _ALL_POINTERS, ascending, page.offset, page.size
     )
     found = get_users(table, tenant_id, ids)

@@ -11,12 +11,12 @@ psap.webhooks.admin_models.
 
 import re
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from psap.clock import parse_timestamp
 from psap.config import webhook_local_dev_allowed
 from psap.errors import Conflict, InvalidField, InvalidParameter
-from psap.storage.rate_limits import RateLimit, consume
+from psap.storage.rate_limits import RateLimit
 from psap.webhooks import store
 from psap.webhooks.admin_models import (
     RESPONSE_EXCERPT_CHARS,
@@ -27,7 +27,6 @@ from psap.webhooks.catalogue import ConnectorTest, UpdateKind
 from psap.webhooks.connectors import (
     ConnectorWithSecret,
     create_connector,
-    rotate_secret,
     update_connector,
 )
 from psap.webhooks.deliveries import emit_update, recover, replay
@@ -55,6 +54,10 @@ def _check_local_dev(requested: bool | None) -> None:
         raise InvalidField("localDev", "this deployment does not allow local-dev connectors")
 
 
+def _kind_values(kinds: list[UpdateKind] | None) -> list[str] | None:
+    return [kind.value for kind in kinds] if kinds is not None else None
+
+
 def create(
     table: str, tenant_id: int, body: CreateConnectorBody, now: datetime
 ) -> ConnectorWithSecret:
@@ -66,9 +69,7 @@ def create(
         name=body.name,
         url=body.url,
         profile=body.profile,
-        event_types=[kind.value for kind in body.event_types]
-        if body.event_types is not None
-        else None,
+        event_types=_kind_values(body.event_types),
         bearer_credential=body.bearer_credential,
         local_dev=body.local_dev,
         now=now,
@@ -90,9 +91,7 @@ def update(
             name=body.name,
             url=body.url,
             profile=body.profile,
-            event_types=[kind.value for kind in body.event_types]
-            if body.event_types is not None
-            else None,
+            event_types=_kind_values(body.event_types),
             all_event_types="event_types" in given and body.event_types is None,
             bearer_credential=body.bearer_credential,
             local_dev=body.local_dev,
@@ -114,24 +113,6 @@ def set_status(
     """Disable (deliveries wait or are cancelled, see the dispatcher) or enable again (which
     also clears a 410 Gone flag)."""
     return connector_of(update_connector(table, tenant_id, connector_id, now=now, status=status))
-
-
-def rotate(
-    table: str,
-    tenant_id: int,
-    connector_id: str,
-    overlap: timedelta,
-    now: datetime,
-    *,
-    lead: timedelta = timedelta(0),
-    rate_limited: bool = False,
-) -> ConnectorWithSecret:
-    """A new signing secret (returned once), signing from `now + lead`; the previous ones
-    stay valid for `overlap` after that."""
-    store.get_connector(table, tenant_id, connector_id)  # 404 before a rate-limit unit is spent
-    if rate_limited:
-        consume(table, f"T#{tenant_id}#RATE", "rotate-secret", ROTATION_RATE, now)
-    return rotate_secret(table, tenant_id, connector_id, overlap, now, lead=lead)
 
 
 def send_test(table: str, tenant_id: int, connector_id: str, now: datetime) -> str:

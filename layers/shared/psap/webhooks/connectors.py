@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from psap.errors import InvalidField, StoreUnavailable
+from psap.storage.rate_limits import RateLimit, consume
 from psap.webhooks import secrets as vault
 from psap.webhooks import store
 from psap.webhooks.addresses import UnsafeDestination, parse_destination
@@ -179,13 +180,18 @@ def rotate_secret(
     overlap: timedelta,
     now: datetime,
     lead: timedelta = timedelta(0),
+    *,
+    rate: RateLimit | None = None,
 ) -> ConnectorWithSecret:
-    """A new signing secret, signing from `now + lead`; the old one retires `overlap` later."""
+    """A new signing secret, signing from `now + lead`; the old one retires `overlap` later.
+    With `rate` (the admin API's), each rotation counts against the tenant's limit."""
+    connector = store.get_connector(table, tenant_id, connector_id)  # 404 before a unit is spent
+    if rate is not None:
+        consume(table, f"T#{tenant_id}#RATE", "rotate-secret", rate, now)
     if overlap < timedelta(0) or overlap > MAX_OVERLAP:
         raise InvalidField("overlapHours", f"between 0 and {MAX_OVERLAP.days * 24} hours")
     if lead < timedelta(0) or lead > MAX_LEAD:
         raise InvalidField("activateInHours", f"between 0 and {MAX_LEAD.days * 24} hours")
-    connector = store.get_connector(table, tenant_id, connector_id)
     current = vault.read_secret(connector.secret_name, fresh=True)
     rotated, raw = current.rotated(now, overlap, lead)
     try:

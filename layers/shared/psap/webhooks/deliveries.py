@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 
 from pydantic import Field
 
-from psap.config import required_env, webhook_queue_url
+from psap.config import webhook_queue_url, webhook_slow_queue_url
 from psap.errors import Conflict, InvalidField, NotFound
 from psap.models import WireModel
 from psap.observability import logger
@@ -129,11 +129,6 @@ def to_slow_lane(messages: list[DispatchMessage]) -> None:
         webhook_slow_queue_url(),
         [message.model_copy(update={"lane": Lane.SLOW}).body() for message in messages],
     )
-
-
-def webhook_slow_queue_url() -> str:
-    """The slow lane's queue; only the dispatcher sends to it."""
-    return required_env("WEBHOOK_SLOW_QUEUE_URL")
 
 
 def replay(table: str, tenant_id: int, delivery_id: str, now: datetime) -> Delivery:

@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from psap.openapi_answers import ERROR_INFO
 from psap.webhooks.administration import (
     API_RECOVER_LIMIT,
     ATTEMPTS_SHOWN,
@@ -61,23 +62,9 @@ RECOVER = f"""\
 Re-sends the connector's dead-letter deliveries (failed, stopped by 410, cancelled) that died
 at or after `since`, at most {API_RECOVER_LIMIT} per request; `more` says to call again."""
 
-_ERROR_INFO = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorInfo"}}}
 CONFLICT: dict[int, Any] = {
     409: {
         "description": "The connector changed meanwhile, or is not in a state for this",
-        "content": _ERROR_INFO,
+        "content": ERROR_INFO,
     }
 }
-RATE_LIMITED: dict[int, Any] = {
-    429: {
-        "description": "Rate limit reached: ErrorInfo, and Retry-After in seconds",
-        "content": _ERROR_INFO,
-    }
-}
-
-
-def answers(status: int, description: str, model: Any, errors: dict[int, Any]) -> dict[int, Any]:
-    """An operation's success answer (its model) and its own error answers (ErrorInfo); the
-    common errors (400, 401, 403, 404, 413, 415, 503) are added by tools/openapi.py."""
-    success = {"description": description, "content": {"application/json": {"model": model}}}
-    return {status: success, **errors}

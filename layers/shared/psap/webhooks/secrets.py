@@ -19,11 +19,10 @@ from typing import TYPE_CHECKING, cast
 
 import botocore.session
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
 
 from psap.clock import format_timestamp, parse_timestamp
-from psap.config import required_env
-from psap.errors import StoreUnavailable
+from psap.config import client_options, connector_secret_prefix
+from psap.storage.aws import translated
 
 if TYPE_CHECKING:
     from mypy_boto3_secretsmanager import SecretsManagerClient
@@ -139,34 +138,31 @@ def new_signing_secret(secret_id: str, now: datetime) -> SigningSecret:
 
 
 def secret_name(tenant_id: int, connector_id: str) -> str:
-    return (
-        f"{required_env('CONNECTOR_SECRET_PREFIX')}/tenants/{tenant_id}/connectors/{connector_id}"
-    )
+    return f"{connector_secret_prefix()}/tenants/{tenant_id}/connectors/{connector_id}"
 
 
 @cache
 def secrets_manager() -> "SecretsManagerClient":
-    client = botocore.session.get_session().create_client("secretsmanager", config=_CONFIG)
+    client = botocore.session.get_session().create_client(
+        "secretsmanager", config=_CONFIG, **client_options()
+    )
     return cast("SecretsManagerClient", client)
 
 
 def create_secret(name: str, value: ConnectorSecrets, tenant_id: int) -> None:
-    try:
+    with translated("connector secret could not be created", codes_only=True):
         secrets_manager().create_secret(
             Name=name,
             SecretString=value.to_json(),
             Description="Signing secrets and bearer credential of a CAD webhook connector",
             Tags=[{"Key": "psap:tenant", "Value": str(tenant_id)}],
         )
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"connector secret could not be created: {_code(error)}") from error
 
 
 def write_secret(name: str, value: ConnectorSecrets) -> None:
-    try:
+    # Error codes only in messages: a message could echo a parameter, which holds secrets.
+    with translated("connector secret could not be written", codes_only=True):
         secrets_manager().put_secret_value(SecretId=name, SecretString=value.to_json())
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"connector secret could not be written: {_code(error)}") from error
     _forget(name)
 
 
@@ -176,10 +172,8 @@ def read_secret(name: str, *, fresh: bool = False) -> ConnectorSecrets:
         cached = _cache.get(name)
     if cached is not None and not fresh and now - cached[0] < _CACHE_SECONDS:
         return cached[1]
-    try:
+    with translated("connector secret could not be read", codes_only=True):
         answer = secrets_manager().get_secret_value(SecretId=name)
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"connector secret could not be read: {_code(error)}") from error
     value = ConnectorSecrets.from_json(answer["SecretString"])
     with _cache_lock:
         _cache[name] = (now, value)
@@ -194,13 +188,6 @@ def _forget(name: str) -> None:
 def forget_all() -> None:
     with _cache_lock:
         _cache.clear()
-
-
-def _code(error: Exception) -> str:
-    # Error codes only: a message could echo a request parameter, and this one holds secrets.
-    if isinstance(error, ClientError):
-        return str(error.response.get("Error", {}).get("Code", "error"))
-    return type(error).__name__
 
 
 _cache: dict[str, tuple[float, ConnectorSecrets]] = {}

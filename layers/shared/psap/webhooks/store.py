@@ -23,12 +23,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from psap.clock import format_timestamp, parse_timestamp
-from psap.errors import Conflict, NotFound, StoreUnavailable
+from psap.errors import Conflict, NotFound
 from psap.storage.attributes import from_item, to_item
-from psap.storage.dynamodb import batch_get, dynamodb, transact_write
+from psap.storage.aws import ConditionFailed, TransactionCancelled, translated
+from psap.storage.dynamodb import batch_get, dynamodb, read_item, transact_write
+from psap.storage.queries import query_page, query_pages
 from psap.webhooks.models import (
     Attempt,
     Connector,
@@ -93,15 +93,19 @@ def _key(pk: str, sk: str) -> dict[str, dict[str, str]]:
 # ---------------------------------------------------------------- connectors
 
 
-def put_new_connector(table: str, connector: Connector) -> None:
+def _connector_item(connector: Connector) -> dict[str, Any]:
     item = {"pk": _connectors_pk(connector.tenant_id), "sk": connector.connector_id}
     item.update(connector.model_dump(mode="json", by_alias=True))
+    return to_item(item)
+
+
+def put_new_connector(table: str, connector: Connector) -> None:
     transact_write(
         [
             {
                 "Put": {
                     "TableName": table,
-                    "Item": to_item(item),
+                    "Item": _connector_item(connector),
                     "ConditionExpression": "attribute_not_exists(pk)",
                 }
             },
@@ -124,14 +128,12 @@ def put_new_connector(table: str, connector: Connector) -> None:
 
 def replace_connector(table: str, connector: Connector, expected_updated_at: str) -> None:
     """Writes a changed connector unless someone else changed it since it was read."""
-    item = {"pk": _connectors_pk(connector.tenant_id), "sk": connector.connector_id}
-    item.update(connector.model_dump(mode="json", by_alias=True))
     transact_write(
         [
             {
                 "Put": {
                     "TableName": table,
-                    "Item": to_item(item),
+                    "Item": _connector_item(connector),
                     "ConditionExpression": "updatedAt = :seen",
                     "ExpressionAttributeValues": {":seen": {"S": expected_updated_at}},
                 }
@@ -251,10 +253,10 @@ def create_delivery(
     if held:
         try:
             _create_held(table, tenant_id, new, now)
-        except _ConnectorActive:
-            pass  # enabled meanwhile: an ordinary delivery, due now
-        except _AlreadyThere:
-            return None
+        except TransactionCancelled as cancelled:
+            if cancelled.item_failed(0):
+                return None  # already there
+            # Otherwise the connector was enabled meanwhile: an ordinary delivery, due now.
         else:
             return DeliveryStatus.HELD
     stamp = format_timestamp(now)
@@ -269,11 +271,10 @@ def create_delivery(
             [
                 *_new_delivery_puts(table, tenant_id, new, stamp, pending),
                 {"Put": {"TableName": table, "Item": to_item(_due_pointer(tenant_id, due_sk, 0))}},
-            ],
-            on_cancel=lambda codes: _AlreadyThere(),
+            ]
         )
-    except _AlreadyThere:
-        return None
+    except TransactionCancelled:
+        return None  # already there
     return DeliveryStatus.PENDING
 
 
@@ -281,21 +282,12 @@ def _create_held(table: str, tenant_id: int, new: NewDelivery, now: datetime) ->
     stamp = format_timestamp(now)
     held_sk = f"{stamp}#{new.delivery_id}"
     held = {"status": DeliveryStatus.HELD.value, "heldSk": held_sk}
-
-    def cancelled(codes: list[str]) -> Exception:
-        return (
-            _AlreadyThere()
-            if codes and codes[0] == "ConditionalCheckFailed"
-            else _ConnectorActive()
-        )
-
     transact_write(
         [
             *_new_delivery_puts(table, tenant_id, new, stamp, held),
             _held_pointer_put(table, tenant_id, new.connector_id, held_sk),
             _connector_not_active(table, tenant_id, new.connector_id),
-        ],
-        on_cancel=cancelled,
+        ]
     )
 
 
@@ -354,14 +346,6 @@ def _held_pointer_put(
     }
 
 
-class _AlreadyThere(Exception):
-    pass
-
-
-class _ConnectorActive(Exception):
-    pass
-
-
 def _due_pointer(
     tenant_id: int, due_sk: str, attempt_count: int, enqueued: bool = True
 ) -> dict[str, Any]:
@@ -411,31 +395,28 @@ def claim(
     lease_id = uuid.uuid4().hex
     epoch = int(now.timestamp())
     try:
-        answer = dynamodb().update_item(
-            TableName=table,
-            Key=_delivery_key(tenant_id, delivery_id),
-            UpdateExpression="SET leaseId = :lease, leaseUntil = :until",
-            ConditionExpression=(
-                "#s = :pending AND attemptCount = :count AND nextAttemptAt <= :now "
-                "AND (attribute_not_exists(leaseUntil) OR leaseUntil < :epoch)"
-            ),
-            ExpressionAttributeNames={"#s": "status"},
-            ExpressionAttributeValues={
-                ":lease": {"S": lease_id},
-                ":until": {"N": str(epoch + LEASE_SECONDS)},
-                ":pending": {"S": DeliveryStatus.PENDING.value},
-                ":count": {"N": str(attempt_count)},
-                ":now": {"S": format_timestamp(due_by)},
-                ":epoch": {"N": str(epoch)},
-            },
-            ReturnValues="ALL_NEW",
-        )
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-            return None
-        raise StoreUnavailable(f"delivery claim failed: {error}") from error
-    except BotoCoreError as error:
-        raise StoreUnavailable(f"delivery claim failed: {error}") from error
+        with translated("delivery claim failed"):
+            answer = dynamodb().update_item(
+                TableName=table,
+                Key=_delivery_key(tenant_id, delivery_id),
+                UpdateExpression="SET leaseId = :lease, leaseUntil = :until",
+                ConditionExpression=(
+                    "#s = :pending AND attemptCount = :count AND nextAttemptAt <= :now "
+                    "AND (attribute_not_exists(leaseUntil) OR leaseUntil < :epoch)"
+                ),
+                ExpressionAttributeNames={"#s": "status"},
+                ExpressionAttributeValues={
+                    ":lease": {"S": lease_id},
+                    ":until": {"N": str(epoch + LEASE_SECONDS)},
+                    ":pending": {"S": DeliveryStatus.PENDING.value},
+                    ":count": {"N": str(attempt_count)},
+                    ":now": {"S": format_timestamp(due_by)},
+                    ":epoch": {"N": str(epoch)},
+                },
+                ReturnValues="ALL_NEW",
+            )
+    except ConditionFailed:
+        return None
     item = from_item(answer["Attributes"])
     return Claim(_delivery(item), lease_id, str(item["dueSk"]))
 
@@ -584,15 +565,12 @@ def hold(table: str, tenant_id: int, claimed: Claim, now: datetime) -> bool:
                 {"Delete": {"TableName": table, "Key": _key(_due_pk(tenant_id), claimed.due_sk)}},
                 _held_pointer_put(table, tenant_id, delivery.connector_id, held_sk),
                 _connector_not_active(table, tenant_id, delivery.connector_id),
-            ],
-            on_cancel=lambda codes: (
-                _ConnectorActive()
-                if codes and codes[-1] == "ConditionalCheckFailed"
-                else Conflict("the delivery's lease was lost")
-            ),
+            ]
         )
-    except _ConnectorActive:
-        return False
+    except TransactionCancelled as cancelled:
+        if cancelled.codes[-1:] == ["ConditionalCheckFailed"]:
+            return False  # the connector is active
+        raise Conflict("the delivery's lease was lost") from cancelled
     return True
 
 
@@ -852,11 +830,7 @@ def _attribute(value: Any) -> dict[str, Any]:
 
 
 def _get(table: str, key: Mapping[str, Any], consistent: bool = False) -> dict[str, Any] | None:
-    try:
-        answer = dynamodb().get_item(TableName=table, Key=dict(key), ConsistentRead=consistent)
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"read failed: {error}") from error
-    return from_item(answer["Item"]) if "Item" in answer else None
+    return read_item(table, key, "read failed", consistent=consistent)
 
 
 def _query_page(
@@ -868,17 +842,15 @@ def _query_page(
     newest_first: bool = False,
     consistent: bool = True,
 ) -> tuple[list[dict[str, Any]], bool]:
-    try:
-        answer = dynamodb().query(
-            TableName=table,
-            KeyConditionExpression=condition,
-            ExpressionAttributeValues=dict(values),
-            Limit=limit,
-            ScanIndexForward=not newest_first,
-            ConsistentRead=consistent,
-        )
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"query failed: {error}") from error
+    request = {
+        "TableName": table,
+        "KeyConditionExpression": condition,
+        "ExpressionAttributeValues": dict(values),
+        "Limit": limit,
+        "ScanIndexForward": not newest_first,
+        "ConsistentRead": consistent,
+    }
+    answer = query_page(request, "query failed")
     return [from_item(item) for item in answer.get("Items", [])], "LastEvaluatedKey" in answer
 
 
@@ -891,16 +863,8 @@ def _query_all(
         "ExpressionAttributeValues": dict(values),
         "ConsistentRead": consistent,
     }
-    while True:
-        try:
-            answer = dynamodb().query(**request)
-        except (ClientError, BotoCoreError) as error:
-            raise StoreUnavailable(f"query failed: {error}") from error
-        for item in answer.get("Items", []):
-            yield from_item(item)
-        if "LastEvaluatedKey" not in answer:
-            return
-        request["ExclusiveStartKey"] = answer["LastEvaluatedKey"]
+    for page in query_pages(request, "query failed"):
+        yield from (from_item(item) for item in page)
 
 
 def _update(
@@ -925,14 +889,11 @@ def _update(
     if condition:
         request["ConditionExpression"] = condition
     try:
-        dynamodb().update_item(**request)
-    except ClientError as error:
-        code = error.response.get("Error", {}).get("Code")
-        if tolerate_condition and code == "ConditionalCheckFailedException":
-            return
-        raise StoreUnavailable(f"update failed: {error}") from error
-    except BotoCoreError as error:
-        raise StoreUnavailable(f"update failed: {error}") from error
+        with translated("update failed"):
+            dynamodb().update_item(**request)
+    except ConditionFailed:
+        if not tolerate_condition:
+            raise
 
 
 # ---------------------------------------------------------------- the tenant admin API's reads

@@ -25,13 +25,14 @@ from psap.incidents import store as incidents
 from psap.incidents.models import Incident
 from psap.incidents.upload.models import RowOutcome, RowResult
 from psap.incidents.upload.parsing import ParsedRow
+from psap.storage.aws import ConditionFailed
 from psap.storage.numbered import StoredRecord
+from psap.storage.optimistic import optimistic_write
 from psap.webhooks import store as webhooks
 from psap.webhooks.catalogue import IncidentUpdated, UpdateKind
 from psap.webhooks.deliveries import emit_update
 
 CHUNK_ROWS = 100
-_ATTEMPTS = 5
 
 
 def _content_hash(document: dict[str, Any]) -> str:
@@ -108,28 +109,36 @@ class Applier:
 
     def _update(self, row: ParsedRow, record: StoredRecord) -> RowResult:
         number = self._number(row)
-        for _ in range(_ATTEMPTS):
+
+        # The update is emitted after the write loop: a failure to emit is never a lost race.
+        def attempt() -> tuple[RowResult, dict[str, Any] | None]:
+            nonlocal record
             current = incidents.incident_from_record(record)
             before = incidents.incident_document(current)
             merged = Incident.model_validate({**before, **self._fields(row)})
             after = incidents.incident_document(merged)
             if after == before:
-                if self.redo_since is not None and record.updated_at >= format_timestamp(
+                redone = self.redo_since is not None and record.updated_at >= format_timestamp(
                     self.redo_since
-                ):
-                    self._emit(row, record.id, after)
-                return RowResult(
+                )
+                unchanged = RowResult(
                     line=row.line, number=number, id=record.id, outcome=RowOutcome.UNCHANGED
                 )
+                return unchanged, after if redone else None
             if incidents.replace_incident_if_unchanged(
                 self.table, self.tenant_id, record, merged, self.clock()
             ):
-                self._emit(row, record.id, after)
-                return RowResult(
+                updated = RowResult(
                     line=row.line, number=number, id=record.id, outcome=RowOutcome.UPDATED
                 )
+                return updated, after
             record = self._reread(number)
-        raise StoreUnavailable(f"incident {number}: too many concurrent writers, retry later")
+            raise ConditionFailed(f"incident {number}: written since read")
+
+        result, emitted = optimistic_write(f"incident {number}", attempt)
+        if emitted is not None:
+            self._emit(row, result.id, emitted)
+        return result
 
     def _emit(self, row: ParsedRow, incident_id: int, document: dict[str, Any]) -> None:
         if not self.notify:

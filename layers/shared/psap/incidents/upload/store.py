@@ -12,10 +12,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from psap.clock import format_timestamp, parse_timestamp
-from psap.errors import StoreUnavailable
 from psap.incidents.upload.models import (
     RowOutcome,
     RowRejection,
@@ -25,8 +22,9 @@ from psap.incidents.upload.models import (
     UploadStatus,
 )
 from psap.storage.attributes import from_item
+from psap.storage.aws import ConditionFailed, translated
 from psap.storage.documents import decode_document, encode_document
-from psap.storage.dynamodb import dynamodb
+from psap.storage.dynamodb import dynamodb, read_item
 
 _JOB_SK = "JOB"
 
@@ -136,23 +134,15 @@ def create_job(
         "objectKey": {"S": object_key},
         "createdAt": {"S": format_timestamp(now)},
     }
-    try:
+    with translated("upload job"):
         dynamodb().put_item(
             TableName=table, Item=item, ConditionExpression="attribute_not_exists(pk)"
         )
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"upload job: {error}") from error
 
 
 def get_job(table: str, tenant_id: int, upload_id: str) -> JobRecord | None:
-    try:
-        answer = dynamodb().get_item(
-            TableName=table, Key=job_key(tenant_id, upload_id), ConsistentRead=True
-        )
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"upload job: {error}") from error
-    raw = answer.get("Item")
-    return _record(from_item(raw)) if raw else None
+    item = read_item(table, job_key(tenant_id, upload_id), "upload job")
+    return _record(item) if item else None
 
 
 def _time(value: Any) -> datetime | None:
@@ -211,13 +201,10 @@ def _update(
     if names:
         arguments["ExpressionAttributeNames"] = names
     try:
-        answer = dynamodb().update_item(**arguments)
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-            return None
-        raise StoreUnavailable(f"upload job: {error}") from error
-    except BotoCoreError as error:
-        raise StoreUnavailable(f"upload job: {error}") from error
+        with translated("upload job"):
+            answer = dynamodb().update_item(**arguments)
+    except ConditionFailed:
+        return None
     return from_item(answer["Attributes"])
 
 

@@ -19,11 +19,10 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from botocore.exceptions import BotoCoreError, ClientError
 
-from psap.errors import StoreUnavailable
 from psap.resource_center.models import ItemType
-from psap.storage.s3 import get_object, put_object, s3
+from psap.storage.aws import translated
+from psap.storage.s3 import get_object, get_object_if_present, put_object, s3
 
 FORMAT_VERSION = 2  # 2: passage vectors
 KEY_PREFIX = "resource-center/index/"
@@ -207,14 +206,9 @@ def save_checkpoint(bucket: str, artifact: IndexArtifact) -> None:
 
 def load_checkpoint(bucket: str) -> IndexArtifact | None:
     """None when no build was interrupted (or its checkpoint is of an older format)."""
-    try:
-        payload = s3().get_object(Bucket=bucket, Key=CHECKPOINT_KEY)["Body"].read()
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") in {"NoSuchKey", "404"}:
-            return None
-        raise StoreUnavailable(f"index checkpoint read: {error}") from error
-    except BotoCoreError as error:
-        raise StoreUnavailable(f"index checkpoint read: {error}") from error
+    payload = get_object_if_present(bucket, CHECKPOINT_KEY)
+    if payload is None:
+        return None
     try:
         return from_bytes(payload)
     except ValueError:
@@ -222,10 +216,8 @@ def load_checkpoint(bucket: str) -> IndexArtifact | None:
 
 
 def delete_checkpoint(bucket: str) -> None:
-    try:
+    with translated("index checkpoint delete"):
         s3().delete_object(Bucket=bucket, Key=CHECKPOINT_KEY)
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"index checkpoint delete: {error}") from error
 
 
 def artifact_key(index_version: int) -> str:
@@ -248,7 +240,7 @@ def prune(bucket: str, current_version: int, keep: int = 3) -> int:
     client = s3()
     oldest_kept = artifact_key(max(0, current_version - keep + 1))
     stale: list[str] = []
-    try:
+    with translated("index artifact pruning"):
         for page in client.get_paginator("list_objects_v2").paginate(
             Bucket=bucket, Prefix=KEY_PREFIX
         ):
@@ -260,6 +252,4 @@ def prune(bucket: str, current_version: int, keep: int = 3) -> int:
                 Bucket=bucket,
                 Delete={"Objects": [{"Key": key} for key in stale[first : first + 1000]]},
             )
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"index artifact pruning: {error}") from error
     return len(stale)
