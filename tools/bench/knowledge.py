@@ -31,8 +31,8 @@ from psap.knowledge.models import KnowledgeType
 from psap.knowledge.store import NewEntry, create_entry
 from psap.storage.attributes import to_item
 from psap.storage.dynamodb import dynamodb
-from tools.bench_core import Options, Progress, Row, Section, median, milliseconds, ratio_row
-from tools.bench_moto import (
+from tools.bench.core import Options, Progress, Row, Section, median, milliseconds, ratio_row
+from tools.bench.moto import (
     ReadCounter,
     Reads,
     bulk_write,
@@ -40,12 +40,12 @@ from tools.bench_moto import (
     indexed_queries,
     use_in_process_environment,
 )
-from tools.bench_template import TableSpec, table_specs
+from tools.bench.template import TableSpec, table_specs
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LIST_APP = ROOT / "functions" / "knowledge_list" / "app.py"
 
 PAGE_SIZE = 50
@@ -249,7 +249,7 @@ def _counter_increment(write: dict[str, Any]) -> tuple[str, str]:
         or key.get("sk", {}).get("S") != store._COUNTER_SK
         or values.get(parts[2], {}).get("N") != "1"
     ):
-        raise RuntimeError(f"unexpected listing write, update tools/bench_knowledge.py: {write}")
+        raise RuntimeError(f"unexpected listing write, update tools/bench/knowledge.py: {write}")
     attribute = update.get("ExpressionAttributeNames", {}).get(parts[1], parts[1])
     return str(key["pk"]["S"]), str(attribute)
 

@@ -17,14 +17,14 @@ from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.dynamodb.models.table import Table
 
 from psap.knowledge import store
-from tools.bench_template import TableSpec, table_environment
+from tools.bench.template import TableSpec, table_environment
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 # The environment of the in-process sections: the deployed function's, with tracing off (as
 # locally) and logging at WARNING so that log formatting does not dominate the figures. The
-# table variables (AUTH_TABLE=bench-auth, ...) come from the template: bench_template.
+# table variables (AUTH_TABLE=bench-auth, ...) come from the template: tools.bench.template.
 IN_PROCESS_ENVIRONMENT = {
     "AWS_REGION": "us-east-1",
     "AWS_DEFAULT_REGION": "us-east-1",

@@ -41,7 +41,7 @@ from psap.resource_center.engine.encoder import (
 from psap.resource_center.engine.index import PassageScore, SearchIndex
 from psap.resource_center.models import CatalogItem, CatalogRecord
 from psap.resource_center.search import FUSION
-from tools.bench_core import Options, Progress, Row, Section, median, milliseconds
+from tools.bench.core import Options, Progress, Row, Section, median, milliseconds
 from tools.search_relevance import (
     LONG_RELEVANCE_FILE,
     load_relevance,
@@ -50,7 +50,7 @@ from tools.search_relevance import (
     rankers,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SEARCH_FUNCTION = ROOT / "functions" / "resource_center_search"
 # Thread settings the search function runs with, from template.yaml (one query at a time).
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")

@@ -8,7 +8,7 @@ tool call adds JSON-RPC decoding, argument validation, and the body twice (struc
 content and its text). Target: median tool call / median REST GET <= 1.2.
 
 Cold init: importing the MCP function's module in a fresh interpreter next to the REST
-knowledge-list function's, measured as tools.bench_cold measures (no bytecode, then
+knowledge-list function's, measured as tools.bench.cold measures (no bytecode, then
 precompiled; median of --runs). The MCP function imports a tool's area on the tool's first
 call, so its module alone is not the whole cold path: "MCP + first get_incident" also
 imports what that first call loads (boto3, the incident store and models, the output
@@ -34,12 +34,12 @@ from moto import mock_aws
 from local.demo_tenant_data import generate, load
 from psap.observability import metrics
 from psap.storage.dynamodb import dynamodb
-from tools.bench_cold import LAYER, LIST_FUNCTION, Target, compile_cache, measure
-from tools.bench_core import Options, Progress, Row, Section, median, milliseconds, ratio_row
-from tools.bench_moto import create_tables, use_in_process_environment
-from tools.bench_template import table_environment, table_specs
+from tools.bench.cold import LAYER, LIST_FUNCTION, Target, compile_cache, measure
+from tools.bench.core import Options, Progress, Row, Section, median, milliseconds, ratio_row
+from tools.bench.moto import create_tables, use_in_process_environment
+from tools.bench.template import table_environment, table_specs
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MCP_FUNCTION = ROOT / "functions" / "mcp"
 INCIDENT_FUNCTION = ROOT / "functions" / "incident_get"
 TENANT = 1

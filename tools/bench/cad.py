@@ -47,10 +47,10 @@ from moto import mock_aws
 
 from local.stack_process import free_port
 from local.template import load_template
-from tools.bench_core import Options, Progress, Row, Section, quiet_functions, ratio_row
-from tools.bench_moto import use_function_environment
+from tools.bench.core import Options, Progress, Row, Section, quiet_functions, ratio_row
+from tools.bench.moto import use_function_environment
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TENANT = 1
 SEND_ROUNDS, SEND_PER_ROUND = 6, 1200
 SENDERS = 4

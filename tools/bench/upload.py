@@ -23,11 +23,11 @@ from typing import Any
 from moto import mock_aws
 
 from local.template import load_template
-from tools.bench_cad import transactions_without_snapshots
-from tools.bench_core import Options, Progress, Row, Section
-from tools.bench_moto import use_function_environment
+from tools.bench.cad import transactions_without_snapshots
+from tools.bench.core import Options, Progress, Row, Section
+from tools.bench.moto import use_function_environment
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TENANT = 1
 ROWS = 10_000
 TARGET_ROWS_PER_SECOND = 100.0  # 50 000 rows within one worker's 15 minutes, with margin

@@ -36,11 +36,11 @@ from psap.observability import metrics
 from psap.storage.documents import encode_document
 from psap.storage.dynamodb import dynamodb
 from psap.storage.s3 import s3
-from tools.bench_core import Options, Progress, Row, Section, median, milliseconds
-from tools.bench_moto import create_tables, use_in_process_environment
-from tools.bench_template import table_specs
+from tools.bench.core import Options, Progress, Row, Section, median, milliseconds
+from tools.bench.moto import create_tables, use_in_process_environment
+from tools.bench.template import table_specs
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TENANT = 1
 EVENT_ID = 6001
 RECORDING_SECONDS = 2 * 3600

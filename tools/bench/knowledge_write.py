@@ -33,9 +33,9 @@ from typing import Any
 from moto import mock_aws
 
 from local.template import load_template
-from tools.bench_core import Options, Progress, Row, Section, milliseconds
+from tools.bench.core import Options, Progress, Row, Section, milliseconds
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TENANT = 1
 QUESTIONS = 500
 CREATES, APPENDS, READS = 15, 15, 40

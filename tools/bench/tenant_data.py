@@ -41,14 +41,14 @@ from psap.storage.listing import id_of
 from psap.storage.listing import key as listing_key
 from psap.users.models import User
 from psap.users.store import bulk_load_users, user_key
-from tools.bench_core import Options, Progress, Row, Section, median, milliseconds
-from tools.bench_moto import create_tables, use_in_process_environment
-from tools.bench_template import table_specs
+from tools.bench.core import Options, Progress, Row, Section, median, milliseconds
+from tools.bench.moto import create_tables, use_in_process_environment
+from tools.bench.template import table_specs
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 APP = ROOT / "functions" / "evaluations_list" / "app.py"
 TENANT = 1
 FEW_USER, FEW = 101, 20
