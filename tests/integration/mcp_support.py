@@ -24,21 +24,25 @@ from local.demo_tenant_data import TenantDataset, generate, load
 from psap.clock import utc_now
 from psap.config import knowledge_table
 from psap.knowledge.store import NewEntry, create_entry
+from tests.integration.handler_harness import HandlerHarness, with_caller
 
 URL = "https://api.example.test/prod/mcp"
 ALL_READS = "BROWSE_EVENTS,VIEW_KNOWLEDGE,VIEW_QA,MANAGE_PHASES"
 
 
-class McpHarness:
+class McpHarness(HandlerHarness):
+    """The MCP endpoint's handler behind an httpx transport, so the SDK client talks to it;
+    every exchange is kept."""
+
     def __init__(
         self,
         import_function: Callable[[str], ModuleType],
         load_event: Callable[[str], dict[str, Any]],
         lambda_context: Any,
     ) -> None:
-        self.handler = import_function("mcp").handler
+        super().__init__(import_function, load_event, lambda_context)
+        self.handler("mcp")  # imported here, before any test step, as it always was
         self.sample = load_event("mcp")
-        self.context = lambda_context
         self.exchanges: list[tuple[dict[str, Any], dict[str, Any]]] = []
 
     def event(
@@ -60,12 +64,12 @@ class McpHarness:
             multi.setdefault(name, []).append(value)
         event["headers"], event["multiValueHeaders"] = single, multi
         event["body"] = body.decode("utf-8") if body else None
-        authorizer = event["requestContext"]["authorizer"]
-        authorizer.update(tenantId=str(tenant), permissions=permissions, kind=kind)
+        with_caller(event, tenant, permissions, kind=kind)
         return event
 
     def invoke(self, event: dict[str, Any]) -> dict[str, Any]:
-        answer: dict[str, Any] = self.handler(event, self.context)
+        """The endpoint's answer to `event`, kept with it."""
+        answer: dict[str, Any] = self.call_handler("mcp", event)
         self.exchanges.append((event, answer))
         return answer
 
