@@ -11,23 +11,22 @@ What it reproduces, because the functions and tests depend on it:
 - the template's GatewayResponses, falling back to DEFAULT_4XX/DEFAULT_5XX and then to API
   Gateway's own defaults; function timeout -> 504, body over 10 MB -> 413.
 
-One module per responsibility: messages (HTTP values), routing, authorizers (policy and
-cache), responses (GatewayResponses), proxy (events and the proxy contract), api_gateway (the
-request flow) and server (http.server on a loopback port).
+One module per responsibility: messages (HTTP values), routing, policy (IAM evaluation),
+authorizers (the Lambda authorizer flow and its cache), responses (GatewayResponses), proxy
+(events and the proxy contract), api_gateway (the request flow) and server (http.server on a
+loopback port).
 """
 
-from local.gateway.api_gateway import ApiGateway, Invoke
+from local.gateway.api_gateway import ApiGateway
 from local.gateway.authorizers import (
     AuthorizerAnswer,
     AuthorizerAnswerError,
     AuthorizerCache,
-    PolicyDecision,
-    evaluate_policy,
-    method_arn,
+    LambdaAuthorizers,
     parse_authorizer_answer,
-    wildcard_matches,
 )
-from local.gateway.messages import MAX_REQUEST_BODY_BYTES, HttpRequest, HttpResponse
+from local.gateway.messages import MAX_REQUEST_BODY_BYTES, HttpRequest, HttpResponse, Invoke
+from local.gateway.policy import PolicyDecision, evaluate_policy, method_arn, wildcard_matches
 from local.gateway.proxy import (
     RequestFacts,
     build_authorizer_event,
@@ -51,6 +50,7 @@ __all__ = [
     "HttpRequest",
     "HttpResponse",
     "Invoke",
+    "LambdaAuthorizers",
     "PolicyDecision",
     "RequestFacts",
     "Route",

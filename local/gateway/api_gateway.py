@@ -4,34 +4,21 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
-from local.gateway.authorizers import (
-    AuthorizerAnswer,
-    AuthorizerAnswerError,
-    AuthorizerCache,
-    PolicyDecision,
-    evaluate_policy,
-    method_arn,
-    parse_authorizer_answer,
-)
-from local.gateway.messages import HttpRequest, HttpResponse, header_value
+from local.gateway.authorizers import LambdaAuthorizers
+from local.gateway.messages import HttpRequest, HttpResponse, Invoke, header_value
 from local.gateway.proxy import (
     RequestFacts,
-    build_authorizer_event,
     build_proxy_event,
     proxy_response,
-    query_parameters,
     request_time,
 )
 from local.gateway.responses import GatewayError, render_gateway_response
 from local.gateway.routing import RouteMatch, Router
 from local.runtime import InvokeResult, LogSink, print_line
-from local.template import Authorizer, RestApi, StackTemplate
-
-Invoke = Callable[[str, Any], InvokeResult]
+from local.template import RestApi, StackTemplate
 
 
 @dataclass
@@ -54,9 +41,8 @@ class ApiGateway:
     ) -> None:
         self.router = Router(template)
         self._invoke = invoke
-        self._clock = clock
         self._log = log
-        self.cache = AuthorizerCache(clock)
+        self.authorizers = LambdaAuthorizers(invoke, log, clock)
         # Errors that match no route are answered with the first API's gateway responses.
         self._default_api = next(iter(template.apis.values()), None)
 
@@ -120,7 +106,8 @@ class ApiGateway:
         outcome = _Outcome(HttpResponse(0, [], b""))
         if match.route.event.authorizer is not None:
             authorizer = api.authorizers[match.route.event.authorizer]
-            denial, context, outcome.auth = self._authorize(facts, match, authorizer, event)
+            authorized = self.authorizers.authorize(facts, match, authorizer, event)
+            denial, context, outcome.auth = authorized
             if denial is not None:
                 outcome.response = self._error(facts, api, denial, match.route.resource_path)
                 return outcome
@@ -148,74 +135,3 @@ class ApiGateway:
         return self._error(
             facts, api, GatewayError("DEFAULT_5XX", "Internal server error", 502), resource
         )
-
-    def _authorize(
-        self,
-        facts: RequestFacts,
-        match: RouteMatch,
-        authorizer: Authorizer,
-        event: Mapping[str, Any],
-    ) -> tuple[GatewayError | None, dict[str, Any], str]:
-        """(denial or None, requestContext.authorizer, how it was decided)."""
-        identity = self._identity(facts, authorizer)
-        if identity is None:
-            return GatewayError("UNAUTHORIZED", "Unauthorized"), {}, "missing-identity"
-        api = match.route.api
-        arn = method_arn(api, facts.method, facts.path)
-        key = (api.logical_id, authorizer.name, *identity)
-        started = time.monotonic()
-        cached = self.cache.get(key) if authorizer.reauthorize_every > 0 else None
-        how = "cached" if cached is not None else "invoked"
-        answer = cached or self._ask_authorizer(authorizer, event, arn)
-        if isinstance(answer, GatewayError):
-            return answer, {}, how
-        if cached is None:
-            self.cache.put(key, answer, authorizer.reauthorize_every)
-        decision = evaluate_policy(answer.policy, arn)
-        if decision is not PolicyDecision.ALLOW:
-            message = "User is not authorized to access this resource"
-            if decision is PolicyDecision.EXPLICIT_DENY:
-                message += " with an explicit deny"
-            return GatewayError("ACCESS_DENIED", message), {}, f"{how}-deny"
-        context: dict[str, Any] = dict(answer.context)
-        context["principalId"] = answer.principal_id
-        context["integrationLatency"] = int((time.monotonic() - started) * 1000)
-        return None, context, how
-
-    def _ask_authorizer(
-        self, authorizer: Authorizer, event: Mapping[str, Any], arn: str
-    ) -> AuthorizerAnswer | GatewayError:
-        result = self._invoke(
-            authorizer.function_id, build_authorizer_event(event, authorizer, arn)
-        )
-        if not result.ok:
-            if result.status == "error" and result.error_message == "Unauthorized":
-                return GatewayError("UNAUTHORIZED", "Unauthorized")
-            # API Gateway reports any other authorizer failure as a configuration error.
-            self._log(
-                f"[gateway] authorizer {authorizer.function_id} failed:"
-                f" {result.error_type}: {result.error_message}"
-            )
-            return GatewayError("AUTHORIZER_CONFIGURATION_ERROR", None)
-        try:
-            return parse_authorizer_answer(result.payload)
-        except AuthorizerAnswerError as problem:
-            self._log(f"[gateway] malformed answer from {authorizer.function_id}: {problem}")
-            return GatewayError("AUTHORIZER_CONFIGURATION_ERROR", None)
-
-    @staticmethod
-    def _identity(facts: RequestFacts, authorizer: Authorizer) -> tuple[str, ...] | None:
-        """The identity source values; None if any is missing or empty (401 without a call)."""
-        values: list[str] = []
-        for name in authorizer.identity_headers:
-            value = header_value(facts.headers, name)
-            if not value or not value.strip():
-                return None
-            values.append(value)
-        query = query_parameters(facts.raw_query)
-        for name in authorizer.identity_query_strings:
-            found = query.get(name)
-            if not found or not found[-1]:
-                return None
-            values.append(found[-1])
-        return tuple(values)

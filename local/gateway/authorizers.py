@@ -1,70 +1,21 @@
-"""Lambda authorizers: IAM policy evaluation, answer validation and the answer cache."""
+"""Lambda authorizers as API Gateway runs them: the identity sources, the call, answer
+validation, the answer cache and the policy decision for each methodArn."""
 
 from __future__ import annotations
 
-import functools
-import re
 import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
-from local.template import ACCOUNT_ID, REGION, RestApi
-
-
-class PolicyDecision(Enum):
-    ALLOW = "ALLOW"
-    EXPLICIT_DENY = "EXPLICIT_DENY"
-    IMPLICIT_DENY = "IMPLICIT_DENY"
-
-
-@functools.lru_cache(maxsize=1024)
-def _wildcard(pattern: str, *, ignore_case: bool) -> re.Pattern[str]:
-    expression = "".join(
-        ".*" if char == "*" else "." if char == "?" else re.escape(char) for char in pattern
-    )
-    return re.compile(expression, re.IGNORECASE | re.DOTALL if ignore_case else re.DOTALL)
-
-
-def wildcard_matches(pattern: str, value: str, *, ignore_case: bool = False) -> bool:
-    """IAM wildcards: '*' is any run of characters (slashes included), '?' is one character."""
-    return _wildcard(pattern, ignore_case=ignore_case).fullmatch(value) is not None
-
-
-def _as_list(value: Any) -> list[str]:
-    return [value] if isinstance(value, str) else list(value)
-
-
-def evaluate_policy(document: Mapping[str, Any], method_arn: str) -> PolicyDecision:
-    """IAM evaluation for execute-api:Invoke on one methodArn: an explicit Deny wins."""
-    allowed = False
-    for statement in _statements(document):
-        actions = _as_list(statement["Action"])
-        if not any(
-            wildcard_matches(action, "execute-api:Invoke", ignore_case=True) for action in actions
-        ):
-            continue
-        if not any(
-            wildcard_matches(resource, method_arn) for resource in _as_list(statement["Resource"])
-        ):
-            continue
-        if statement["Effect"] == "Deny":
-            return PolicyDecision.EXPLICIT_DENY
-        allowed = True
-    return PolicyDecision.ALLOW if allowed else PolicyDecision.IMPLICIT_DENY
-
-
-def _statements(document: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    statement = document["Statement"]
-    return [statement] if isinstance(statement, dict) else list(statement)
-
-
-def method_arn(api: RestApi, method: str, path: str) -> str:
-    """arn:aws:execute-api:<region>:<account>:<apiId>/<stage>/<METHOD>/<path without />."""
-    prefix = f"arn:aws:execute-api:{REGION}:{ACCOUNT_ID}:{api.api_id}"
-    return f"{prefix}/{api.stage_name}/{method}/{path.lstrip('/')}"
+from local.gateway.messages import Invoke, header_value
+from local.gateway.policy import PolicyDecision, evaluate_policy, method_arn
+from local.gateway.proxy import RequestFacts, build_authorizer_event, query_parameters
+from local.gateway.responses import GatewayError
+from local.gateway.routing import RouteMatch
+from local.runtime import LogSink
+from local.template import Authorizer
 
 
 class AuthorizerAnswerError(ValueError):
@@ -148,3 +99,85 @@ class AuthorizerCache:
             return
         with self._lock:
             self._entries[key] = (self._clock() + ttl_seconds, answer)
+
+
+class LambdaAuthorizers:
+    """REQUEST (and TOKEN) authorizers: the missing-identity short cut (401 without a call),
+    "Unauthorized" -> 401, other failures -> AUTHORIZER_CONFIGURATION_ERROR, and answers
+    cached per identity for ReauthorizeEvery seconds, evaluated against each new methodArn."""
+
+    def __init__(self, invoke: Invoke, log: LogSink, clock: Callable[[], float]) -> None:
+        self._invoke = invoke
+        self._log = log
+        self.cache = AuthorizerCache(clock)
+
+    def authorize(
+        self,
+        facts: RequestFacts,
+        match: RouteMatch,
+        authorizer: Authorizer,
+        event: Mapping[str, Any],
+    ) -> tuple[GatewayError | None, dict[str, Any], str]:
+        """(denial or None, requestContext.authorizer, how it was decided)."""
+        identity = self._identity(facts, authorizer)
+        if identity is None:
+            return GatewayError("UNAUTHORIZED", "Unauthorized"), {}, "missing-identity"
+        api = match.route.api
+        arn = method_arn(api, facts.method, facts.path)
+        key = (api.logical_id, authorizer.name, *identity)
+        started = time.monotonic()
+        cached = self.cache.get(key) if authorizer.reauthorize_every > 0 else None
+        how = "cached" if cached is not None else "invoked"
+        answer = cached or self._ask(authorizer, event, arn)
+        if isinstance(answer, GatewayError):
+            return answer, {}, how
+        if cached is None:
+            self.cache.put(key, answer, authorizer.reauthorize_every)
+        decision = evaluate_policy(answer.policy, arn)
+        if decision is not PolicyDecision.ALLOW:
+            message = "User is not authorized to access this resource"
+            if decision is PolicyDecision.EXPLICIT_DENY:
+                message += " with an explicit deny"
+            return GatewayError("ACCESS_DENIED", message), {}, f"{how}-deny"
+        context: dict[str, Any] = dict(answer.context)
+        context["principalId"] = answer.principal_id
+        context["integrationLatency"] = int((time.monotonic() - started) * 1000)
+        return None, context, how
+
+    def _ask(
+        self, authorizer: Authorizer, event: Mapping[str, Any], arn: str
+    ) -> AuthorizerAnswer | GatewayError:
+        result = self._invoke(
+            authorizer.function_id, build_authorizer_event(event, authorizer, arn)
+        )
+        if not result.ok:
+            if result.status == "error" and result.error_message == "Unauthorized":
+                return GatewayError("UNAUTHORIZED", "Unauthorized")
+            # API Gateway reports any other authorizer failure as a configuration error.
+            self._log(
+                f"[gateway] authorizer {authorizer.function_id} failed:"
+                f" {result.error_type}: {result.error_message}"
+            )
+            return GatewayError("AUTHORIZER_CONFIGURATION_ERROR", None)
+        try:
+            return parse_authorizer_answer(result.payload)
+        except AuthorizerAnswerError as problem:
+            self._log(f"[gateway] malformed answer from {authorizer.function_id}: {problem}")
+            return GatewayError("AUTHORIZER_CONFIGURATION_ERROR", None)
+
+    @staticmethod
+    def _identity(facts: RequestFacts, authorizer: Authorizer) -> tuple[str, ...] | None:
+        """The identity source values; None if any is missing or empty (401 without a call)."""
+        values: list[str] = []
+        for name in authorizer.identity_headers:
+            value = header_value(facts.headers, name)
+            if not value or not value.strip():
+                return None
+            values.append(value)
+        query = query_parameters(facts.raw_query)
+        for name in authorizer.identity_query_strings:
+            found = query.get(name)
+            if not found or not found[-1]:
+                return None
+            values.append(found[-1])
+        return tuple(values)

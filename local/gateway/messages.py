@@ -1,12 +1,16 @@
-"""HTTP requests and responses as the gateway sees them, and its body limit."""
+"""HTTP requests and responses as the gateway sees them, its body limit, and the invoke."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
+
+from local.runtime import InvokeResult
 
 MAX_REQUEST_BODY_BYTES: Final = 10 * 1024 * 1024
+# How the gateway calls a function: (logical id, event) -> the invoke's result.
+Invoke = Callable[[str, Any], InvokeResult]
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from typing import Any, Final
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from local.gateway.authorizers import wildcard_matches
 from local.gateway.messages import MAX_REQUEST_BODY_BYTES, HttpRequest, HttpResponse, header_value
+from local.gateway.policy import wildcard_matches
 from local.gateway.routing import RouteMatch
 from local.template import ACCOUNT_ID, Authorizer, RestApi
 
