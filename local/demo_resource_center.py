@@ -23,7 +23,7 @@ from psap.resource_center import catalog, store
 
 if TYPE_CHECKING:
     from psap.resource_center.engine.artifact import IndexArtifact
-    from psap.resource_center.models import CatalogItem
+    from psap.resource_center.models import CatalogItem, CatalogRecord
 
 COACHING = "COACHING_CONTENT"
 HELP = "HELP_ARTICLE"
@@ -39,6 +39,8 @@ DEMO_LICENSES: dict[int, tuple[str, ...]] = {0: (PROTOCOL_LICENSE, REVIEW_LICENS
 # Embeddings of an earlier demo index (git-ignored): a restart re-embeds only what changed.
 CACHE_FOLDER = Path(__file__).resolve().parent.parent / ".local" / "cache"
 EMBEDDING_CACHE = CACHE_FOLDER / "resource-center-demo-index.npz"
+# When the in-memory demo catalog says its items were written and indexed.
+CATALOG_TIME = "2026-01-15T08:30:00.000Z"
 
 
 @dataclass(frozen=True)
@@ -274,20 +276,28 @@ def seed_resource_center(tenant_ids: list[int]) -> dict[str, Any]:
     }
 
 
+def catalog_item(item_id: int, record: "CatalogRecord") -> "CatalogItem":
+    """A record as the catalog stores it, version 1, at the demo's fixed time (the in-memory
+    indexes of the relevance sets and the benchmark)."""
+    from psap.resource_center.models import CatalogItem  # noqa: PLC0415
+
+    return CatalogItem(
+        id=item_id,
+        version=1,
+        content_hash=record.content_hash(),
+        record=record,
+        created_at=CATALOG_TIME,
+        updated_at=CATALOG_TIME,
+    )
+
+
 def demo_catalog_items() -> "list[CatalogItem]":
     """The published demo records as catalog items with ids 1, 2, ... in catalog order."""
-    from psap.resource_center.models import CatalogItem, CatalogRecord  # noqa: PLC0415
+    from psap.resource_center.models import CatalogRecord  # noqa: PLC0415
 
     records = [CatalogRecord.model_validate(record) for record in catalog_records()]
     return [
-        CatalogItem(
-            id=number,
-            version=1,
-            content_hash=record.content_hash(),
-            record=record,
-            created_at="2026-01-15T08:30:00.000Z",
-            updated_at="2026-01-15T08:30:00.000Z",
-        )
+        catalog_item(number, record)
         for number, record in enumerate(records, start=1)
         if record.published
     ]
@@ -303,7 +313,7 @@ def demo_index_in_memory() -> "tuple[IndexArtifact, list[str]]":
     items = demo_catalog_items()
     cached = cached_index()
     index, stats = build_artifact(
-        items, 1, "2026-01-15T08:30:00.000Z", document_encoder(), [cached] if cached else []
+        items, 1, CATALOG_TIME, document_encoder(), [cached] if cached else []
     )
     if stats.embedded:
         save_cached_index(index)

@@ -5,7 +5,6 @@ clock the tests move (retry waits are hours; tests do not sleep them)."""
 import base64
 import copy
 import json
-import socket
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -146,11 +145,8 @@ class Receiver:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
-
-            def setup(self) -> None:
-                super().setup()
-                # Without it, Nagle holds the body until the client's delayed ACK (40 ms).
-                self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            # Without it, Nagle holds the body until the client's delayed ACK (40 ms).
+            disable_nagle_algorithm = True
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))

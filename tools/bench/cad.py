@@ -29,7 +29,6 @@ with the receiver kit, deduplicates by delivery id and parses the body. Figures:
 
 import contextlib
 import copy
-import importlib.util
 import json
 import os
 import socket
@@ -46,9 +45,9 @@ from typing import Any
 from moto import mock_aws
 
 from local.stack_process import free_port
-from local.template import load_template
 from tools.bench.core import Options, Progress, Row, Section, quiet_functions, ratio_row
-from tools.bench.moto import use_function_environment
+from tools.bench.functions import function_module
+from tools.bench.moto import create_template_resources, use_function_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 TENANT = 1
@@ -71,27 +70,8 @@ def _environment() -> None:
     os.environ["WEBHOOK_LOCAL_DEV"] = "true"  # the receiver is on loopback, over http
 
 
-def _create_resources() -> None:
-    from local.aws import table_definition  # noqa: PLC0415 - after the environment is set
-    from psap.storage.dynamodb import dynamodb  # noqa: PLC0415
-    from psap.storage.sqs import sqs  # noqa: PLC0415
-
-    template = load_template()
-    for table in template.tables.values():
-        dynamodb().create_table(**table_definition(table))
-    for queue in template.queues.values():
-        sqs().create_queue(QueueName=queue.name)
-
-
 def _load(directory: str) -> Any:
-    spec = importlib.util.spec_from_file_location(
-        f"bench_cad_{directory}", ROOT / "functions" / directory / "app.py"
-    )
-    if spec is None or spec.loader is None:
-        raise RuntimeError(f"cannot load functions/{directory}/app.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return function_module(directory, f"bench_cad_{directory}")
 
 
 @contextlib.contextmanager
@@ -186,7 +166,7 @@ def run(options: Options) -> list[Row]:
     progress = Progress("cad")
     _environment()
     with mock_aws():
-        _create_resources()
+        create_template_resources()
         from psap.clock import utc_now  # noqa: PLC0415 - after the environment is set
         from psap.config import cad_table  # noqa: PLC0415
         from psap.webhooks.connectors import create_connector  # noqa: PLC0415

@@ -4,7 +4,6 @@ Both sections call the knowledge-list function's own handler with an API Gateway
 event, as Lambda would after the authorizer, against tables created from template.yaml.
 """
 
-import importlib.util
 import io
 import json
 import time
@@ -14,7 +13,6 @@ from contextlib import redirect_stdout
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import botocore.session
@@ -32,6 +30,7 @@ from psap.knowledge.store import NewEntry, create_entry
 from psap.storage.attributes import to_item
 from psap.storage.dynamodb import dynamodb
 from tools.bench.core import Options, Progress, Row, Section, median, milliseconds, ratio_row
+from tools.bench.functions import function_module
 from tools.bench.moto import (
     ReadCounter,
     Reads,
@@ -45,8 +44,6 @@ from tools.bench.template import TableSpec, table_specs
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-ROOT = Path(__file__).resolve().parents[2]
-LIST_APP = ROOT / "functions" / "knowledge_list" / "app.py"
 
 PAGE_SIZE = 50
 FULL_ITEMS_SLACK = 2  # target: full items <= size + 2
@@ -115,12 +112,7 @@ class _Discard(io.TextIOBase):
 def list_handler() -> ListHandler:
     """The function's module, imported by file path once, as a warm container holds it. The
     environment must be set first (prepare()): Powertools reads it at import."""
-    spec = importlib.util.spec_from_file_location("bench_knowledge_list_app", LIST_APP)
-    if spec is None or spec.loader is None:
-        raise RuntimeError(f"cannot import {LIST_APP}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    handler: ListHandler = module.handler
+    handler: ListHandler = function_module("knowledge_list", "bench_knowledge_list_app").handler
     return handler
 
 

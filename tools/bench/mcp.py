@@ -16,7 +16,6 @@ adapter), and is compared with the REST incident GET function's import.
 """
 
 import copy
-import importlib.util
 import io
 import json
 import os
@@ -36,6 +35,7 @@ from psap.observability import metrics
 from psap.storage.dynamodb import dynamodb
 from tools.bench.cold import LAYER, LIST_FUNCTION, Target, compile_cache, measure
 from tools.bench.core import Options, Progress, Row, Section, median, milliseconds, ratio_row
+from tools.bench.functions import function_module
 from tools.bench.moto import create_tables, use_in_process_environment
 from tools.bench.template import table_environment, table_specs
 
@@ -73,14 +73,7 @@ class _Context:
 
 
 def _handler(directory: Path) -> Handler:
-    spec = importlib.util.spec_from_file_location(
-        f"bench_{directory.name}_app", directory / "app.py"
-    )
-    if spec is None or spec.loader is None:
-        raise RuntimeError(f"cannot import {directory}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    handler: Handler = module.handler
+    handler: Handler = function_module(directory.name, f"bench_{directory.name}_app").handler
     return handler
 
 

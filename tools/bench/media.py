@@ -11,17 +11,14 @@ re-upload, the media GET, and the sizes that decide whether segments sit inline 
 import base64
 import contextlib
 import hashlib
-import importlib.util
 import io
 import json
 import os
 import random
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from moto import mock_aws
@@ -37,10 +34,10 @@ from psap.storage.documents import encode_document
 from psap.storage.dynamodb import dynamodb
 from psap.storage.s3 import s3
 from tools.bench.core import Options, Progress, Row, Section, median, milliseconds
+from tools.bench.functions import function_module
 from tools.bench.moto import create_tables, use_in_process_environment
 from tools.bench.template import table_specs
 
-ROOT = Path(__file__).resolve().parents[2]
 TENANT = 1
 EVENT_ID = 6001
 RECORDING_SECONDS = 2 * 3600
@@ -84,14 +81,7 @@ def _clock(seconds: float) -> str:
 
 
 def _handler(directory: str) -> Handler:
-    source = ROOT / "functions" / directory / "app.py"
-    spec = importlib.util.spec_from_file_location(f"bench_{directory}", source)
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"cannot load {source}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    handler: Handler = module.handler
+    handler: Handler = function_module(directory, f"bench_{directory}", register=True).handler
     return handler
 
 

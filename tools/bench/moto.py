@@ -74,6 +74,26 @@ def settle_observability() -> None:
         observability.logger.setLevel(IN_PROCESS_ENVIRONMENT["POWERTOOLS_LOG_LEVEL"])
 
 
+def create_template_resources() -> None:
+    """Every table, queue and bucket of template.yaml, in moto (inside mock_aws, with the
+    environment set); the cached clients are dropped first, so none is left from before."""
+    from local.aws import table_definition  # noqa: PLC0415 - after the environment is set
+    from local.template import load_template  # noqa: PLC0415
+    from psap.storage.dynamodb import dynamodb  # noqa: PLC0415
+    from psap.storage.s3 import s3  # noqa: PLC0415
+    from psap.storage.sqs import sqs  # noqa: PLC0415
+
+    for client in (dynamodb, s3, sqs):
+        client.cache_clear()
+    template = load_template()
+    for table in template.tables.values():
+        dynamodb().create_table(**table_definition(table))
+    for queue in template.queues.values():
+        sqs().create_queue(QueueName=queue.name)
+    for bucket in template.buckets.values():
+        s3().create_bucket(Bucket=bucket.name)
+
+
 def create_tables(client: "DynamoDBClient", specs: list[TableSpec]) -> list[str]:
     """Creates the tables with the template's keys and indexes, under their bench names.
     Encryption, backups and the like change no read, so they are left out."""

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from local.demo_resource_center import catalog_records, demo_index_in_memory
+from local.demo_resource_center import catalog_item, catalog_records, demo_index_in_memory
 from local.stack_process import running_stack
 from local.template import load_template
 from psap.resource_center.engine.artifact import IndexArtifact, to_bytes
@@ -90,16 +90,7 @@ def synthetic_catalog(count: int = DOCUMENTS) -> list[CatalogItem]:
         source["title"] = f"{source['title']} ({county} County)"
         source["body"] = f"{source['body']} {county} County: {randomizer.choice(LOCAL_NOTES)}"
         record = CatalogRecord.model_validate(source)
-        items.append(
-            CatalogItem(
-                id=number + 1,
-                version=1,
-                content_hash=record.content_hash(),
-                record=record,
-                created_at="2026-01-15T08:30:00.000Z",
-                updated_at="2026-01-15T08:30:00.000Z",
-            )
-        )
+        items.append(catalog_item(number + 1, record))
     return items
 
 

@@ -15,7 +15,6 @@ generator: results, protocol results, transcripts). Figures:
   (moto's emulation is most of the figure; DynamoDB answers these calls in milliseconds).
 """
 
-import importlib.util
 import io
 import itertools
 import json
@@ -25,7 +24,6 @@ from collections.abc import Callable
 from contextlib import redirect_stdout
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from moto import mock_aws
@@ -42,14 +40,13 @@ from psap.storage.listing import key as listing_key
 from psap.users.models import User
 from psap.users.store import bulk_load_users, user_key
 from tools.bench.core import Options, Progress, Row, Section, median, milliseconds
+from tools.bench.functions import function_module
 from tools.bench.moto import create_tables, use_in_process_environment
 from tools.bench.template import table_specs
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = ROOT / "functions" / "evaluations_list" / "app.py"
 TENANT = 1
 FEW_USER, FEW = 101, 20
 MANY_USER, MANY = 102, 5000
@@ -74,12 +71,7 @@ class _Context:
 def evaluations_handler() -> Handler:
     """The function's module, imported once by file path as a warm container holds it (after
     the environment is set: Powertools reads it at import)."""
-    spec = importlib.util.spec_from_file_location("bench_evaluations_list_app", APP)
-    if spec is None or spec.loader is None:
-        raise RuntimeError(f"cannot import {APP}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    handler: Handler = module.handler
+    handler: Handler = function_module("evaluations_list", "bench_evaluations_list_app").handler
     return handler
 
 

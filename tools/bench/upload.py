@@ -13,7 +13,6 @@ per upload.
 
 import base64
 import contextlib
-import importlib.util
 import io
 import json
 import time
@@ -22,10 +21,10 @@ from typing import Any
 
 from moto import mock_aws
 
-from local.template import load_template
 from tools.bench.cad import transactions_without_snapshots
 from tools.bench.core import Options, Progress, Row, Section
-from tools.bench.moto import use_function_environment
+from tools.bench.functions import function_module
+from tools.bench.moto import create_template_resources, use_function_environment
 
 ROOT = Path(__file__).resolve().parents[2]
 TENANT = 1
@@ -47,32 +46,8 @@ def _environment() -> None:
     use_function_environment("IncidentUploadFunction", "IncidentUploadWorkerFunction")
 
 
-def _create_resources() -> None:
-    from local.aws import table_definition  # noqa: PLC0415 - after the environment is set
-    from psap.storage.dynamodb import dynamodb  # noqa: PLC0415
-    from psap.storage.s3 import s3  # noqa: PLC0415
-    from psap.storage.sqs import sqs  # noqa: PLC0415
-
-    for cached in (dynamodb, s3, sqs):
-        cached.cache_clear()
-    template = load_template()
-    for table in template.tables.values():
-        dynamodb().create_table(**table_definition(table))
-    for queue in template.queues.values():
-        sqs().create_queue(QueueName=queue.name)
-    for bucket in template.buckets.values():
-        s3().create_bucket(Bucket=bucket.name)
-
-
 def _load(directory: str) -> Any:
-    spec = importlib.util.spec_from_file_location(
-        f"bench_upload_{directory}", ROOT / "functions" / directory / "app.py"
-    )
-    if spec is None or spec.loader is None:
-        raise RuntimeError(f"cannot load functions/{directory}/app.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return function_module(directory, f"bench_upload_{directory}")
 
 
 def _csv(rows: int) -> str:
@@ -139,7 +114,7 @@ def run(options: Options) -> list[Row]:
     _environment()
     body = _csv(ROWS)
     with mock_aws(), transactions_without_snapshots():
-        _create_resources()
+        create_template_resources()
         upload, worker = _load("incident_upload"), _load("incident_upload_worker")
         progress(f"uploading {ROWS} rows ({len(body) // 1024} KB of CSV)")
         first, job = _one_pass(upload, worker, body)

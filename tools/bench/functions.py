@@ -1,0 +1,22 @@
+"""The functions as the in-process sections run them: app.py imported by file path."""
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+FUNCTIONS = Path(__file__).resolve().parents[2] / "functions"
+
+
+def function_module(directory: str, module_name: str, *, register: bool = False) -> ModuleType:
+    """functions/<directory>/app.py imported by file path, as a warm container holds it. Set
+    the environment first: Powertools reads it at import. `register` puts it in sys.modules."""
+    source = FUNCTIONS / directory / "app.py"
+    spec = importlib.util.spec_from_file_location(module_name, source)
+    if spec is None or spec.loader is None:
+        raise RuntimeError(f"cannot import {source}")
+    module = importlib.util.module_from_spec(spec)
+    if register:
+        sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
