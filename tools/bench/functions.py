@@ -1,9 +1,11 @@
-"""The functions as the in-process sections run them: app.py imported by file path."""
+"""The functions as the in-process sections run them: app.py imported by file path, and the
+request context API Gateway adds after the partner authorizer."""
 
 import importlib.util
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 FUNCTIONS = Path(__file__).resolve().parents[2] / "functions"
 
@@ -20,3 +22,16 @@ def function_module(directory: str, module_name: str, *, register: bool = False)
         sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def partner_request_context(tenant: int, permissions: str) -> dict[str, Any]:
+    """requestContext of a proxy event after the partner authorizer allowed the bench's
+    credential for `tenant`."""
+    return {
+        "requestId": "bench",
+        "authorizer": {
+            "tenantId": str(tenant),
+            "credentialId": "bench",
+            "permissions": permissions,
+        },
+    }

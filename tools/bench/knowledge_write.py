@@ -33,7 +33,7 @@ from moto import mock_aws
 from local.template import load_template
 from psap.knowledge.content import ApiControl
 from tools.bench.core import Options, Progress, Row, Section, milliseconds
-from tools.bench.functions import function_module
+from tools.bench.functions import function_module, partner_request_context
 from tools.bench.moto import create_template_resources
 
 TENANT = 1
@@ -105,14 +105,7 @@ def event(
         "pathParameters": path,
         "body": json.dumps(body) if body is not None else None,
         "isBase64Encoded": False,
-        "requestContext": {
-            "requestId": "bench",
-            "authorizer": {
-                "tenantId": str(TENANT),
-                "credentialId": "bench",
-                "permissions": "VIEW_KNOWLEDGE,MANAGE_KNOWLEDGE",
-            },
-        },
+        "requestContext": partner_request_context(TENANT, "VIEW_KNOWLEDGE,MANAGE_KNOWLEDGE"),
     }
 
 

@@ -40,7 +40,7 @@ from psap.storage.listing import key as listing_key
 from psap.users.models import User
 from psap.users.store import bulk_load_users, user_key
 from tools.bench.core import Options, Progress, Row, Section, median, milliseconds
-from tools.bench.functions import function_module
+from tools.bench.functions import function_module, partner_request_context
 from tools.bench.moto import create_tables, use_in_process_environment
 from tools.bench.template import table_specs
 
@@ -88,14 +88,7 @@ def page_event(user_id: int, query: dict[str, str]) -> dict[str, Any]:
         "pathParameters": {"userId": str(user_id)},
         "body": None,
         "isBase64Encoded": False,
-        "requestContext": {
-            "requestId": "bench",
-            "authorizer": {
-                "tenantId": str(TENANT),
-                "credentialId": "bench",
-                "permissions": "VIEW_QA",
-            },
-        },
+        "requestContext": partner_request_context(TENANT, "VIEW_QA"),
     }
 
 
