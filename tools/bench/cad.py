@@ -46,7 +46,7 @@ from moto import mock_aws
 
 from local.stack_process import free_port
 from tools.bench.core import Options, Progress, Row, Section, quiet_functions, ratio_row
-from tools.bench.functions import function_module
+from tools.bench.functions import LambdaContext, function_module
 from tools.bench.moto import create_template_resources, use_function_environment
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,6 +63,7 @@ ISOLATION_TARGET_SECONDS = 10.0
 HEALTHY_TENANT, HANGING_TENANT = TENANT, TENANT + 1
 BEARER = "bench-cad-issued-credential"
 UNSIGNED_PATH = "/baseline/unsigned"
+CONTEXT = LambdaContext()
 
 
 def _environment() -> None:
@@ -306,7 +307,7 @@ def _dispatcher(connector_id: str, progress: Progress) -> list[Row]:
     with transactions_without_snapshots():
         started = time.perf_counter()
         for event in events:
-            dispatcher.handler(event, _Context())
+            dispatcher.handler(event, CONTEXT)
         seconds = time.perf_counter() - started
     delivered = sum(
         store.get_delivery(cad_table(), TENANT, delivery_id).status is DeliveryStatus.DELIVERED
@@ -421,7 +422,7 @@ def _isolation(healthy: Any, progress: Progress) -> list[Row]:
                     for m in messages
                 ]
             }
-            dispatcher.handler(event, _Context())
+            dispatcher.handler(event, CONTEXT)
             for message in messages:
                 sqs().delete_message(QueueUrl=queue, ReceiptHandle=message["ReceiptHandle"])
 
@@ -462,7 +463,7 @@ def _intake(progress: Progress) -> list[Row]:
     def submit(index: int) -> int:
         event = json.loads(json.dumps(template_event))
         event["body"] = json.dumps({**submission, "id": f"bench-{index}"})
-        status = int(intake.handler(event, _Context())["statusCode"])
+        status = int(intake.handler(event, CONTEXT)["statusCode"])
         return 200 if status == 202 else status
 
     submit(-1)
@@ -487,16 +488,6 @@ def _record(body: dict[str, Any]) -> dict[str, Any]:
         "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:bench-WebhookQueue",
         "awsRegion": "us-east-1",
     }
-
-
-class _Context:
-    function_name = "bench"
-    memory_limit_in_mb = 512
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:bench"
-    aws_request_id = "bench"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 60_000
 
 
 SECTION = Section("cad", "CAD connection: webhook deliveries and intake", run)

@@ -1,8 +1,9 @@
 """The functions as the in-process sections run them: app.py imported by file path, and the
-request context API Gateway adds after the partner authorizer."""
+request context API Gateway adds after the partner authorizer, and the Lambda context."""
 
 import importlib.util
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -35,3 +36,20 @@ def partner_request_context(tenant: int, permissions: str) -> dict[str, Any]:
             "permissions": permissions,
         },
     }
+
+
+@dataclass(frozen=True)
+class LambdaContext:
+    """A handler's context argument: what Powertools and the functions read of it."""
+
+    function_name: str = "bench"
+    memory_limit_in_mb: int = 512
+    remaining_millis: int = 60_000
+    aws_request_id: str = "bench"
+
+    @property
+    def invoked_function_arn(self) -> str:
+        return f"arn:aws:lambda:us-east-1:123456789012:function:{self.function_name}"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return self.remaining_millis

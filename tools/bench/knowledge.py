@@ -30,7 +30,7 @@ from psap.knowledge.store import NewEntry, create_entry
 from psap.storage.attributes import to_item
 from psap.storage.dynamodb import dynamodb
 from tools.bench.core import Options, Progress, Row, Section, median, milliseconds, ratio_row
-from tools.bench.functions import function_module
+from tools.bench.functions import LambdaContext, function_module
 from tools.bench.moto import (
     ReadCounter,
     Reads,
@@ -63,17 +63,7 @@ def thousands(number: int) -> str:
 type ListHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
-@dataclass(frozen=True)
-class LambdaContextStub:
-    function_name: str = "KnowledgeListFunction"
-    memory_limit_in_mb: int = 512
-    invoked_function_arn: str = (
-        "arn:aws:lambda:us-east-1:123456789012:function:KnowledgeListFunction"
-    )
-    aws_request_id: str = "bench"
-
-
-CONTEXT = LambdaContextStub()
+CONTEXT = LambdaContext("KnowledgeListFunction")
 
 
 def list_event(tenant_id: int, page: int, size: int) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from moto import mock_aws
 from local.template import load_template
 from psap.knowledge.content import ApiControl
 from tools.bench.core import Options, Progress, Row, Section, milliseconds
-from tools.bench.functions import function_module, partner_request_context
+from tools.bench.functions import LambdaContext, function_module, partner_request_context
 from tools.bench.moto import create_template_resources
 
 TENANT = 1
@@ -46,12 +46,7 @@ API_OWNED = ApiControl().model_dump(by_alias=True)
 type Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
-@dataclass(frozen=True)
-class _Context:
-    function_name: str = "bench"
-    memory_limit_in_mb: int = 512
-    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:bench"
-    aws_request_id: str = "bench"
+CONTEXT = LambdaContext()
 
 
 def _environment() -> None:
@@ -115,7 +110,7 @@ def call(function: str, request: dict[str, Any], expected: int) -> dict[str, Any
 
     with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        answer = handler(function)(request, _Context())
+        answer = handler(function)(request, CONTEXT)
     # With metrics disabled Powertools never empties its buffer, and the 100th value of a
     # metric publishes it (an error when the Metrics object was made without a namespace).
     metrics.clear_metrics()

@@ -23,7 +23,6 @@ import tempfile
 import time
 from collections.abc import Callable
 from contextlib import redirect_stdout
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -35,7 +34,7 @@ from psap.observability import metrics
 from psap.storage.dynamodb import dynamodb
 from tools.bench.cold import LAYER, LIST_FUNCTION, Target, compile_cache, measure
 from tools.bench.core import Options, Progress, Row, Section, median, milliseconds, ratio_row
-from tools.bench.functions import function_module
+from tools.bench.functions import LambdaContext, function_module
 from tools.bench.moto import create_tables, use_in_process_environment
 from tools.bench.template import table_environment, table_specs
 
@@ -64,12 +63,7 @@ handler = _module.handler
 type Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
-@dataclass(frozen=True)
-class _Context:
-    function_name: str = "McpFunction"
-    memory_limit_in_mb: int = 2048
-    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:McpFunction"
-    aws_request_id: str = "bench"
+CONTEXT = LambdaContext("McpFunction", memory_limit_in_mb=2048)
 
 
 def _handler(directory: Path) -> Handler:
@@ -104,7 +98,7 @@ def tool_event(incident_id: int) -> dict[str, Any]:
 
 def call(handler: Handler, event: dict[str, Any]) -> dict[str, Any]:
     with redirect_stdout(io.StringIO()):  # the audit line and Powertools' metrics line
-        answer = handler(copy.deepcopy(event), _Context())
+        answer = handler(copy.deepcopy(event), CONTEXT)
     if answer["statusCode"] != 200:
         raise RuntimeError(f"answered {answer['statusCode']}: {answer['body']}")
     return answer

@@ -40,7 +40,7 @@ from psap.storage.listing import key as listing_key
 from psap.users.models import User
 from psap.users.store import bulk_load_users, user_key
 from tools.bench.core import Options, Progress, Row, Section, median, milliseconds
-from tools.bench.functions import function_module, partner_request_context
+from tools.bench.functions import LambdaContext, function_module, partner_request_context
 from tools.bench.moto import create_tables, use_in_process_environment
 from tools.bench.template import table_specs
 
@@ -57,14 +57,7 @@ LOAD_BATCH = 500  # evaluations generated and bulk-written at a time
 type Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
-@dataclass(frozen=True)
-class _Context:
-    function_name: str = "EvaluationsListFunction"
-    memory_limit_in_mb: int = 512
-    invoked_function_arn: str = (
-        "arn:aws:lambda:us-east-1:123456789012:function:EvaluationsListFunction"
-    )
-    aws_request_id: str = "bench"
+CONTEXT = LambdaContext("EvaluationsListFunction")
 
 
 @cache
@@ -94,7 +87,7 @@ def page_event(user_id: int, query: dict[str, str]) -> dict[str, Any]:
 
 def call(handler: Handler, user_id: int, query: dict[str, str]) -> dict[str, Any]:
     with redirect_stdout(io.StringIO()):  # Powertools Metrics prints one EMF line per call
-        answer = handler(page_event(user_id, query), _Context())
+        answer = handler(page_event(user_id, query), CONTEXT)
     if answer["statusCode"] != 200:
         raise RuntimeError(f"evaluations list answered {answer['statusCode']}: {answer['body']}")
     body: dict[str, Any] = json.loads(answer["body"])

@@ -23,7 +23,7 @@ from moto import mock_aws
 
 from tools.bench.cad import transactions_without_snapshots
 from tools.bench.core import Options, Progress, Row, Section
-from tools.bench.functions import function_module
+from tools.bench.functions import LambdaContext, function_module
 from tools.bench.moto import create_template_resources, use_function_environment
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,14 +32,7 @@ ROWS = 10_000
 TARGET_ROWS_PER_SECOND = 100.0  # 50 000 rows within one worker's 15 minutes, with margin
 
 
-class _Context:
-    function_name = "bench"
-    memory_limit_in_mb = 1024
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:bench"
-    aws_request_id = "bench"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 900_000
+CONTEXT = LambdaContext(memory_limit_in_mb=1024, remaining_millis=900_000)
 
 
 def _environment() -> None:
@@ -76,7 +69,7 @@ def _one_pass(upload: Any, worker: Any, body: str) -> tuple[float, dict[str, Any
 
     started = time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()):  # the audit line of the request
-        answer = upload.handler(_upload_event(body), _Context())
+        answer = upload.handler(_upload_event(body), CONTEXT)
     if answer["statusCode"] != 202:
         raise RuntimeError(f"upload answered {answer['statusCode']}: {answer['body']}")
     upload_id = json.loads(answer["body"])["uploadId"]
@@ -100,7 +93,7 @@ def _one_pass(upload: Any, worker: Any, body: str) -> tuple[float, dict[str, Any
             "awsRegion": "us-east-1",
         }
         with contextlib.redirect_stdout(io.StringIO()):
-            worker.handler({"Records": [record]}, _Context())
+            worker.handler({"Records": [record]}, CONTEXT)
         sqs().delete_message(
             QueueUrl=incident_upload_queue_url(), ReceiptHandle=messages[0]["ReceiptHandle"]
         )
