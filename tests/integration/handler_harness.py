@@ -84,6 +84,10 @@ class HandlerHarness:
         self.context = lambda_context
         self._import = import_function
         self._handlers: dict[str, Any] = {}
+        self.prepare()
+
+    def prepare(self) -> None:
+        """What a harness sets up for itself once it can call handlers (nothing here)."""
 
     def handler(self, directory: str) -> Any:
         """The handler of functions/<directory>, imported on first use (as a cold start)."""

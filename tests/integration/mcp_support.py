@@ -11,7 +11,6 @@ import copy
 import json
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from types import ModuleType
 from typing import Any
 
 import httpx2
@@ -34,15 +33,9 @@ class McpHarness(HandlerHarness):
     """The MCP endpoint's handler behind an httpx transport, so the SDK client talks to it;
     every exchange is kept."""
 
-    def __init__(
-        self,
-        import_function: Callable[[str], ModuleType],
-        load_event: Callable[[str], dict[str, Any]],
-        lambda_context: Any,
-    ) -> None:
-        super().__init__(import_function, load_event, lambda_context)
+    def prepare(self) -> None:
         self.handler("mcp")  # imported here, before any test step, as it always was
-        self.sample = load_event("mcp")
+        self.sample = self.load_event("mcp")
         self.exchanges: list[tuple[dict[str, Any], dict[str, Any]]] = []
 
     def event(

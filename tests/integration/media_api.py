@@ -4,9 +4,7 @@ authorizer, and builds radio-traffic SRT files for the media tests."""
 import base64
 import itertools
 import json
-from collections.abc import Callable
 from datetime import timedelta
-from types import ModuleType
 from typing import Any
 
 from psap.config import media_bucket, tenant_data_table
@@ -49,13 +47,7 @@ RADIO_TRAFFIC = srt_file(
 class MediaApi(HandlerHarness):
     """The media functions (and the event GET), for this test's own tenant by default."""
 
-    def __init__(
-        self,
-        import_function: Callable[[str], ModuleType],
-        load_event: Callable[[str], dict[str, Any]],
-        lambda_context: Any,
-    ) -> None:
-        super().__init__(import_function, load_event, lambda_context)
+    def prepare(self) -> None:
         self.tenant = next(_TENANTS)
         self.other_tenant = self.tenant + 1
 

@@ -3,8 +3,6 @@ authorizer, for the users, enrollments, evaluations, incident and event tests.""
 
 import itertools
 import json
-from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 from psap.config import tenant_data_table
@@ -28,13 +26,7 @@ class TenantDataApi(HandlerHarness):
     """The read functions, called for this test's own tenant (`tenant`) by default;
     `other_tenant` is a second tenant of the same test."""
 
-    def __init__(
-        self,
-        import_function: Callable[[str], ModuleType],
-        load_event: Callable[[str], dict[str, Any]],
-        lambda_context: Any,
-    ) -> None:
-        super().__init__(import_function, load_event, lambda_context)
+    def prepare(self) -> None:
         self.tenant = next(_TENANTS)
         self.other_tenant = self.tenant + 1
 

@@ -83,13 +83,7 @@ def _stored(tenant: int, day: datetime) -> list[dict[str, Any]]:
 class ExportWorker(HandlerHarness):
     """The export worker's handler, fed with the export queue's messages as SQS feeds it."""
 
-    def __init__(
-        self,
-        import_function: Callable[[str], ModuleType],
-        load_event: Callable[[str], dict[str, Any]],
-        lambda_context: Any,
-    ) -> None:
-        super().__init__(import_function, load_event, lambda_context)
+    def prepare(self) -> None:
         self.handler("audit_export_worker")  # imported here, as it always was
 
     def take(self) -> dict[str, Any]:
