@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import hmac
 import json
-import socket
 import threading
 import time
 from collections import deque
@@ -152,12 +151,9 @@ class CadReceiver:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
-
-            def setup(self) -> None:
-                super().setup()
-                # Head and body are two writes: without this, Nagle holds the body back
-                # until the client's delayed ACK (40 ms per kept-alive request).
-                self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            # An answer is one write, but a kept-alive connection must never wait for the
+            # client's delayed ACK (40 ms) because of Nagle's algorithm.
+            disable_nagle_algorithm = True
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)

@@ -4,7 +4,8 @@ events for a realistic emergency-communications center, generated from a seed.
 The same seed gives the same data (no clock, no global random state), so tests and the
 benchmark can rely on it. The local stack loads it into each demo tenant (`seed_tenant_data`,
 called from local.demo.seed) with the stores' bulk loaders; `python -m local.demo_tenant_data
---out DIR` writes it as the JSON Lines files the admin `import` command reads.
+--out DIR` writes it as the JSON Lines files the admin `import` command reads. The
+vocabularies it draws from are local/demo_data/tenant_vocabulary.jsonl.
 
     psap-demo-data --out /tmp/demo --users 50 --evaluations 200
     psap-admin import --tenant 1 /tmp/demo/*.jsonl
@@ -19,6 +20,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from local.demo_data import read_records
 from psap.clock import format_timestamp
 from psap.config import tenant_data_table
 from psap.events.models import Event
@@ -27,7 +29,7 @@ from psap.incidents.models import Incident
 from psap.incidents.store import bulk_load_incidents
 from psap.qa.models import EvaluationStatus, QaEvaluation
 from psap.qa.store import bulk_load_evaluations
-from psap.training.models import EnrollmentStatus, PhaseEnrollment
+from psap.training.models import EnrollmentStatus, PhaseEnrollment, PhaseEnrollmentSummary
 from psap.training.store import bulk_load_enrollments
 from psap.users.models import User
 from psap.users.store import bulk_load_users
@@ -35,84 +37,42 @@ from psap.users.store import bulk_load_users
 # The demo's "now": fixed, so that the data is the same on every run.
 BASE = datetime(2026, 1, 5, 14, 0, tzinfo=UTC)
 
-FIRST_NAMES = (
-    "Maria", "James", "Aisha", "Robert", "Chen", "Patricia", "Diego", "Linda", "Kwame",
-    "Susan", "Tomás", "Karen", "Priya", "Michael", "Olga", "David", "Fatima", "Brian",
-    "Hannah", "Luis", "Grace", "Ahmed", "Emily", "Jamal", "Sofia", "Kevin", "Yuki", "Ryan",
-)  # fmt: skip
-LAST_NAMES = (
-    "Alvarez", "Brooks", "Chen", "Dawson", "Eriksen", "Flores", "Gupta", "Hughes", "Ito",
-    "Johnson", "Kowalski", "Lopez", "Morgan", "Nguyen", "O'Brien", "Patel", "Quinn", "Reyes",
-    "Santos", "Thompson", "Usman", "Vance", "Washington", "Xu", "Young", "Zimmerman",
-    "Van der Berg", "McAllister",
-)  # fmt: skip
-PHASES = (
-    (101, "Call Taker Phase I", 80),
-    (102, "Call Taker Phase II", 120),
-    (103, "Fire/EMS Dispatch", 160),
-    (104, "Law Enforcement Dispatch", 160),
-    (105, "Emergency Medical Dispatch Certification", 40),
+# The vocabularies the generator draws from (names, phases, task lists, call types, ...).
+_VOCABULARY: dict[str, list[Any]] = {
+    record["table"]: record["rows"] for record in read_records("tenant_vocabulary")
+}
+FIRST_NAMES: tuple[str, ...] = tuple(_VOCABULARY["firstNames"])
+LAST_NAMES: tuple[str, ...] = tuple(_VOCABULARY["lastNames"])
+# (phase id, name, minimum training hours)
+PHASES: tuple[tuple[int, str, int], ...] = tuple(
+    (int(phase_id), str(name), int(hours)) for phase_id, name, hours in _VOCABULARY["phases"]
 )
-TASKS = (
-    ("Orientation", ("Tour of the floor", "Console log-in and headset", "Policies and SOPs")),
-    (
-        "Call processing",
-        (
-            "Answer 911 within 10 seconds",
-            "Verify location with ANI/ALI",
-            "Obtain callback number",
-            "Enter incident in CAD",
-            "Select the correct guide card",
-        ),
-    ),
-    (
-        "Radio",
-        ("Radio etiquette and ten-codes", "Unit status tracking", "Emergency button procedure"),
-    ),
+# (group name, its task names)
+TASKS: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
+    (str(group), tuple(tasks)) for group, tasks in _VOCABULARY["tasks"]
 )
-COLUMNS = ("Explained", "Demonstrated", "Proficient")
-EVALUATION_TEMPLATES = (
-    (11, "Medical Call Review", "#D9534F", "QA-MED"),
-    (12, "Fire Call Review", "#F0AD4E", "QA-FIRE"),
-    (13, "Law Enforcement Call Review", "#337AB7", "QA-LAW"),
+COLUMNS: tuple[str, ...] = tuple(_VOCABULARY["columns"])
+# (template id, name, color, identifier)
+EVALUATION_TEMPLATES: tuple[tuple[int, str, str, str], ...] = tuple(
+    (int(template_id), str(name), str(color), str(identifier))
+    for template_id, name, color, identifier in _VOCABULARY["evaluationTemplates"]
 )
-CRITERIA = (
-    ("Verified the incident address", "LOCATION"),
-    ("Obtained a callback number", "CALLBACK"),
-    ("Selected the correct guide card", "PROTOCOL"),
-    ("Gave pre-arrival instructions", "PRE_ARRIVAL"),
-    ("Maintained a calm, professional tone", "CUSTOMER_SERVICE"),
+# (criterion description, skill)
+CRITERIA: tuple[tuple[str, str], ...] = tuple(
+    (str(description), str(skill)) for description, skill in _VOCABULARY["criteria"]
 )
-GUIDE_CARDS = (
-    (501, "Chest Pain"),
-    (502, "Breathing Problems"),
-    (503, "Cardiac Arrest"),
-    (504, "Structure Fire"),
-    (505, "Traffic Collision"),
+# (knowledge id, guide card name)
+GUIDE_CARDS: tuple[tuple[int, str], ...] = tuple(
+    (int(card_id), str(name)) for card_id, name in _VOCABULARY["guideCards"]
 )
-INCIDENT_TYPES = (
-    ("MEDICAL", "CHEST PAIN", "EMS"),
-    ("MEDICAL", "BREATHING PROBLEMS", "EMS"),
-    ("FIRE", "STRUCTURE FIRE", "FIRE"),
-    ("TRAFFIC", "TRAFFIC COLLISION", "LAW"),
-    ("LAW", "DOMESTIC DISTURBANCE", "LAW"),
+# (kind, incident type, agency type)
+INCIDENT_TYPES: tuple[tuple[str, str, str], ...] = tuple(
+    (str(kind), str(incident_type), str(agency))
+    for kind, incident_type, agency in _VOCABULARY["incidentTypes"]
 )
-STREETS = ("Main St", "Oak Ave", "River Rd", "Highway 9", "Elm St", "Lakeview Dr", "5th Ave")
-CALLER_LINES = (
-    "my father is having chest pain and he is sweating",
-    "there is smoke coming out of the house next door",
-    "two cars crashed at the intersection and one is on its side",
-    "she is not breathing right, her lips look blue",
-    "I can hear yelling and something breaking upstairs",
-)
-TAKER_LINES = (
-    "nine one one what is the address of your emergency",
-    "okay tell me exactly what happened",
-    "what is the phone number you are calling from",
-    "is he awake and breathing normally",
-    "help is on the way stay on the line with me",
-    "do not hang up I am going to tell you exactly what to do",
-)
+STREETS: tuple[str, ...] = tuple(_VOCABULARY["streets"])
+CALLER_LINES: tuple[str, ...] = tuple(_VOCABULARY["callerLines"])
+TAKER_LINES: tuple[str, ...] = tuple(_VOCABULARY["takerLines"])
 
 
 @dataclass(frozen=True)
@@ -957,20 +917,9 @@ class _Generator:
         }
 
 
-_SUMMARY_KEYS = (
-    "id",
-    "tenantId",
-    "phaseId",
-    "phaseName",
-    "user",
-    "primaryTrainingOfficer",
-    "startDate",
-    "originalPlannedEndDate",
-    "projectedEndDate",
-    "actualEndDate",
-    "status",
-    "statusReason",
-    "signoffId",
+# The reduced enrollment nested in evaluations: the summary model's fields, by wire name.
+_SUMMARY_KEYS = tuple(
+    field.alias or name for name, field in PhaseEnrollmentSummary.model_fields.items()
 )
 
 

@@ -15,7 +15,6 @@ own `Connection: close` still close the connection, as before.
 from __future__ import annotations
 
 import selectors
-import socket
 import types
 from typing import IO, TYPE_CHECKING, Any, cast
 
@@ -56,13 +55,10 @@ class KeepAliveRequestHandler(MotoRequestHandler):
     # HTTP/1.1 whatever werkzeug's server would pick: keep-alive is the point.
     protocol_version = "HTTP/1.1"
     timeout = IDLE_SECONDS
+    # werkzeug writes an answer's head and body separately: on a kept-alive connection
+    # Nagle's algorithm would hold the body until the client's delayed ACK (40 ms).
+    disable_nagle_algorithm = True
     _body: LimitedStream | None = None
-
-    def setup(self) -> None:
-        super().setup()
-        # werkzeug writes an answer's head and body separately: on a kept-alive connection
-        # Nagle's algorithm would hold the body until the client's delayed ACK (40 ms).
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def make_environ(self) -> WSGIEnvironment:
         environ = super().make_environ()

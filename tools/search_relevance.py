@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from local.demo_resource_center import catalog_item
 from psap.resource_center.engine.artifact import IndexArtifact, from_bytes, to_bytes
 from psap.resource_center.engine.encoder import DEFAULT_PASSAGES, Passages
 from psap.resource_center.engine.index import Mask, SearchIndex, Vector
@@ -67,16 +68,7 @@ def long_catalog_items(path: Path = LONG_RELEVANCE_FILE) -> list[CatalogItem]:
                 "published": True,
             }
         )
-        items.append(
-            CatalogItem(
-                id=number,
-                version=1,
-                content_hash=record.content_hash(),
-                record=record,
-                created_at="2026-01-15T08:30:00.000Z",
-                updated_at="2026-01-15T08:30:00.000Z",
-            )
-        )
+        items.append(catalog_item(number, record))
     return items
 
 

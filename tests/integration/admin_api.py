@@ -2,7 +2,6 @@
 the partner authorizer (issue 18). Each operation's function is the one template.yaml routes
 to, found from the template's events, so a test cannot call a route the template lacks."""
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
@@ -14,7 +13,15 @@ from local.template import load_template
 from psap.auth import store as auth_store
 from psap.config import auth_table
 from tests.integration.cad_support import TEMPLATE as CAD_TEMPLATE
-from tests.integration.proxy_events import answer_of, with_caller, with_path, with_query
+from tests.integration.handler_harness import (
+    HandlerHarness,
+    answer_of,
+    json_body,
+    with_caller,
+    with_headers,
+    with_path,
+    with_query,
+)
 
 TEMPLATE = load_template()
 ADMIN_PREFIX = "/api/v1/external/admin"
@@ -39,7 +46,7 @@ class Reply:
     raw: str = field(repr=False)
 
 
-class AdminApi:
+class AdminApi(HandlerHarness):
     """Calls an admin operation as a tenant's credential: permissions and tenant chosen per
     call. Every raw answer is kept, for the test that scans them for secrets."""
 
@@ -50,10 +57,7 @@ class AdminApi:
         lambda_context: Any,
         tenant: int,
     ) -> None:
-        self._import = import_function
-        self._load_event = load_event
-        self._context = lambda_context
-        self._handlers: dict[str, Any] = {}
+        super().__init__(import_function, load_event, lambda_context)
         self.routes = admin_routes()
         self.tenant = tenant
         self.answers: list[str] = []
@@ -71,7 +75,7 @@ class AdminApi:
         raw_body: str | None = None,
     ) -> Reply:
         directory = self.routes[(method, ADMIN_PREFIX + resource)]
-        event = self._load_event(directory)
+        event = self.load_event(directory)
         event["resource"] = ADMIN_PREFIX + resource
         event["httpMethod"] = method
         event["requestContext"]["httpMethod"] = method
@@ -79,18 +83,13 @@ class AdminApi:
         if not path:
             event["pathParameters"] = None
         with_query(event, query)
-        event["body"] = (
-            raw_body if raw_body is not None else (json.dumps(body) if body is not None else None)
-        )
+        event["body"] = json_body(body, raw_body)
         headers = dict(event["headers"])
         if event["body"] is not None:
             headers["Content-Type"] = "application/json"
-        event["headers"] = headers
-        event["multiValueHeaders"] = {name: [value] for name, value in headers.items()}
+        with_headers(event, headers)
         with_caller(event, self.tenant if tenant is None else tenant, permissions)
-        if directory not in self._handlers:
-            self._handlers[directory] = self._import(directory).handler
-        answer = self._handlers[directory](event, self._context)
+        answer = self.call_handler(directory, event)
         self.answers.append(str(answer.get("body") or ""))
         status, parsed, answer_headers = answer_of(answer)
         return Reply(status, parsed, answer_headers, str(answer.get("body") or ""))

@@ -5,14 +5,12 @@ import base64
 import gzip
 import json
 import uuid
-from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from local.template import load_template
-from tests.integration.proxy_events import answer_of, with_caller, with_path
+from tests.integration.handler_harness import HandlerHarness, json_body
 
 TEMPLATE = load_template()
 # What the audit functions see beyond the Globals (their own Environment in the template).
@@ -50,19 +48,8 @@ def awslogs_event(messages: list[str], message_type: str = "DATA_MESSAGE") -> di
     return {"awslogs": {"data": data}}
 
 
-class ApiCaller:
+class ApiCaller(HandlerHarness):
     """Calls a function's handler with one of the sample events, as the gateway would."""
-
-    def __init__(
-        self,
-        import_function: Callable[[str], ModuleType],
-        load_event: Callable[[str], dict[str, Any]],
-        lambda_context: Any,
-    ) -> None:
-        self._import = import_function
-        self._load_event = load_event
-        self._context = lambda_context
-        self._handlers: dict[str, Any] = {}
 
     def call(
         self,
@@ -75,13 +62,13 @@ class ApiCaller:
         body: Any = None,
         event_name: str | None = None,
     ) -> tuple[int, Any, dict[str, Any]]:
-        if function not in self._handlers:
-            self._handlers[function] = self._import(function).handler
-        event = self._load_event(event_name or function)
+        event = self.proxy_event(
+            event_name or function,
+            tenant=tenant,
+            permissions=permissions,
+            credential_id=credential_id,
+            path=path,
+            body=body if isinstance(body, str) else json_body(body),
+        )
         event["requestContext"]["requestId"] = str(uuid.uuid4())
-        with_caller(event, tenant, permissions, credential_id)
-        if path is not None:
-            with_path(event, path)
-        if body is not None:
-            event["body"] = body if isinstance(body, str) else json.dumps(body)
-        return answer_of(self._handlers[function](event, self._context))
+        return self.answer(function, event)

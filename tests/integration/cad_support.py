@@ -5,7 +5,6 @@ clock the tests move (retry waits are hours; tests do not sleep them)."""
 import base64
 import copy
 import json
-import socket
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from psap.webhooks import secrets as vault
 from psap.webhooks.connectors import ConnectorWithSecret, create_connector
 from psap.webhooks.models import Lane
 from psap.webhooks.signing import SigningProfile
+from tests.integration.handler_harness import HandlerHarness, with_headers
 
 TEMPLATE = load_template()
 TENANT = 31
@@ -145,11 +145,8 @@ class Receiver:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
-
-            def setup(self) -> None:
-                super().setup()
-                # Without it, Nagle holds the body until the client's delayed ACK (40 ms).
-                self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            # Without it, Nagle holds the body until the client's delayed ACK (40 ms).
+            disable_nagle_algorithm = True
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
@@ -215,41 +212,25 @@ def add_connector(
 # ---------------------------------------------------------------- handlers and events
 
 
-class CadFunctions:
-    """The CAD functions' handlers, called as API Gateway and SQS would call them."""
-
-    def __init__(
-        self,
-        import_function: Callable[[str], ModuleType],
-        load_event: Callable[[str], dict[str, Any]],
-        lambda_context: Any,
-    ) -> None:
-        self.load_event = load_event
-        self.context = lambda_context
-        self._import = import_function
-        self._handlers: dict[str, Any] = {}
-
-    def _handler(self, directory: str) -> Any:
-        # Imported on first use, as a cold start would: most tests need one or two.
-        if directory not in self._handlers:
-            self._handlers[directory] = self._import(directory).handler
-        return self._handlers[directory]
+class CadFunctions(HandlerHarness):
+    """The CAD functions' handlers, called as API Gateway and SQS would call them (each
+    imported on first use, as a cold start would: most tests need one or two)."""
 
     @property
     def intake(self) -> Any:
-        return self._handler("cad_intake")
+        return self.handler("cad_intake")
 
     @property
     def worker(self) -> Any:
-        return self._handler("cad_worker")
+        return self.handler("cad_worker")
 
     @property
     def dispatcher(self) -> Any:
-        return self._handler("webhook_dispatcher")
+        return self.handler("webhook_dispatcher")
 
     @property
     def scheduler(self) -> Any:
-        return self._handler("webhook_scheduler")
+        return self.handler("webhook_scheduler")
 
     def submit(
         self,
@@ -259,21 +240,22 @@ class CadFunctions:
         kind: str = "cad",
         base64_encoded: bool = False,
     ) -> tuple[int, Any]:
-        event = self.load_event("cad_intake")
         raw = body if isinstance(body, bytes | str) else json.dumps(body)
         raw_bytes = raw.encode() if isinstance(raw, str) else raw
-        event["body"] = (
-            base64.b64encode(raw_bytes).decode() if base64_encoded else raw_bytes.decode()
+        event = self.proxy_event(
+            "cad_intake",
+            tenant=tenant,
+            permissions=None,
+            kind=kind,
+            body=base64.b64encode(raw_bytes).decode() if base64_encoded else raw_bytes.decode(),
         )
         event["isBase64Encoded"] = base64_encoded
         headers = {k: v for k, v in event["headers"].items() if k.lower() != "content-type"}
         if content_type is not None:
             headers["Content-Type"] = content_type
-        event["headers"] = headers
-        event["multiValueHeaders"] = {name: [value] for name, value in headers.items()}
-        event["requestContext"]["authorizer"].update(tenantId=str(tenant), kind=kind)
-        answer = self.intake(event, self.context)
-        return answer["statusCode"], json.loads(answer["body"])
+        with_headers(event, headers)
+        status, parsed, _ = self.answer("cad_intake", event)
+        return status, parsed
 
     def _sqs_event(self, logical_id: str, bodies: list[dict[str, Any]], receives: int) -> Any:
         event = self.load_event("cad_worker")

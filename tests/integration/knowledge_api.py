@@ -1,15 +1,13 @@
 """Calls the knowledge functions' handlers in-process, as API Gateway and SQS would, for the
 knowledge integration tests (moto tables, queue and bucket from template.yaml)."""
 
-import json
-from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 from psap.config import knowledge_content_bucket, knowledge_digest_queue_url, knowledge_table
 from psap.storage.dynamodb import dynamodb
 from psap.storage.s3 import s3
 from psap.storage.sqs import sqs
+from tests.integration.handler_harness import HandlerHarness, json_body, with_query
 
 TENANT = 7
 OTHER_TENANT = 8
@@ -64,22 +62,8 @@ def card_payload(
     return payload
 
 
-class KnowledgeApi:
-    def __init__(
-        self,
-        import_function: Callable[[str], ModuleType],
-        load_event: Callable[[str], dict[str, Any]],
-        context: Any,
-    ) -> None:
-        self._import = import_function
-        self._load_event = load_event
-        self._context = context
-        self._handlers: dict[str, Any] = {}
-
-    def handler(self, name: str) -> Any:
-        if name not in self._handlers:
-            self._handlers[name] = self._import(name).handler
-        return self._handlers[name]
+class KnowledgeApi(HandlerHarness):
+    """The knowledge functions, as API Gateway (after the authorizer) and SQS call them."""
 
     def call(
         self,
@@ -91,25 +75,16 @@ class KnowledgeApi:
         permissions: str = MANAGE,
         raw_body: str | None = None,
     ) -> tuple[int, Any]:
-        event = self._load_event(name)
-        if path is not None:
-            event["pathParameters"] = path
-            resolved = event["resource"]
-            for key, value in path.items():
-                resolved = resolved.replace("{" + key + "}", value)
-            event["path"] = resolved
-        event["queryStringParameters"] = query or None
-        event["multiValueQueryStringParameters"] = (
-            {key: [value] for key, value in query.items()} if query else None
+        event = self.proxy_event(
+            name,
+            tenant=tenant,
+            permissions=permissions,
+            path=path,
+            body=json_body(body, raw_body),
         )
-        if raw_body is not None:
-            event["body"] = raw_body
-        elif body is not None:
-            event["body"] = json.dumps(body)
-        event["requestContext"]["authorizer"].update(tenantId=str(tenant), permissions=permissions)
-        answer = self.handler(name)(event, self._context)
-        text = answer.get("body")
-        return answer["statusCode"], json.loads(text) if text else None
+        with_query(event, query)
+        status, parsed, _ = self.answer(name, event)
+        return status, parsed
 
     # ------------------------------------------------------------ operations
 
@@ -202,7 +177,7 @@ class KnowledgeApi:
         return self.digest({"Records": records})
 
     def digest(self, event: dict[str, Any]) -> dict[str, Any]:
-        result: dict[str, Any] = self.handler("knowledge_digest")(event, self._context)
+        result: dict[str, Any] = self.call_handler("knowledge_digest", event)
         return result
 
 

@@ -11,7 +11,6 @@ import copy
 import json
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from types import ModuleType
 from typing import Any
 
 import httpx2
@@ -24,21 +23,19 @@ from local.demo_tenant_data import TenantDataset, generate, load
 from psap.clock import utc_now
 from psap.config import knowledge_table
 from psap.knowledge.store import NewEntry, create_entry
+from tests.integration.handler_harness import HandlerHarness, with_caller
 
 URL = "https://api.example.test/prod/mcp"
 ALL_READS = "BROWSE_EVENTS,VIEW_KNOWLEDGE,VIEW_QA,MANAGE_PHASES"
 
 
-class McpHarness:
-    def __init__(
-        self,
-        import_function: Callable[[str], ModuleType],
-        load_event: Callable[[str], dict[str, Any]],
-        lambda_context: Any,
-    ) -> None:
-        self.handler = import_function("mcp").handler
-        self.sample = load_event("mcp")
-        self.context = lambda_context
+class McpHarness(HandlerHarness):
+    """The MCP endpoint's handler behind an httpx transport, so the SDK client talks to it;
+    every exchange is kept."""
+
+    def prepare(self) -> None:
+        self.handler("mcp")  # imported here, before any test step, as it always was
+        self.sample = self.load_event("mcp")
         self.exchanges: list[tuple[dict[str, Any], dict[str, Any]]] = []
 
     def event(
@@ -60,12 +57,12 @@ class McpHarness:
             multi.setdefault(name, []).append(value)
         event["headers"], event["multiValueHeaders"] = single, multi
         event["body"] = body.decode("utf-8") if body else None
-        authorizer = event["requestContext"]["authorizer"]
-        authorizer.update(tenantId=str(tenant), permissions=permissions, kind=kind)
+        with_caller(event, tenant, permissions, kind=kind)
         return event
 
     def invoke(self, event: dict[str, Any]) -> dict[str, Any]:
-        answer: dict[str, Any] = self.handler(event, self.context)
+        """The endpoint's answer to `event`, kept with it."""
+        answer: dict[str, Any] = self.call_handler("mcp", event)
         self.exchanges.append((event, answer))
         return answer
 

@@ -4,15 +4,13 @@ authorizer, and builds radio-traffic SRT files for the media tests."""
 import base64
 import itertools
 import json
-from collections.abc import Callable
 from datetime import timedelta
-from types import ModuleType
 from typing import Any
 
 from psap.config import media_bucket, tenant_data_table
 from psap.storage.dynamodb import dynamodb
 from psap.storage.s3 import s3
-from tests.integration.proxy_events import answer_of, with_caller, with_path, with_query
+from tests.integration.handler_harness import HandlerHarness, with_caller, with_path, with_query
 
 _TENANTS = itertools.count(3000, 2)
 UPLOAD = "media_radio_traffic_upload"
@@ -46,21 +44,12 @@ RADIO_TRAFFIC = srt_file(
 )
 
 
-class MediaApi:
+class MediaApi(HandlerHarness):
     """The media functions (and the event GET), for this test's own tenant by default."""
 
-    def __init__(
-        self,
-        import_function: Callable[[str], ModuleType],
-        load_event: Callable[[str], dict[str, Any]],
-        lambda_context: Any,
-    ) -> None:
+    def prepare(self) -> None:
         self.tenant = next(_TENANTS)
         self.other_tenant = self.tenant + 1
-        self._import = import_function
-        self._load_event = load_event
-        self._context = lambda_context
-        self._handlers: dict[str, Any] = {}
 
     def _call(
         self,
@@ -69,14 +58,12 @@ class MediaApi:
         tenant: int | None,
         permissions: str | None,
     ) -> tuple[int, Any]:
-        if function not in self._handlers:
-            self._handlers[function] = self._import(function).handler
         with_caller(
             event,
             tenant if tenant is not None else self.tenant,
             permissions or _PERMISSIONS[function],
         )
-        status, body, _ = answer_of(self._handlers[function](event, self._context))
+        status, body, _ = self.answer(function, event)
         return status, body
 
     def upload(
@@ -88,7 +75,7 @@ class MediaApi:
         base64_body: bool = False,
         **query: Any,
     ) -> tuple[int, Any]:
-        event = self._load_event(UPLOAD)
+        event = self.load_event(UPLOAD)
         event["headers"]["Content-Type"] = content_type
         event["multiValueHeaders"]["Content-Type"] = [content_type]
         with_query(event, {name: str(value) for name, value in query.items() if value is not None})
@@ -123,12 +110,12 @@ class MediaApi:
     def media(
         self, media_id: int | str, tenant: int | None = None, permissions: str | None = None
     ) -> tuple[int, Any]:
-        event = self._load_event(GET)
+        event = self.load_event(GET)
         with_path(event, {"mediaId": str(media_id)})
         return self._call(GET, event, tenant, permissions)
 
     def event(self, event_id: int, tenant: int | None = None) -> tuple[int, Any]:
-        event = self._load_event(EVENT_GET)
+        event = self.load_event(EVENT_GET)
         with_path(event, {"eventId": str(event_id)})
         return self._call(EVENT_GET, event, tenant, None)
 

@@ -3,13 +3,11 @@ authorizer, for the users, enrollments, evaluations, incident and event tests.""
 
 import itertools
 import json
-from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 from psap.config import tenant_data_table
 from psap.storage.dynamodb import dynamodb
-from tests.integration.proxy_events import answer_of, with_caller, with_path, with_query
+from tests.integration.handler_harness import HandlerHarness, with_query
 
 # Tenant ids differ from test to test, so no test can pass on another's leftovers.
 _TENANTS = itertools.count(1000, 2)
@@ -24,22 +22,13 @@ FUNCTIONS = {
 }
 
 
-class TenantDataApi:
+class TenantDataApi(HandlerHarness):
     """The read functions, called for this test's own tenant (`tenant`) by default;
     `other_tenant` is a second tenant of the same test."""
 
-    def __init__(
-        self,
-        import_function: Callable[[str], ModuleType],
-        load_event: Callable[[str], dict[str, Any]],
-        lambda_context: Any,
-    ) -> None:
+    def prepare(self) -> None:
         self.tenant = next(_TENANTS)
         self.other_tenant = self.tenant + 1
-        self._import = import_function
-        self._load_event = load_event
-        self._context = lambda_context
-        self._handlers: dict[str, Any] = {}
 
     def call(
         self,
@@ -49,18 +38,14 @@ class TenantDataApi:
         tenant: int | None = None,
         permissions: str | None = None,
     ) -> tuple[int, Any]:
-        if function not in self._handlers:
-            self._handlers[function] = self._import(function).handler
-        event = self._load_event(function)
-        if path is not None:
-            with_path(event, path)
-        with_query(event, query)
-        with_caller(
-            event,
-            tenant if tenant is not None else self.tenant,
-            permissions or FUNCTIONS[function],
+        event = self.proxy_event(
+            function,
+            tenant=tenant if tenant is not None else self.tenant,
+            permissions=permissions or FUNCTIONS[function],
+            path=path,
         )
-        status, body, _ = answer_of(self._handlers[function](event, self._context))
+        with_query(event, query)
+        status, body, _ = self.answer(function, event)
         return status, body
 
     def users(

@@ -33,6 +33,7 @@ from tests.integration.audit_support import (
     awslogs_event,
     set_function_environment,
 )
+from tests.integration.handler_harness import HandlerHarness
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = datetime.now(UTC)
@@ -79,18 +80,11 @@ def _stored(tenant: int, day: datetime) -> list[dict[str, Any]]:
     return answer["Items"]
 
 
-class ExportWorker:
+class ExportWorker(HandlerHarness):
     """The export worker's handler, fed with the export queue's messages as SQS feeds it."""
 
-    def __init__(
-        self,
-        import_function: Callable[[str], ModuleType],
-        load_event: Callable[[str], dict[str, Any]],
-        lambda_context: Any,
-    ) -> None:
-        self._handler = import_function("audit_export_worker").handler
-        self._load_event = load_event
-        self._context = lambda_context
+    def prepare(self) -> None:
+        self.handler("audit_export_worker")  # imported here, as it always was
 
     def take(self) -> dict[str, Any]:
         messages = sqs().receive_message(QueueUrl=audit_export_queue_url())["Messages"]
@@ -98,10 +92,11 @@ class ExportWorker:
 
     def run(self, message: dict[str, Any], receive_count: int = 1) -> list[dict[str, Any]]:
         """Delivers one message; returns the batch item failures."""
-        event = self._load_event("audit_export_worker")
+        event = self.load_event("audit_export_worker")
         event["Records"][0].update(messageId=message["MessageId"], body=message["Body"])
         event["Records"][0]["attributes"]["ApproximateReceiveCount"] = str(receive_count)
-        failures: list[dict[str, Any]] = self._handler(event, self._context)["batchItemFailures"]
+        answer = self.call_handler("audit_export_worker", event)
+        failures: list[dict[str, Any]] = answer["batchItemFailures"]
         return failures
 
     def run_next(self) -> list[dict[str, Any]]:

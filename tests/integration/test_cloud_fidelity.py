@@ -23,7 +23,7 @@ from local.template import TemplateError
 from psap.config import incident_upload_bucket
 from psap.storage.s3 import s3
 from tests.conftest import TEMPLATE
-from tests.integration.proxy_events import answer_of, with_caller
+from tests.integration.handler_harness import answer_of, with_caller
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLES = iam.default_function_roles()

@@ -22,7 +22,7 @@ from psap.storage.dynamodb import dynamodb
 from psap.storage.s3 import s3
 from psap.storage.sqs import sqs
 from psap.text import MAX_JSON_DEPTH
-from tests.integration.proxy_events import with_path
+from tests.integration.handler_harness import HandlerHarness, with_path
 
 # Every operation with a request body: (function directory, JSON body or not).
 BODY_ROUTES = {
@@ -77,25 +77,14 @@ def stored_everything() -> dict[str, Any]:
     return state
 
 
-class WriteRoutes:
-    def __init__(
-        self,
-        import_function: Callable[[str], ModuleType],
-        load_event: Callable[[str], dict[str, Any]],
-        context: Any,
-    ) -> None:
-        self._import = import_function
-        self._load_event = load_event
-        self._context = context
-        self._handlers: dict[str, Any] = {}
+class WriteRoutes(HandlerHarness):
+    """The write routes' functions, called with their sample events shaped by each test."""
 
     def event(self, function: str) -> dict[str, Any]:
-        return self._load_event(function)
+        return self.load_event(function)
 
     def raw_call(self, function: str, event: dict[str, Any]) -> dict[str, Any]:
-        if function not in self._handlers:
-            self._handlers[function] = self._import(function).handler
-        answer: dict[str, Any] = self._handlers[function](event, self._context)
+        answer: dict[str, Any] = self.call_handler(function, event)
         return answer
 
     def call(self, function: str, event: dict[str, Any]) -> tuple[int, dict[str, Any]]:

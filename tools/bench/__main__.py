@@ -5,7 +5,7 @@
     make bench ARGS="--list"                    # the sections
 
 Run from the repository root (the project is installed editable into .venv). A
-section is a function returning rows (tools.bench_core.Section); a later issue adds its
+section is a function returning rows (tools.bench.core.Section); a later issue adds its
 figures by appending its section to SECTIONS. These are measurements printed for people,
 not tests: a MISS is reported, never raised, and the exit status is 0 unless a section
 fails to run.
@@ -18,19 +18,19 @@ import sys
 import time
 from collections.abc import Sequence
 
-from tools.bench_audit import SECTION as AUDIT
-from tools.bench_cad import SECTION as CAD
-from tools.bench_cold import SECTION as COLD_INIT
-from tools.bench_core import Options, Row, Section, print_table
-from tools.bench_knowledge import ITEMS_READ, WARM_LATENCY
-from tools.bench_knowledge_write import SECTION as KNOWLEDGE_WRITE
-from tools.bench_local_stack import SECTION as LOCAL_STACK
-from tools.bench_mcp import SECTION as MCP
-from tools.bench_media import SECTION as MEDIA
-from tools.bench_search import SECTION as SEARCH
-from tools.bench_search import SECTION_HTTP as SEARCH_HTTP
-from tools.bench_tenant_data import SECTION as EVALUATIONS
-from tools.bench_upload import SECTION as INCIDENT_UPLOAD
+from tools.bench.audit import SECTION as AUDIT
+from tools.bench.cad import SECTION as CAD
+from tools.bench.cold import SECTION as COLD_INIT
+from tools.bench.core import Options, Row, Section, print_table
+from tools.bench.knowledge import ITEMS_READ, WARM_LATENCY
+from tools.bench.knowledge_write import SECTION as KNOWLEDGE_WRITE
+from tools.bench.local_stack import SECTION as LOCAL_STACK
+from tools.bench.mcp import SECTION as MCP
+from tools.bench.media import SECTION as MEDIA
+from tools.bench.search import SECTION as SEARCH
+from tools.bench.search import SECTION_HTTP as SEARCH_HTTP
+from tools.bench.tenant_data import SECTION as EVALUATIONS
+from tools.bench.upload import SECTION as INCIDENT_UPLOAD
 
 SECTIONS: list[Section] = [
     COLD_INIT,

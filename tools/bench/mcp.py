@@ -8,7 +8,7 @@ tool call adds JSON-RPC decoding, argument validation, and the body twice (struc
 content and its text). Target: median tool call / median REST GET <= 1.2.
 
 Cold init: importing the MCP function's module in a fresh interpreter next to the REST
-knowledge-list function's, measured as tools.bench_cold measures (no bytecode, then
+knowledge-list function's, measured as tools.bench.cold measures (no bytecode, then
 precompiled; median of --runs). The MCP function imports a tool's area on the tool's first
 call, so its module alone is not the whole cold path: "MCP + first get_incident" also
 imports what that first call loads (boto3, the incident store and models, the output
@@ -16,7 +16,6 @@ adapter), and is compared with the REST incident GET function's import.
 """
 
 import copy
-import importlib.util
 import io
 import json
 import os
@@ -24,7 +23,6 @@ import tempfile
 import time
 from collections.abc import Callable
 from contextlib import redirect_stdout
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -34,12 +32,13 @@ from moto import mock_aws
 from local.demo_tenant_data import generate, load
 from psap.observability import metrics
 from psap.storage.dynamodb import dynamodb
-from tools.bench_cold import LAYER, LIST_FUNCTION, Target, compile_cache, measure
-from tools.bench_core import Options, Progress, Row, Section, median, milliseconds, ratio_row
-from tools.bench_moto import create_tables, use_in_process_environment
-from tools.bench_template import table_environment, table_specs
+from tools.bench.cold import LAYER, LIST_FUNCTION, Target, compile_cache, measure
+from tools.bench.core import Options, Progress, Row, Section, median, milliseconds, ratio_row
+from tools.bench.functions import LambdaContext, function_module
+from tools.bench.moto import create_tables, use_in_process_environment
+from tools.bench.template import table_environment, table_specs
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MCP_FUNCTION = ROOT / "functions" / "mcp"
 INCIDENT_FUNCTION = ROOT / "functions" / "incident_get"
 TENANT = 1
@@ -64,23 +63,11 @@ handler = _module.handler
 type Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
-@dataclass(frozen=True)
-class _Context:
-    function_name: str = "McpFunction"
-    memory_limit_in_mb: int = 2048
-    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:McpFunction"
-    aws_request_id: str = "bench"
+CONTEXT = LambdaContext("McpFunction", memory_limit_in_mb=2048)
 
 
 def _handler(directory: Path) -> Handler:
-    spec = importlib.util.spec_from_file_location(
-        f"bench_{directory.name}_app", directory / "app.py"
-    )
-    if spec is None or spec.loader is None:
-        raise RuntimeError(f"cannot import {directory}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    handler: Handler = module.handler
+    handler: Handler = function_module(directory.name, f"bench_{directory.name}_app").handler
     return handler
 
 
@@ -111,7 +98,7 @@ def tool_event(incident_id: int) -> dict[str, Any]:
 
 def call(handler: Handler, event: dict[str, Any]) -> dict[str, Any]:
     with redirect_stdout(io.StringIO()):  # the audit line and Powertools' metrics line
-        answer = handler(copy.deepcopy(event), _Context())
+        answer = handler(copy.deepcopy(event), CONTEXT)
     if answer["statusCode"] != 200:
         raise RuntimeError(f"answered {answer['statusCode']}: {answer['body']}")
     return answer

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from local.demo_resource_center import catalog_records, demo_index_in_memory
+from local.demo_resource_center import catalog_item, catalog_records, demo_index_in_memory
 from local.stack_process import running_stack
 from local.template import load_template
 from psap.resource_center.engine.artifact import IndexArtifact, to_bytes
@@ -41,7 +41,7 @@ from psap.resource_center.engine.encoder import (
 from psap.resource_center.engine.index import PassageScore, SearchIndex
 from psap.resource_center.models import CatalogItem, CatalogRecord
 from psap.resource_center.search import FUSION
-from tools.bench_core import Options, Progress, Row, Section, median, milliseconds
+from tools.bench.core import Options, Progress, Row, Section, median, milliseconds
 from tools.search_relevance import (
     LONG_RELEVANCE_FILE,
     load_relevance,
@@ -50,7 +50,7 @@ from tools.search_relevance import (
     rankers,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SEARCH_FUNCTION = ROOT / "functions" / "resource_center_search"
 # Thread settings the search function runs with, from template.yaml (one query at a time).
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")
@@ -90,16 +90,7 @@ def synthetic_catalog(count: int = DOCUMENTS) -> list[CatalogItem]:
         source["title"] = f"{source['title']} ({county} County)"
         source["body"] = f"{source['body']} {county} County: {randomizer.choice(LOCAL_NOTES)}"
         record = CatalogRecord.model_validate(source)
-        items.append(
-            CatalogItem(
-                id=number + 1,
-                version=1,
-                content_hash=record.content_hash(),
-                record=record,
-                created_at="2026-01-15T08:30:00.000Z",
-                updated_at="2026-01-15T08:30:00.000Z",
-            )
-        )
+        items.append(catalog_item(number + 1, record))
     return items
 
 

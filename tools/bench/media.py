@@ -11,17 +11,14 @@ re-upload, the media GET, and the sizes that decide whether segments sit inline 
 import base64
 import contextlib
 import hashlib
-import importlib.util
 import io
 import json
 import os
 import random
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from moto import mock_aws
@@ -36,11 +33,11 @@ from psap.observability import metrics
 from psap.storage.documents import encode_document
 from psap.storage.dynamodb import dynamodb
 from psap.storage.s3 import s3
-from tools.bench_core import Options, Progress, Row, Section, median, milliseconds
-from tools.bench_moto import create_tables, use_in_process_environment
-from tools.bench_template import table_specs
+from tools.bench.core import Options, Progress, Row, Section, median, milliseconds
+from tools.bench.functions import LambdaContext, function_module
+from tools.bench.moto import create_tables, use_in_process_environment
+from tools.bench.template import table_specs
 
-ROOT = Path(__file__).resolve().parent.parent
 TENANT = 1
 EVENT_ID = 6001
 RECORDING_SECONDS = 2 * 3600
@@ -84,22 +81,11 @@ def _clock(seconds: float) -> str:
 
 
 def _handler(directory: str) -> Handler:
-    source = ROOT / "functions" / directory / "app.py"
-    spec = importlib.util.spec_from_file_location(f"bench_{directory}", source)
-    if spec is None or spec.loader is None:
-        raise SystemExit(f"cannot load {source}")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    handler: Handler = module.handler
+    handler: Handler = function_module(directory, f"bench_{directory}", register=True).handler
     return handler
 
 
-class _Context:
-    function_name = "bench"
-    memory_limit_in_mb = 512
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:bench"
-    aws_request_id = "bench"
+CONTEXT = LambdaContext()
 
 
 def _request(method: str, resource: str, path: str, permissions: str) -> dict[str, Any]:
@@ -199,7 +185,7 @@ def _through_handlers(text: str, cue_count: int, timings: _Timings) -> None:
         # A cue more per run: new content, so each first upload creates.
         variant = text + f"\n{cue_count + 1}\n02:00:00,000 --> 02:00:0{run_index + 1},000\nOK\n"
         for expected, times in ((201, timings.upload), (200, timings.replay)):
-            seconds, answer = _timed(upload, _upload_event(variant), _Context())
+            seconds, answer = _timed(upload, _upload_event(variant), CONTEXT)
             if answer["statusCode"] != expected:
                 raise SystemExit(f"upload answered {answer['body'][:300]}")
             times.append(seconds)
@@ -207,7 +193,7 @@ def _through_handlers(text: str, cue_count: int, timings: _Timings) -> None:
         request = _request("GET", resource, resource.replace("{mediaId}", str(media_id)), "")
         request["requestContext"]["authorizer"]["permissions"] = "BROWSE_EVENTS"
         request["pathParameters"] = {"mediaId": str(media_id)}
-        seconds, read = _timed(get, request, _Context())
+        seconds, read = _timed(get, request, CONTEXT)
         if read["statusCode"] != 200:
             raise SystemExit(f"media GET answered {read['body'][:300]}")
         timings.get.append(seconds)

@@ -33,7 +33,6 @@ with the receiver kit, deduplicates by delivery id and parses the body. Figures:
 
 import contextlib
 import copy
-import importlib.util
 import json
 import os
 import socket
@@ -50,11 +49,11 @@ from typing import Any
 from moto import mock_aws
 
 from local.stack_process import free_port
-from local.template import load_template
-from tools.bench_core import Options, Progress, Row, Section, median, quiet_functions, ratio_row
-from tools.bench_moto import use_function_environment
+from tools.bench.core import Options, Progress, Row, Section, median, quiet_functions, ratio_row
+from tools.bench.functions import LambdaContext, function_module
+from tools.bench.moto import create_template_resources, use_function_environment
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TENANT = 1
 SEND_ROUNDS, SEND_PER_ROUND = 3, 1200  # the throughput figure, SENDERS threads
 CPU_POSTS = 6000  # per kind, for the CPU ratio: one sender thread, kinds alternating per POST
@@ -69,6 +68,7 @@ ISOLATION_TARGET_SECONDS = 10.0
 HEALTHY_TENANT, HANGING_TENANT = TENANT, TENANT + 1
 BEARER = "bench-cad-issued-credential"
 UNSIGNED_PATH = "/baseline/unsigned"
+CONTEXT = LambdaContext()
 
 
 def _environment() -> None:
@@ -76,27 +76,8 @@ def _environment() -> None:
     os.environ["WEBHOOK_LOCAL_DEV"] = "true"  # the receiver is on loopback, over http
 
 
-def _create_resources() -> None:
-    from local.aws import table_definition  # noqa: PLC0415 - after the environment is set
-    from psap.storage.dynamodb import dynamodb  # noqa: PLC0415
-    from psap.storage.sqs import sqs  # noqa: PLC0415
-
-    template = load_template()
-    for table in template.tables.values():
-        dynamodb().create_table(**table_definition(table))
-    for queue in template.queues.values():
-        sqs().create_queue(QueueName=queue.name)
-
-
 def _load(directory: str) -> Any:
-    spec = importlib.util.spec_from_file_location(
-        f"bench_cad_{directory}", ROOT / "functions" / directory / "app.py"
-    )
-    if spec is None or spec.loader is None:
-        raise RuntimeError(f"cannot load functions/{directory}/app.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return function_module(directory, f"bench_cad_{directory}")
 
 
 @contextlib.contextmanager
@@ -181,7 +162,7 @@ def run(options: Options) -> list[Row]:
     progress = Progress("cad")
     _environment()
     with mock_aws():
-        _create_resources()
+        create_template_resources()
         from psap.clock import utc_now  # noqa: PLC0415 - after the environment is set
         from psap.config import cad_table  # noqa: PLC0415
         from psap.webhooks.connectors import create_connector  # noqa: PLC0415
@@ -366,7 +347,7 @@ def _dispatcher(connector_id: str, progress: Progress) -> list[Row]:
     with transactions_without_snapshots():
         started = time.perf_counter()
         for event in events:
-            dispatcher.handler(event, _Context())
+            dispatcher.handler(event, CONTEXT)
         seconds = time.perf_counter() - started
     delivered = sum(
         store.get_delivery(cad_table(), TENANT, delivery_id).status is DeliveryStatus.DELIVERED
@@ -481,7 +462,7 @@ def _isolation(healthy: Any, progress: Progress) -> list[Row]:
                     for m in messages
                 ]
             }
-            dispatcher.handler(event, _Context())
+            dispatcher.handler(event, CONTEXT)
             for message in messages:
                 sqs().delete_message(QueueUrl=queue, ReceiptHandle=message["ReceiptHandle"])
 
@@ -522,7 +503,7 @@ def _intake(progress: Progress) -> list[Row]:
     def submit(index: int) -> int:
         event = json.loads(json.dumps(template_event))
         event["body"] = json.dumps({**submission, "id": f"bench-{index}"})
-        status = int(intake.handler(event, _Context())["statusCode"])
+        status = int(intake.handler(event, CONTEXT)["statusCode"])
         return 200 if status == 202 else status
 
     submit(-1)
@@ -547,16 +528,6 @@ def _record(body: dict[str, Any]) -> dict[str, Any]:
         "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:bench-WebhookQueue",
         "awsRegion": "us-east-1",
     }
-
-
-class _Context:
-    function_name = "bench"
-    memory_limit_in_mb = 512
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:bench"
-    aws_request_id = "bench"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 60_000
 
 
 SECTION = Section("cad", "CAD connection: webhook deliveries and intake", run)

@@ -4,7 +4,6 @@ Both sections call the knowledge-list function's own handler with an API Gateway
 event, as Lambda would after the authorizer, against tables created from template.yaml.
 """
 
-import importlib.util
 import io
 import json
 import time
@@ -14,7 +13,6 @@ from contextlib import redirect_stdout
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import botocore.session
@@ -31,8 +29,9 @@ from psap.knowledge.models import KnowledgeType
 from psap.knowledge.store import NewEntry, create_entry
 from psap.storage.attributes import to_item
 from psap.storage.dynamodb import dynamodb
-from tools.bench_core import Options, Progress, Row, Section, median, milliseconds, ratio_row
-from tools.bench_moto import (
+from tools.bench.core import Options, Progress, Row, Section, median, milliseconds, ratio_row
+from tools.bench.functions import LambdaContext, function_module
+from tools.bench.moto import (
     ReadCounter,
     Reads,
     bulk_write,
@@ -40,13 +39,11 @@ from tools.bench_moto import (
     indexed_queries,
     use_in_process_environment,
 )
-from tools.bench_template import TableSpec, table_specs
+from tools.bench.template import TableSpec, table_specs
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-ROOT = Path(__file__).resolve().parent.parent
-LIST_APP = ROOT / "functions" / "knowledge_list" / "app.py"
 
 PAGE_SIZE = 50
 FULL_ITEMS_SLACK = 2  # target: full items <= size + 2
@@ -66,17 +63,7 @@ def thousands(number: int) -> str:
 type ListHandler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
-@dataclass(frozen=True)
-class LambdaContextStub:
-    function_name: str = "KnowledgeListFunction"
-    memory_limit_in_mb: int = 512
-    invoked_function_arn: str = (
-        "arn:aws:lambda:us-east-1:123456789012:function:KnowledgeListFunction"
-    )
-    aws_request_id: str = "bench"
-
-
-CONTEXT = LambdaContextStub()
+CONTEXT = LambdaContext("KnowledgeListFunction")
 
 
 def list_event(tenant_id: int, page: int, size: int) -> dict[str, Any]:
@@ -115,12 +102,7 @@ class _Discard(io.TextIOBase):
 def list_handler() -> ListHandler:
     """The function's module, imported by file path once, as a warm container holds it. The
     environment must be set first (prepare()): Powertools reads it at import."""
-    spec = importlib.util.spec_from_file_location("bench_knowledge_list_app", LIST_APP)
-    if spec is None or spec.loader is None:
-        raise RuntimeError(f"cannot import {LIST_APP}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    handler: ListHandler = module.handler
+    handler: ListHandler = function_module("knowledge_list", "bench_knowledge_list_app").handler
     return handler
 
 
@@ -249,7 +231,7 @@ def _counter_increment(write: dict[str, Any]) -> tuple[str, str]:
         or key.get("sk", {}).get("S") != store._COUNTER_SK
         or values.get(parts[2], {}).get("N") != "1"
     ):
-        raise RuntimeError(f"unexpected listing write, update tools/bench_knowledge.py: {write}")
+        raise RuntimeError(f"unexpected listing write, update tools/bench/knowledge.py: {write}")
     attribute = update.get("ExpressionAttributeNames", {}).get(parts[1], parts[1])
     return str(key["pk"]["S"]), str(attribute)
 

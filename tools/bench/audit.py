@@ -18,8 +18,8 @@ from moto import mock_aws
 from psap.audit.recording import AuditRecord
 from psap.audit.store import append_records
 from psap.config import audit_table, knowledge_table
-from tools.bench_core import Options, Progress, Row, Section, median, milliseconds, ratio_row
-from tools.bench_knowledge import (
+from tools.bench.core import Options, Progress, Row, Section, median, milliseconds, ratio_row
+from tools.bench.knowledge import (
     CONTEXT,
     PAGE_SIZE,
     SMALL_ENTRIES,

@@ -22,9 +22,9 @@ from typing import Any
 import httpx
 
 from local.stack_process import running_stack
-from tools.bench_core import Options, Progress, Row, Section, ratio_row
+from tools.bench.core import Options, Progress, Row, Section, ratio_row
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CREATES = 600
 HUNDRED = 100
 MEMORY_LIMIT_MB = 200

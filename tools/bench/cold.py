@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tools.bench_core import Options, Progress, Row, Section, median, milliseconds, ratio_row
-from tools.bench_template import table_environment, table_specs
+from tools.bench.core import Options, Progress, Row, Section, median, milliseconds, ratio_row
+from tools.bench.template import table_environment, table_specs
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 LAYER = ROOT / "layers" / "shared"
 LIST_FUNCTION = ROOT / "functions" / "knowledge_list"
 AUTHORIZER = ROOT / "functions" / "authorizer"

@@ -15,7 +15,6 @@ generator: results, protocol results, transcripts). Figures:
   (moto's emulation is most of the figure; DynamoDB answers these calls in milliseconds).
 """
 
-import importlib.util
 import io
 import itertools
 import json
@@ -25,7 +24,6 @@ from collections.abc import Callable
 from contextlib import redirect_stdout
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from moto import mock_aws
@@ -41,15 +39,14 @@ from psap.storage.listing import id_of
 from psap.storage.listing import key as listing_key
 from psap.users.models import User
 from psap.users.store import bulk_load_users, user_key
-from tools.bench_core import Options, Progress, Row, Section, median, milliseconds
-from tools.bench_moto import create_tables, use_in_process_environment
-from tools.bench_template import table_specs
+from tools.bench.core import Options, Progress, Row, Section, median, milliseconds
+from tools.bench.functions import LambdaContext, function_module, partner_request_context
+from tools.bench.moto import create_tables, use_in_process_environment
+from tools.bench.template import table_specs
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-ROOT = Path(__file__).resolve().parent.parent
-APP = ROOT / "functions" / "evaluations_list" / "app.py"
 TENANT = 1
 FEW_USER, FEW = 101, 20
 MANY_USER, MANY = 102, 5000
@@ -60,26 +57,14 @@ LOAD_BATCH = 500  # evaluations generated and bulk-written at a time
 type Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
-@dataclass(frozen=True)
-class _Context:
-    function_name: str = "EvaluationsListFunction"
-    memory_limit_in_mb: int = 512
-    invoked_function_arn: str = (
-        "arn:aws:lambda:us-east-1:123456789012:function:EvaluationsListFunction"
-    )
-    aws_request_id: str = "bench"
+CONTEXT = LambdaContext("EvaluationsListFunction")
 
 
 @cache
 def evaluations_handler() -> Handler:
     """The function's module, imported once by file path as a warm container holds it (after
     the environment is set: Powertools reads it at import)."""
-    spec = importlib.util.spec_from_file_location("bench_evaluations_list_app", APP)
-    if spec is None or spec.loader is None:
-        raise RuntimeError(f"cannot import {APP}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    handler: Handler = module.handler
+    handler: Handler = function_module("evaluations_list", "bench_evaluations_list_app").handler
     return handler
 
 
@@ -96,20 +81,13 @@ def page_event(user_id: int, query: dict[str, str]) -> dict[str, Any]:
         "pathParameters": {"userId": str(user_id)},
         "body": None,
         "isBase64Encoded": False,
-        "requestContext": {
-            "requestId": "bench",
-            "authorizer": {
-                "tenantId": str(TENANT),
-                "credentialId": "bench",
-                "permissions": "VIEW_QA",
-            },
-        },
+        "requestContext": partner_request_context(TENANT, "VIEW_QA"),
     }
 
 
 def call(handler: Handler, user_id: int, query: dict[str, str]) -> dict[str, Any]:
     with redirect_stdout(io.StringIO()):  # Powertools Metrics prints one EMF line per call
-        answer = handler(page_event(user_id, query), _Context())
+        answer = handler(page_event(user_id, query), CONTEXT)
     if answer["statusCode"] != 200:
         raise RuntimeError(f"evaluations list answered {answer['statusCode']}: {answer['body']}")
     body: dict[str, Any] = json.loads(answer["body"])

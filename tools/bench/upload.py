@@ -13,7 +13,6 @@ per upload.
 
 import base64
 import contextlib
-import importlib.util
 import io
 import json
 import time
@@ -22,57 +21,26 @@ from typing import Any
 
 from moto import mock_aws
 
-from local.template import load_template
-from tools.bench_cad import transactions_without_snapshots
-from tools.bench_core import Options, Progress, Row, Section
-from tools.bench_moto import use_function_environment
+from tools.bench.cad import transactions_without_snapshots
+from tools.bench.core import Options, Progress, Row, Section
+from tools.bench.functions import LambdaContext, function_module
+from tools.bench.moto import create_template_resources, use_function_environment
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TENANT = 1
 ROWS = 10_000
 TARGET_ROWS_PER_SECOND = 100.0  # 50 000 rows within one worker's 15 minutes, with margin
 
 
-class _Context:
-    function_name = "bench"
-    memory_limit_in_mb = 1024
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:bench"
-    aws_request_id = "bench"
-
-    def get_remaining_time_in_millis(self) -> int:
-        return 900_000
+CONTEXT = LambdaContext(memory_limit_in_mb=1024, remaining_millis=900_000)
 
 
 def _environment() -> None:
     use_function_environment("IncidentUploadFunction", "IncidentUploadWorkerFunction")
 
 
-def _create_resources() -> None:
-    from local.aws import table_definition  # noqa: PLC0415 - after the environment is set
-    from psap.storage.dynamodb import dynamodb  # noqa: PLC0415
-    from psap.storage.s3 import s3  # noqa: PLC0415
-    from psap.storage.sqs import sqs  # noqa: PLC0415
-
-    for cached in (dynamodb, s3, sqs):
-        cached.cache_clear()
-    template = load_template()
-    for table in template.tables.values():
-        dynamodb().create_table(**table_definition(table))
-    for queue in template.queues.values():
-        sqs().create_queue(QueueName=queue.name)
-    for bucket in template.buckets.values():
-        s3().create_bucket(Bucket=bucket.name)
-
-
 def _load(directory: str) -> Any:
-    spec = importlib.util.spec_from_file_location(
-        f"bench_upload_{directory}", ROOT / "functions" / directory / "app.py"
-    )
-    if spec is None or spec.loader is None:
-        raise RuntimeError(f"cannot load functions/{directory}/app.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return function_module(directory, f"bench_upload_{directory}")
 
 
 def _csv(rows: int) -> str:
@@ -101,7 +69,7 @@ def _one_pass(upload: Any, worker: Any, body: str) -> tuple[float, dict[str, Any
 
     started = time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()):  # the audit line of the request
-        answer = upload.handler(_upload_event(body), _Context())
+        answer = upload.handler(_upload_event(body), CONTEXT)
     if answer["statusCode"] != 202:
         raise RuntimeError(f"upload answered {answer['statusCode']}: {answer['body']}")
     upload_id = json.loads(answer["body"])["uploadId"]
@@ -125,7 +93,7 @@ def _one_pass(upload: Any, worker: Any, body: str) -> tuple[float, dict[str, Any
             "awsRegion": "us-east-1",
         }
         with contextlib.redirect_stdout(io.StringIO()):
-            worker.handler({"Records": [record]}, _Context())
+            worker.handler({"Records": [record]}, CONTEXT)
         sqs().delete_message(
             QueueUrl=incident_upload_queue_url(), ReceiptHandle=messages[0]["ReceiptHandle"]
         )
@@ -139,7 +107,7 @@ def run(options: Options) -> list[Row]:
     _environment()
     body = _csv(ROWS)
     with mock_aws(), transactions_without_snapshots():
-        _create_resources()
+        create_template_resources()
         upload, worker = _load("incident_upload"), _load("incident_upload_worker")
         progress(f"uploading {ROWS} rows ({len(body) // 1024} KB of CSV)")
         first, job = _one_pass(upload, worker, body)

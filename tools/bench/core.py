@@ -2,7 +2,7 @@
 
 A section is a named function that measures something and returns rows; `tools.bench` runs
 the sections in order and prints one summary. A later issue adds its figures by writing a
-section and appending it to `tools.bench.SECTIONS`.
+section and appending it to SECTIONS in tools/bench/__main__.py.
 """
 
 import contextlib
@@ -34,7 +34,7 @@ class Row:
 class Options:
     runs: int  # subprocess runs per cold-start figure (the median is reported)
     warm_calls: int  # timed calls per side of the warm-latency comparison
-    index_moto_queries: bool  # see bench_moto.indexed_queries
+    index_moto_queries: bool  # see tools.bench.moto.indexed_queries
 
 
 type SectionRun = Callable[[Options], list[Row]]

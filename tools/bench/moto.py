@@ -17,14 +17,14 @@ from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.dynamodb.models.table import Table
 
 from psap.knowledge import store
-from tools.bench_template import TableSpec, table_environment
+from tools.bench.template import TableSpec, table_environment
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 # The environment of the in-process sections: the deployed function's, with tracing off (as
 # locally) and logging at WARNING so that log formatting does not dominate the figures. The
-# table variables (AUTH_TABLE=bench-auth, ...) come from the template: bench_template.
+# table variables (AUTH_TABLE=bench-auth, ...) come from the template: tools.bench.template.
 IN_PROCESS_ENVIRONMENT = {
     "AWS_REGION": "us-east-1",
     "AWS_DEFAULT_REGION": "us-east-1",
@@ -72,6 +72,26 @@ def settle_observability() -> None:
     if observability is not None:
         observability.metrics.namespace = IN_PROCESS_ENVIRONMENT["POWERTOOLS_METRICS_NAMESPACE"]
         observability.logger.setLevel(IN_PROCESS_ENVIRONMENT["POWERTOOLS_LOG_LEVEL"])
+
+
+def create_template_resources() -> None:
+    """Every table, queue and bucket of template.yaml, in moto (inside mock_aws, with the
+    environment set); the cached clients are dropped first, so none is left from before."""
+    from local.aws import table_definition  # noqa: PLC0415 - after the environment is set
+    from local.template import load_template  # noqa: PLC0415
+    from psap.storage.dynamodb import dynamodb  # noqa: PLC0415
+    from psap.storage.s3 import s3  # noqa: PLC0415
+    from psap.storage.sqs import sqs  # noqa: PLC0415
+
+    for client in (dynamodb, s3, sqs):
+        client.cache_clear()
+    template = load_template()
+    for table in template.tables.values():
+        dynamodb().create_table(**table_definition(table))
+    for queue in template.queues.values():
+        sqs().create_queue(QueueName=queue.name)
+    for bucket in template.buckets.values():
+        s3().create_bucket(Bucket=bucket.name)
 
 
 def create_tables(client: "DynamoDBClient", specs: list[TableSpec]) -> list[str]:

@@ -15,7 +15,6 @@ there copies the whole table first), so they compare requests with each other, n
 """
 
 import contextlib
-import importlib.util
 import io
 import json
 import math
@@ -27,38 +26,27 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from moto import mock_aws
 
 from local.template import load_template
-from tools.bench_core import Options, Progress, Row, Section, milliseconds
+from psap.knowledge.content import ApiControl
+from tools.bench.core import Options, Progress, Row, Section, milliseconds
+from tools.bench.functions import LambdaContext, function_module, partner_request_context
+from tools.bench.moto import create_template_resources
 
-ROOT = Path(__file__).resolve().parent.parent
 TENANT = 1
 QUESTIONS = 500
 CREATES, APPENDS, READS = 15, 15, 40
 ITEM_LIMIT = 400 * 1024  # DynamoDB's item size limit
-API_OWNED = {
-    "questionList": True,
-    "spokenInstructions": True,
-    "cadActions": True,
-    "smsMessages": True,
-    "dispatchTriggers": True,
-    "links": True,
-    "media": True,
-}
+# Every section owned by the API: ApiControl's defaults, by wire name.
+API_OWNED = ApiControl().model_dump(by_alias=True)
 
 type Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
 
 
-@dataclass(frozen=True)
-class _Context:
-    function_name: str = "bench"
-    memory_limit_in_mb: int = 512
-    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:bench"
-    aws_request_id: str = "bench"
+CONTEXT = LambdaContext()
 
 
 def _environment() -> None:
@@ -87,33 +75,10 @@ def _quiet_logs() -> None:
     logger.setLevel("WARNING")
 
 
-def _create_resources() -> None:
-    from local.aws import table_definition  # noqa: PLC0415 - after the environment is set
-    from psap.storage.dynamodb import dynamodb  # noqa: PLC0415
-    from psap.storage.s3 import s3  # noqa: PLC0415
-    from psap.storage.sqs import sqs  # noqa: PLC0415
-
-    template = load_template()
-    for client in (dynamodb, s3, sqs):
-        client.cache_clear()
-    for table in template.tables.values():
-        dynamodb().create_table(**table_definition(table))
-    for queue in template.queues.values():
-        sqs().create_queue(QueueName=queue.name)
-    for bucket in template.buckets.values():
-        s3().create_bucket(Bucket=bucket.name)
-
-
 @cache
 def handler(function: str) -> Handler:
     """The function's module, imported by file path once, as a warm container holds it."""
-    source = ROOT / "functions" / function / "app.py"
-    spec = importlib.util.spec_from_file_location(f"bench_{function}_app", source)
-    if spec is None or spec.loader is None:
-        raise RuntimeError(f"cannot import {source}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    loaded: Handler = module.handler
+    loaded: Handler = function_module(function, f"bench_{function}_app").handler
     return loaded
 
 
@@ -135,14 +100,7 @@ def event(
         "pathParameters": path,
         "body": json.dumps(body) if body is not None else None,
         "isBase64Encoded": False,
-        "requestContext": {
-            "requestId": "bench",
-            "authorizer": {
-                "tenantId": str(TENANT),
-                "credentialId": "bench",
-                "permissions": "VIEW_KNOWLEDGE,MANAGE_KNOWLEDGE",
-            },
-        },
+        "requestContext": partner_request_context(TENANT, "VIEW_KNOWLEDGE,MANAGE_KNOWLEDGE"),
     }
 
 
@@ -152,7 +110,7 @@ def call(function: str, request: dict[str, Any], expected: int) -> dict[str, Any
 
     with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        answer = handler(function)(request, _Context())
+        answer = handler(function)(request, CONTEXT)
     # With metrics disabled Powertools never empties its buffer, and the 100th value of a
     # metric publishes it (an error when the Metrics object was made without a namespace).
     metrics.clear_metrics()
@@ -298,7 +256,7 @@ def knowledge_write(options: Options) -> list[Row]:
     _environment()
     _quiet_logs()
     with mock_aws():
-        _create_resources()
+        create_template_resources()
         payload_bytes = len(json.dumps(card_payload(0)))
         progress(f"{QUESTIONS}-question card: {payload_bytes / 1024:.0f} KB of JSON per request")
         create_resource = "/api/v1/external/knowledge"

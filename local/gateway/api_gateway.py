@@ -1,0 +1,137 @@
+"""The gateway: a request routed, authorized, handed to its function and answered."""
+
+from __future__ import annotations
+
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from local.gateway.authorizers import LambdaAuthorizers
+from local.gateway.messages import HttpRequest, HttpResponse, Invoke, header_value
+from local.gateway.proxy import (
+    RequestFacts,
+    build_proxy_event,
+    proxy_response,
+    request_time,
+)
+from local.gateway.responses import GatewayError, render_gateway_response
+from local.gateway.routing import RouteMatch, Router
+from local.runtime import InvokeResult, LogSink, print_line
+from local.template import RestApi, StackTemplate
+
+
+@dataclass
+class _Outcome:
+    response: HttpResponse
+    # How the request got past (or not) its authorizer, for the request log.
+    auth: str = "none"
+
+
+class ApiGateway:
+    """Turns HTTP requests into function invokes, as API Gateway's REST API does."""
+
+    def __init__(
+        self,
+        template: StackTemplate,
+        invoke: Invoke,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        log: LogSink = print_line,
+    ) -> None:
+        self.router = Router(template)
+        self._invoke = invoke
+        self._log = log
+        self.authorizers = LambdaAuthorizers(invoke, log, clock)
+        # Errors that match no route are answered with the first API's gateway responses.
+        self._default_api = next(iter(template.apis.values()), None)
+
+    def handle(self, request: HttpRequest) -> HttpResponse:
+        started = time.monotonic()
+        facts = RequestFacts.of(request)
+        try:
+            outcome = self._dispatch(facts)
+        except Exception:  # a gateway bug must still answer the client, and show itself
+            self._log(
+                f"[gateway] failed on {facts.method} {request.target}:\n{traceback.format_exc()}"
+            )
+            error = GatewayError("DEFAULT_5XX", "Internal server error", 500)
+            outcome = _Outcome(self._error(facts, self._default_api, error), auth="error")
+        response = outcome.response
+        response.headers.append(("x-amzn-RequestId", facts.request_id))
+        response.headers.append(("x-amz-apigw-id", facts.extended_request_id))
+        elapsed_ms = (time.monotonic() - started) * 1000
+        self._log(
+            f"{facts.method} {request.target} {response.status} {elapsed_ms:.0f}ms"
+            f" requestId={facts.request_id} auth={outcome.auth}"
+        )
+        return response
+
+    def _error(
+        self, facts: RequestFacts, api: RestApi | None, error: GatewayError, resource: str = ""
+    ) -> HttpResponse:
+        variables = {
+            "requestId": facts.request_id,
+            "extendedRequestId": facts.extended_request_id,
+            "httpMethod": facts.method,
+            "path": facts.path,
+            "resourcePath": resource,
+            "identity.sourceIp": facts.source_ip,
+            "identity.userAgent": header_value(facts.headers, "User-Agent") or "",
+            "requestTime": request_time(facts.received_at),
+            "requestTimeEpoch": str(int(facts.received_at.timestamp() * 1000)),
+        }
+        if api is not None:
+            variables.update({"stage": api.stage_name, "apiId": api.api_id})
+        return render_gateway_response(
+            api if api is not None else self._default_api,
+            error,
+            context_variables=variables,
+            request_headers=facts.headers,
+        )
+
+    def _dispatch(self, facts: RequestFacts) -> _Outcome:
+        if facts.malformed_framing is not None:
+            error = GatewayError("BAD_REQUEST_BODY", facts.malformed_framing, 400)
+            return _Outcome(self._error(facts, None, error))
+        if facts.body_too_large:
+            error = GatewayError("REQUEST_TOO_LARGE", "Request Too Long")
+            return _Outcome(self._error(facts, None, error))
+        match = self.router.match(facts.method, facts.raw_path)
+        if match is None:
+            error = GatewayError("MISSING_AUTHENTICATION_TOKEN", "Missing Authentication Token")
+            return _Outcome(self._error(facts, None, error))
+        api = match.route.api
+        event = build_proxy_event(facts, match)
+        outcome = _Outcome(HttpResponse(0, [], b""))
+        if match.route.event.authorizer is not None:
+            authorizer = api.authorizers[match.route.event.authorizer]
+            authorized = self.authorizers.authorize(facts, match, authorizer, event)
+            denial, context, outcome.auth = authorized
+            if denial is not None:
+                outcome.response = self._error(facts, api, denial, match.route.resource_path)
+                return outcome
+            event["requestContext"]["authorizer"] = context
+        result = self._invoke(match.route.function_id, event)
+        outcome.response = self._integration_response(facts, api, match, result)
+        return outcome
+
+    def _integration_response(
+        self, facts: RequestFacts, api: RestApi, match: RouteMatch, result: InvokeResult
+    ) -> HttpResponse:
+        resource = match.route.resource_path
+        if result.status == "timeout":
+            error = GatewayError("INTEGRATION_TIMEOUT", "Endpoint request timed out")
+            return self._error(facts, api, error, resource)
+        if result.ok:
+            try:
+                return proxy_response(result.payload)
+            except ValueError as problem:
+                function_id = match.route.function_id
+                self._log(
+                    f"[gateway] malformed Lambda proxy response from {function_id}: {problem}"
+                )
+        # A function error or a malformed result is a 502 without a type of its own.
+        return self._error(
+            facts, api, GatewayError("DEFAULT_5XX", "Internal server error", 502), resource
+        )
