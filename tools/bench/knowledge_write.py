@@ -34,7 +34,7 @@ from local.template import load_template
 from psap.knowledge.content import ApiControl
 from tools.bench.core import Options, Progress, Row, Section, milliseconds
 from tools.bench.functions import LambdaContext, function_module, partner_request_context
-from tools.bench.moto import create_template_resources
+from tools.bench.moto import create_template_resources, environment_changed
 
 TENANT = 1
 QUESTIONS = 500
@@ -65,6 +65,7 @@ def _environment() -> None:
             "POWERTOOLS_LOG_LEVEL": "WARNING",
         }
     )
+    environment_changed()
 
 
 def _quiet_logs() -> None:

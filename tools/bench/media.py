@@ -35,7 +35,7 @@ from psap.storage.dynamodb import dynamodb
 from psap.storage.s3 import s3
 from tools.bench.core import Options, Progress, Row, Section, median, milliseconds
 from tools.bench.functions import LambdaContext, function_module
-from tools.bench.moto import create_tables, use_in_process_environment
+from tools.bench.moto import create_tables, environment_changed, use_in_process_environment
 from tools.bench.template import table_specs
 
 TENANT = 1
@@ -204,6 +204,7 @@ def run(options: Options) -> list[Row]:
     specs, reader = table_specs()
     use_in_process_environment(specs)
     os.environ.update(MEDIA_BUCKET="bench-media", POWERTOOLS_METRICS_DISABLED="true")
+    environment_changed()
     # Created at import, perhaps before this environment: it would lack its namespace.
     metrics.namespace = os.environ["POWERTOOLS_METRICS_NAMESPACE"]
     text = two_hour_srt()

@@ -46,7 +46,7 @@ def use_in_process_environment(specs: list[TableSpec]) -> None:
         os.environ.pop(name, None)
     os.environ.update(IN_PROCESS_ENVIRONMENT)
     os.environ.update(table_environment(specs))
-    settle_observability()
+    environment_changed()
 
 
 def use_function_environment(*function_ids: str) -> None:
@@ -62,6 +62,31 @@ def use_function_environment(*function_ids: str) -> None:
         os.environ.update(template.functions[function_id].environment)
     for name in ("AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_DYNAMODB", "AWS_PROFILE"):
         os.environ.pop(name, None)
+    environment_changed()
+
+
+# Clients psap caches per process (a warm container's), by module; made with the settings of
+# the moment they are first used.
+_CACHED_CLIENTS = {
+    "psap.storage.dynamodb": "dynamodb",
+    "psap.storage.s3": "s3",
+    "psap.storage.sqs": "sqs",
+    "psap.webhooks.secrets": "secrets_manager",
+}
+
+
+def environment_changed() -> None:
+    """psap reads its environment once per process, as a function's cold start does: its
+    settings, then the clients made with them. A section that changes the environment (one
+    after another in `make bench`) starts afresh, or it would reach the previous section's
+    moto, or AWS itself."""
+    config = sys.modules.get("psap.config")
+    if config is not None:
+        config.reset_settings()
+    for module_name, client in _CACHED_CLIENTS.items():
+        module = sys.modules.get(module_name)
+        if module is not None:
+            getattr(module, client).cache_clear()
     settle_observability()
 
 

@@ -42,6 +42,7 @@ from psap.resource_center.engine.index import PassageScore, SearchIndex
 from psap.resource_center.models import CatalogItem, CatalogRecord
 from psap.resource_center.search import FUSION
 from tools.bench.core import Options, Progress, Row, Section, median, milliseconds
+from tools.bench.moto import environment_changed
 from tools.search_relevance import (
     LONG_RELEVANCE_FILE,
     load_relevance,
@@ -428,6 +429,7 @@ def _local_stack(folder: Path, progress: Progress) -> Iterator[dict[str, Any]]:
 def _environment(variables: dict[str, str]) -> Iterator[None]:
     saved = {name: os.environ.get(name) for name in variables}
     os.environ.update(variables)
+    environment_changed()
     try:
         yield
     finally:
@@ -436,6 +438,7 @@ def _environment(variables: dict[str, str]) -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+        environment_changed()
 
 
 def _load_catalog(tenant_id: int, count: int, progress: Progress) -> int:
