@@ -11,7 +11,7 @@ before anything is written.
 
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -42,7 +42,16 @@ from psap.knowledge.content import (
     VersionContent,
 )
 from psap.knowledge.models import ExternalKnowledgeDto, KnowledgeSource
-from psap.knowledge.reading import EntryState, entry_dto, live_entry, not_found, read_state
+from psap.knowledge.reading import (
+    EntryState,
+    VersionDocument,
+    document_json,
+    entry_dto,
+    live_entry,
+    not_found,
+    parse_document,
+    read_state,
+)
 from psap.knowledge.records import (
     NO_VERSION,
     EditRecord,
@@ -126,23 +135,6 @@ def link_targets(
     }
 
 
-def version_document(
-    name: str,
-    description: str | None,
-    control: ApiControl,
-    content: VersionContent,
-    edited_sections: Sequence[Section],
-) -> dict[str, Any]:
-    """What a version stores (compressed): its metadata, ownership and content."""
-    return {
-        "name": name,
-        "description": description,
-        "apiControl": control.model_dump(by_alias=True),
-        "content": content.model_dump(mode="json", by_alias=True),
-        "editedSections": [section.value for section in edited_sections],
-    }
-
-
 def new_version(
     version: KnowledgeVersion, version_id: int, now: datetime, author: str, stored: StoredDocument
 ) -> VersionRecord:
@@ -171,7 +163,7 @@ def create_knowledge(
     knowledge_id = store.next_knowledge_id(table)
     version_id = store.next_version_id(table)
     now = utc_now()
-    document = version_document(request.name, request.description, request.api_control, content, [])
+    document = document_json(request.name, request.description, request.api_control, content, [])
     stored = store.store_document(
         knowledge_content_bucket(),
         store.document_object_key(tenant_id, knowledge_id, f"v{version_id}"),
@@ -197,7 +189,7 @@ def create_knowledge(
     )
     _written(stored, "create")
     request_digest(tenant_id, knowledge_id)
-    return entry_dto(created, first, document)
+    return entry_dto(created, first, parse_document(document))
 
 
 def append_version(
@@ -215,25 +207,21 @@ def append_version(
     )
     targets = link_targets(table, tenant_id, state.entry.provider, sent.get(Section.LINKS, []))
     version_id = store.next_version_id(table)
-    attempts = 0
 
-    def attempt() -> KnowledgeEntryDto:
-        nonlocal state, attempts
-        attempts += 1
-        if attempts > 1:
-            _back_off(attempts - 1)
+    def attempt(lost: int) -> KnowledgeEntryDto:
+        nonlocal state
+        if lost:
             state = read_state(table, tenant_id, knowledge_id)
             check_api_control(request.api_control, state.api_control)
         content = build_content(sent, state.current_content, targets, creating=False)
         entry = state.entry
-        previous = state.document or {}
-        name = request.name or str(previous.get("name", entry.name))
+        # What the request leaves out stays as the latest version has it.
+        previous = state.document or VersionDocument(entry.name, entry.description, content)
+        name = request.name or previous.name
         description = (
-            request.description
-            if request.description is not None
-            else previous.get("description", entry.description)
+            request.description if request.description is not None else previous.description
         )
-        document = version_document(name, description, control, content, sorted(state.edits))
+        document = document_json(name, description, control, content, sorted(state.edits))
         stored = store.store_document(
             knowledge_content_bucket(),
             store.document_object_key(tenant_id, knowledge_id, f"v{version_id}"),
@@ -250,11 +238,11 @@ def append_version(
             publish=request.publish,
         )
         appended = store.append_version(table, tenant_id, entry, changes)
-        _written(stored, "append", retries=attempts - 1)
+        _written(stored, "append", retries=lost)
         request_digest(tenant_id, knowledge_id)
-        return entry_dto(appended, version, document)
+        return entry_dto(appended, version, parse_document(document))
 
-    return optimistic_write(f"knowledge {knowledge_id}", attempt, WRITE_ATTEMPTS, gave_up=_TOO_MANY)
+    return _retried(f"knowledge {knowledge_id}", attempt)
 
 
 def publish_version(
@@ -313,13 +301,9 @@ def edit_service_section(
         raise InvalidInput(describe(error, prefix="items")) from error
     table = knowledge_table()
     targets: dict[str, LinkTarget] | None = None
-    attempts = 0
 
-    def attempt() -> ServiceEditResult:
-        nonlocal targets, attempts
-        attempts += 1
-        if attempts > 1:
-            _back_off(attempts - 1)
+    def attempt(_lost: int) -> ServiceEditResult:
+        nonlocal targets
         state = read_state(table, tenant_id, knowledge_id)
         editable(state, section)
         if targets is None:
@@ -353,7 +337,7 @@ def edit_service_section(
             reference_ids=[item.reference_id for item in edited],
         )
 
-    return optimistic_write(f"knowledge {knowledge_id}", attempt, WRITE_ATTEMPTS, gave_up=_TOO_MANY)
+    return _retried(f"knowledge {knowledge_id}", attempt)
 
 
 def editable(state: EntryState, section: Section) -> None:
@@ -375,6 +359,21 @@ def describe(error: ValidationError, prefix: str) -> str:
         path = ".".join(str(part) for part in (prefix, *detail.get("loc", ())))
         problems.append(f"Invalid field '{path}': {detail.get('msg', 'is not valid')}")
     return "; ".join(problems)
+
+
+def _retried[T](what: str, attempt: Callable[[int], T]) -> T:
+    """optimistic_write with a jittered back-off before each new round; `attempt` is told
+    how many races it lost so far (0: first round, what was read before still holds)."""
+    lost = -1
+
+    def once() -> T:
+        nonlocal lost
+        lost += 1
+        if lost:
+            _back_off(lost)
+        return attempt(lost)
+
+    return optimistic_write(what, once, WRITE_ATTEMPTS, gave_up=_TOO_MANY)
 
 
 def _back_off(attempt: int) -> None:

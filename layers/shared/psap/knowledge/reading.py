@@ -1,6 +1,7 @@
 """Reading knowledge entries: the full entry of a version (GET /{knowledgeId}) and the
 current content a write or a digest starts from (latest version + service-side edits)."""
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -58,12 +59,47 @@ class ServiceEdit:
 
 
 @dataclass(frozen=True)
+class VersionDocument:
+    """What a version stores, as read back: the name, description and content it was
+    written with (the stored JSON also holds its apiControl and edited sections)."""
+
+    name: str
+    description: str | None
+    content: VersionContent
+
+
+def document_json(
+    name: str,
+    description: str | None,
+    control: ApiControl,
+    content: VersionContent,
+    edited_sections: Sequence[Section],
+) -> dict[str, Any]:
+    """What a version stores (compressed): its metadata, ownership and content."""
+    return {
+        "name": name,
+        "description": description,
+        "apiControl": control.model_dump(by_alias=True),
+        "content": content.model_dump(mode="json", by_alias=True),
+        "editedSections": [section.value for section in edited_sections],
+    }
+
+
+def parse_document(document: Mapping[str, Any]) -> VersionDocument:
+    return VersionDocument(
+        name=str(document["name"]),
+        description=document.get("description"),
+        content=VersionContent.model_validate(document["content"]),
+    )
+
+
+@dataclass(frozen=True)
 class EntryState:
     """An entry as a write or a digest finds it: the entry, its latest version and edits."""
 
     entry: KnowledgeEntry
     version: VersionRecord | None
-    document: dict[str, Any] | None
+    document: VersionDocument | None
     edits: dict[Section, ServiceEdit]
 
     @property
@@ -85,9 +121,7 @@ class EntryState:
     @property
     def stored_content(self) -> VersionContent:
         """The latest version as stored (nothing when there is no version yet)."""
-        if self.document is None:
-            return VersionContent()
-        return VersionContent.model_validate(self.document["content"])
+        return self.document.content if self.document is not None else VersionContent()
 
     @property
     def current_content(self) -> VersionContent:
@@ -157,8 +191,9 @@ def latest_version(table: str, tenant_id: int, entry: KnowledgeEntry) -> Version
     return found
 
 
-def version_document(entry: KnowledgeEntry, version: VersionRecord) -> dict[str, Any]:
-    return read_document(version.document, f"knowledge {entry.id} version {version.version}")
+def version_document(entry: KnowledgeEntry, version: VersionRecord) -> VersionDocument:
+    what = f"knowledge {entry.id} version {version.version}"
+    return parse_document(read_document(version.document, what))
 
 
 def read_state(table: str, tenant_id: int, knowledge_id: int) -> EntryState:
@@ -178,15 +213,15 @@ def read_state(table: str, tenant_id: int, knowledge_id: int) -> EntryState:
 def entry_dto(
     entry: KnowledgeEntry,
     version: VersionRecord | None,
-    document: dict[str, Any] | None,
+    document: VersionDocument | None,
 ) -> KnowledgeEntryDto:
     """The full entry: the entry's own fields with one version's stored content."""
-    content = VersionContent.model_validate(document["content"]) if document else VersionContent()
+    content = document.content if document else VersionContent()
     return KnowledgeEntryDto(
         id=entry.id,
         # The version's own name and description: what was stored with it.
-        name=str(document["name"]) if document else entry.name,
-        description=document.get("description") if document else entry.description,
+        name=document.name if document else entry.name,
+        description=document.description if document else entry.description,
         source=entry.source,
         provider=entry.provider,
         knowledge_type=entry.knowledge_type,
