@@ -12,8 +12,7 @@ before anything is written.
 import random
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
-from datetime import datetime
+from dataclasses import dataclass
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
@@ -59,7 +58,6 @@ from psap.knowledge.records import (
     KnowledgeEntry,
     KnowledgeVersion,
     StoredDocument,
-    VersionRecord,
 )
 from psap.knowledge.store import NewEntry, WriteRaced
 from psap.knowledge.versioning import LinkTarget, build_content, sent_sections
@@ -135,14 +133,6 @@ def link_targets(
     }
 
 
-def new_version(
-    version: KnowledgeVersion, version_id: int, now: datetime, author: str, stored: StoredDocument
-) -> VersionRecord:
-    return VersionRecord(
-        version=version, version_id=version_id, created_at=now, created_by=author, document=stored
-    )
-
-
 def create_knowledge(
     tenant_id: int, request: KnowledgeCreateRequest, author: str
 ) -> KnowledgeEntryDto:
@@ -169,7 +159,7 @@ def create_knowledge(
         store.document_object_key(tenant_id, knowledge_id, f"v{version_id}"),
         document,
     )
-    first = new_version(KnowledgeVersion(1), version_id, now, author, stored)
+    first = store.new_version(KnowledgeVersion(1), version_id, now, author, stored)
     entry = NewEntry(
         name=request.name,
         provider=request.provider,
@@ -227,7 +217,7 @@ def append_version(
             store.document_object_key(tenant_id, knowledge_id, f"v{version_id}"),
             document,
         )
-        version = new_version(
+        version = store.new_version(
             KnowledgeVersion(entry.latest_version + 1), version_id, utc_now(), author, stored
         )
         changes = EntryChanges(
@@ -270,12 +260,11 @@ def unpublish(tenant_id: int, knowledge_id: int) -> ExternalKnowledgeDto:
 def _set_published(
     table: str, tenant_id: int, entry: KnowledgeEntry, version: KnowledgeVersion | None
 ) -> ExternalKnowledgeDto:
-    now = utc_now()
     try:
-        store.set_published_version(table, tenant_id, entry.id, version, now)
+        published = store.set_published_version(table, tenant_id, entry, version, utc_now())
     except WriteRaced as error:
         raise not_found(entry.id) from error  # deleted meanwhile
-    return store.summary_dto(replace(entry, published_version=version, updated_at=now))
+    return store.summary_dto(published)
 
 
 def delete_knowledge(tenant_id: int, knowledge_id: int) -> None:

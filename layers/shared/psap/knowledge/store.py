@@ -181,6 +181,24 @@ def _document_attributes(document: StoredDocument) -> dict[str, Any]:
     return {**where, "rawBytes": document.raw_bytes, "storedBytes": document.stored_bytes}
 
 
+def as_stored(moment: datetime) -> datetime:
+    """A moment as an item holds it (milliseconds), so a record returned by a write reads
+    exactly as the record read back later."""
+    return parse_timestamp(format_timestamp(moment))
+
+
+def new_version(
+    version: KnowledgeVersion, version_id: int, now: datetime, author: str, stored: StoredDocument
+) -> VersionRecord:
+    return VersionRecord(
+        version=version,
+        version_id=version_id,
+        created_at=as_stored(now),
+        created_by=author,
+        document=stored,
+    )
+
+
 def version_of(item: Mapping[str, Any]) -> VersionRecord:
     return VersionRecord(
         version=KnowledgeVersion(int(item["version"])),
@@ -239,10 +257,6 @@ def summary_dto(entry: KnowledgeEntry) -> "ExternalKnowledgeDto":
         created_at=entry.created_at,
         updated_at=entry.updated_at,
     )
-
-
-def summary_from_item(item: Mapping[str, Any]) -> "ExternalKnowledgeDto":
-    return summary_dto(entry_of(item))
 
 
 # ------------------------------------------------------------------- id sequences
@@ -758,7 +772,7 @@ def append_version(
         entry,
         latest_version=version.version,
         latest_version_id=version.version_id,
-        updated_at=version.created_at,
+        updated_at=as_stored(version.created_at),
         api_control=dict(changes.api_control),
         name=changes.name,
         description=changes.description,
@@ -839,12 +853,14 @@ def write_edit(table: str, tenant_id: int, entry: KnowledgeEntry, edit: EditReco
 def set_published_version(
     table: str,
     tenant_id: int,
-    knowledge_id: int,
+    entry: KnowledgeEntry,
     version: KnowledgeVersion | None,
     now: datetime,
-) -> None:
+) -> KnowledgeEntry:
     """Publishes `version` (or unpublishes with None): exactly one published version, since
-    it is one attribute of the entry. WriteRaced when the entry is deleted or lacks it."""
+    it is one attribute of the entry. Returns the entry as it now is; WriteRaced when the
+    entry is deleted or lacks the version."""
+    knowledge_id = entry.id
     values: dict[str, Any] = {":now": {"S": format_timestamp(now)}, ":no": {"BOOL": False}}
     if version is None:
         update = "SET updatedAt = :now REMOVE publishedVersion"
@@ -864,6 +880,7 @@ def set_published_version(
             )
     except ConditionFailed as error:
         raise WriteRaced(str(error)) from error
+    return replace(entry, published_version=version, updated_at=as_stored(now))
 
 
 def read_card(
