@@ -376,23 +376,24 @@ def _new_entry_attributes(
     }
 
 
-def create_entry(
+def create_entry(table: str, tenant_id: int, entry: NewEntry, now: datetime) -> KnowledgeEntry:
+    """Creates an entry without a version (an operator's load: the first append gives it
+    version 1) with its listing pointers and counters, in one transaction. A second entry
+    with the same (provider, externalId) is a Conflict."""
+    return _create(table, tenant_id, next_knowledge_id(table), entry, now)
+
+
+def _create(
     table: str,
     tenant_id: int,
+    knowledge_id: int,
     entry: NewEntry,
     now: datetime,
     extra_writes: Sequence[dict[str, Any]] = (),
-    *,
-    knowledge_id: int | None = None,
     extra_attributes: Mapping[str, Any] | None = None,
 ) -> KnowledgeEntry:
-    """Creates an entry with its listing pointers and counters in one transaction.
-
-    `extra_writes` adds items (a first version) to the same transaction, `extra_attributes`
-    attributes of the entry item, and `knowledge_id` an id drawn beforehand to key them
-    (create_with_version uses the three). A second entry with the same (provider,
-    externalId) is a Conflict."""
-    knowledge_id = knowledge_id if knowledge_id is not None else next_knowledge_id(table)
+    """create_entry, with `extra_writes` in the same transaction (a first version) and
+    `extra_attributes` in the entry item."""
     attributes = _new_entry_attributes(tenant_id, knowledge_id, entry, now) | dict(
         extra_attributes or {}
     )
@@ -459,16 +460,16 @@ def create_with_version(
     }
     if publish:
         changes["publishedVersion"] = first.version
-    return create_entry(
+    return _create(
         table,
         tenant_id,
+        knowledge_id,
         entry,
         first.created_at,
         extra_writes=[
             version_put(table, tenant_id, knowledge_id, version_attributes(first)),
             card_pending_write(table, tenant_id, knowledge_id),
         ],
-        knowledge_id=knowledge_id,
         extra_attributes=changes,
     )
 
