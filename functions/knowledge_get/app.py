@@ -8,6 +8,7 @@ from psap.http.resolver import create_resolver, current_principal, lambda_handle
 from psap.knowledge.content import KnowledgeEntryDto
 from psap.knowledge.openapi_text import GET_DESCRIPTION
 from psap.knowledge.reading import get_knowledge
+from psap.knowledge.records import KnowledgeVersion
 from psap.models import INT32_MAX, INT64_MAX
 
 app = create_resolver()
@@ -29,7 +30,8 @@ def get_knowledge_entry(
     ] = None,
 ) -> KnowledgeEntryDto:
     principal = current_principal(app)
-    return get_knowledge(principal.tenant_id, knowledge_id, version)
+    wanted = None if version is None else KnowledgeVersion(version)
+    return get_knowledge(principal.tenant_id, knowledge_id, wanted)
 
 
 handler = lambda_handler(app)

@@ -9,6 +9,7 @@ from psap.http.resolver import create_resolver, current_principal, lambda_handle
 from psap.knowledge.authoring import publish_version
 from psap.knowledge.models import ExternalKnowledgeDto
 from psap.knowledge.openapi_text import PUBLISH_DESCRIPTION
+from psap.knowledge.records import KnowledgeVersion
 from psap.models import INT32_MAX, INT64_MAX
 
 app = create_resolver()
@@ -28,7 +29,7 @@ def publish_knowledge_version(
     version: Annotated[int, Path(ge=0, le=INT32_MAX, description="The version number to publish")],
 ) -> ExternalKnowledgeDto:
     principal = current_principal(app)
-    entry = publish_version(principal.tenant_id, knowledge_id, version)
+    entry = publish_version(principal.tenant_id, knowledge_id, KnowledgeVersion(version))
     note_change("knowledge", knowledge_id, "UPDATED", entry.published_version)
     return entry
 

@@ -9,6 +9,7 @@ from psap.knowledge import store
 from psap.knowledge.authoring import append_version, create_knowledge
 from psap.knowledge.content import KnowledgeAppendRequest, KnowledgeCreateRequest
 from psap.knowledge.reading import get_knowledge
+from psap.knowledge.records import KnowledgeVersion
 from tests.integration.knowledge_api import ALL_API, TENANT, card_payload
 
 WRITERS = 20
@@ -43,7 +44,7 @@ def test_20_concurrent_appends_get_exactly_versions_2_to_21_each_readable(aws_se
     # And every version is stored and readable, each with one writer's content, none lost
     writers = set()
     for version in range(2, WRITERS + 2):
-        read = get_knowledge(TENANT, entry.id, version)
+        read = get_knowledge(TENANT, entry.id, KnowledgeVersion(version))
         assert read.version == version
         assert read.spoken_instructions[0].reference_id == kept
         writers.add(read.question_list[0].question_text)

@@ -11,17 +11,16 @@ before anything is written.
 
 import random
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from aws_lambda_powertools.metrics import MetricUnit
 from pydantic import TypeAdapter, ValidationError
 
-from psap.clock import format_timestamp, utc_now
+from psap.clock import utc_now
 from psap.config import knowledge_content_bucket, knowledge_table
-from psap.errors import Conflict, InvalidInput, NotFound, StoreUnavailable
+from psap.errors import Conflict, InvalidInput, NotFound
 from psap.knowledge import store
 from psap.knowledge.card import request_digest
 from psap.knowledge.content import (
@@ -41,14 +40,33 @@ from psap.knowledge.content import (
     SpokenInstructionInput,
     VersionContent,
 )
-from psap.knowledge.models import ExternalKnowledgeDto, KnowledgeSource, KnowledgeType
-from psap.knowledge.reading import entry_dto, live_entry_item, not_found, read_state
+from psap.knowledge.models import ExternalKnowledgeDto, KnowledgeSource
+from psap.knowledge.reading import (
+    EntryState,
+    VersionDocument,
+    document_json,
+    entry_dto,
+    live_entry,
+    not_found,
+    parse_document,
+    read_state,
+)
+from psap.knowledge.records import (
+    NO_VERSION,
+    EditRecord,
+    EntryChanges,
+    KnowledgeEntry,
+    KnowledgeVersion,
+    StoredDocument,
+)
 from psap.knowledge.store import NewEntry, WriteRaced
 from psap.knowledge.versioning import LinkTarget, build_content, sent_sections
 from psap.observability import logger, metrics
+from psap.storage.optimistic import optimistic_write
 
 # Concurrent appends to one entry retry until they win; each round has one winner.
 WRITE_ATTEMPTS = 50
+_TOO_MANY = "too many concurrent writes"
 
 INPUT_ADAPTERS: dict[Section, TypeAdapter[list[Any]]] = {
     Section.QUESTION_LIST: TypeAdapter(list[RootQuestionInput]),
@@ -65,7 +83,7 @@ INPUT_ADAPTERS: dict[Section, TypeAdapter[list[Any]]] = {
 class ServiceEditResult:
     knowledge_id: int
     section: Section
-    based_on_version: int
+    based_on_version: KnowledgeVersion
     item_count: int
     reference_ids: list[str]
 
@@ -106,41 +124,12 @@ def link_targets(
     found = store.resolve_external_ids(table, tenant_id, provider, wanted)
     return {
         external_id: LinkTarget(
-            knowledge_id=int(item["id"]),
-            name=str(item["name"]),
-            knowledge_type=KnowledgeType(item["knowledgeType"]),
-            provider=str(item["provider"]),
+            knowledge_id=entry.id,
+            name=entry.name,
+            knowledge_type=entry.knowledge_type,
+            provider=entry.provider,
         )
-        for external_id, item in found.items()
-    }
-
-
-def version_document(
-    name: str,
-    description: str | None,
-    control: ApiControl,
-    content: VersionContent,
-    edited_sections: Sequence[Section],
-) -> dict[str, Any]:
-    """What a version stores (compressed): its metadata, ownership and content."""
-    return {
-        "name": name,
-        "description": description,
-        "apiControl": control.model_dump(by_alias=True),
-        "content": content.model_dump(mode="json", by_alias=True),
-        "editedSections": [section.value for section in edited_sections],
-    }
-
-
-def version_attributes(
-    version: int, version_id: int, now: datetime, author: str, stored: store.StoredDocument
-) -> dict[str, Any]:
-    return {
-        "version": version,
-        "versionId": version_id,
-        "createdAt": format_timestamp(now),
-        "createdBy": author,
-        **stored.attributes,
+        for external_id, entry in found.items()
     }
 
 
@@ -164,21 +153,13 @@ def create_knowledge(
     knowledge_id = store.next_knowledge_id(table)
     version_id = store.next_version_id(table)
     now = utc_now()
-    document = version_document(request.name, request.description, request.api_control, content, [])
+    document = document_json(request.name, request.description, request.api_control, content, [])
     stored = store.store_document(
         knowledge_content_bucket(),
         store.document_object_key(tenant_id, knowledge_id, f"v{version_id}"),
         document,
     )
-    attributes = version_attributes(1, version_id, now, author, stored)
-    entry_changes: dict[str, Any] = {
-        "latestVersion": 1,
-        "latestVersionId": version_id,
-        "apiControl": request.api_control.model_dump(by_alias=True),
-        "serviceEditSeq": 0,
-    }
-    if request.publish:
-        entry_changes["publishedVersion"] = 1
+    first = store.new_version(KnowledgeVersion(1), version_id, now, author, stored)
     entry = NewEntry(
         name=request.name,
         provider=request.provider,
@@ -187,22 +168,18 @@ def create_knowledge(
         external_id=request.external_id,
         source=KnowledgeSource.API_IMPORT,
     )
-    store.create_entry(
+    created = store.create_with_version(
         table,
         tenant_id,
+        knowledge_id,
         entry,
-        now,
-        extra_writes=[
-            store.version_put(table, tenant_id, knowledge_id, attributes),
-            store.card_pending_write(table, tenant_id, knowledge_id),
-        ],
-        knowledge_id=knowledge_id,
-        extra_attributes=entry_changes,
+        first,
+        request.api_control.model_dump(by_alias=True),
+        request.publish,
     )
     _written(stored, "create")
     request_digest(tenant_id, knowledge_id)
-    item = store.entry_attributes(tenant_id, knowledge_id, entry, now) | entry_changes
-    return entry_dto(item, attributes, document)
+    return entry_dto(created, first, parse_document(document))
 
 
 def append_version(
@@ -218,90 +195,76 @@ def append_version(
     sent = sent_sections(
         request, [section for section in Section if control.owner(section) is Owner.API]
     )
-    targets = link_targets(
-        table, tenant_id, str(state.item["provider"]), sent.get(Section.LINKS, [])
-    )
+    targets = link_targets(table, tenant_id, state.entry.provider, sent.get(Section.LINKS, []))
     version_id = store.next_version_id(table)
-    for attempt in range(WRITE_ATTEMPTS):
-        if attempt:
-            _back_off(attempt)
+
+    def attempt(lost: int) -> KnowledgeEntryDto:
+        nonlocal state
+        if lost:
             state = read_state(table, tenant_id, knowledge_id)
             check_api_control(request.api_control, state.api_control)
         content = build_content(sent, state.current_content, targets, creating=False)
-        version = state.latest_version + 1
-        previous = state.document or {}
-        name = request.name or str(previous.get("name", state.item["name"]))
+        entry = state.entry
+        # What the request leaves out stays as the latest version has it.
+        previous = state.document or VersionDocument(entry.name, entry.description, content)
+        name = request.name or previous.name
         description = (
-            request.description
-            if request.description is not None
-            else previous.get("description", state.item.get("description"))
+            request.description if request.description is not None else previous.description
         )
-        document = version_document(name, description, control, content, sorted(state.edits))
+        document = document_json(name, description, control, content, sorted(state.edits))
         stored = store.store_document(
             knowledge_content_bucket(),
             store.document_object_key(tenant_id, knowledge_id, f"v{version_id}"),
             document,
         )
-        now = utc_now()
-        attributes = version_attributes(version, version_id, now, author, stored)
-        entry_changes: dict[str, Any] = {
-            "latestVersion": version,
-            "latestVersionId": version_id,
-            "updatedAt": format_timestamp(now),
-            "apiControl": control.model_dump(by_alias=True),
-            "name": name,
-            "description": description,
-        }
-        if request.publish:
-            entry_changes["publishedVersion"] = version
-        try:
-            store.write_version(
-                table,
-                tenant_id,
-                knowledge_id,
-                state.latest_version,
-                state.edit_seq,
-                entry_changes,
-                attributes,
-            )
-        except WriteRaced:
-            continue
-        _written(stored, "append", retries=attempt)
+        version = store.new_version(
+            KnowledgeVersion(entry.latest_version + 1), version_id, utc_now(), author, stored
+        )
+        changes = EntryChanges(
+            version=version,
+            name=name,
+            description=description,
+            api_control=control.model_dump(by_alias=True),
+            publish=request.publish,
+        )
+        appended = store.append_version(table, tenant_id, entry, changes)
+        _written(stored, "append", retries=lost)
         request_digest(tenant_id, knowledge_id)
-        return entry_dto(state.item | entry_changes, attributes, document)
-    raise StoreUnavailable(f"knowledge {knowledge_id}: too many concurrent writes")
+        return entry_dto(appended, version, parse_document(document))
+
+    return _retried(f"knowledge {knowledge_id}", attempt)
 
 
-def publish_version(tenant_id: int, knowledge_id: int, version: int) -> ExternalKnowledgeDto:
+def publish_version(
+    tenant_id: int, knowledge_id: int, version: KnowledgeVersion
+) -> ExternalKnowledgeDto:
     """Makes `version` the one published version (exactly one at a time)."""
     table = knowledge_table()
-    item = live_entry_item(table, tenant_id, knowledge_id)
-    if not 1 <= version <= int(item.get("latestVersion", 0)):
+    entry = live_entry(table, tenant_id, knowledge_id)
+    if not 1 <= version <= entry.latest_version:
         raise NotFound(f"Version {version} of knowledge {knowledge_id} not found")
-    if item.get("publishedVersion") == version:
-        return store.summary_from_item(item)  # already published: nothing changes
-    return _set_published(table, tenant_id, knowledge_id, item, version)
+    if entry.published_version == version:
+        return store.summary_dto(entry)  # already published: nothing changes
+    return _set_published(table, tenant_id, entry, version)
 
 
 def unpublish(tenant_id: int, knowledge_id: int) -> ExternalKnowledgeDto:
     """Leaves the entry with no published version (publishedVersion null)."""
     table = knowledge_table()
-    item = live_entry_item(table, tenant_id, knowledge_id)
-    if item.get("publishedVersion") is None:
-        return store.summary_from_item(item)
-    return _set_published(table, tenant_id, knowledge_id, item, None)
+    entry = live_entry(table, tenant_id, knowledge_id)
+    if entry.published_version is None:
+        return store.summary_dto(entry)
+    return _set_published(table, tenant_id, entry, None)
 
 
 def _set_published(
-    table: str, tenant_id: int, knowledge_id: int, item: Mapping[str, Any], version: int | None
+    table: str, tenant_id: int, entry: KnowledgeEntry, version: KnowledgeVersion | None
 ) -> ExternalKnowledgeDto:
-    now = utc_now()
     try:
-        store.set_published_version(table, tenant_id, knowledge_id, version, now)
+        published = store.set_published_version(table, tenant_id, entry, version, utc_now())
     except WriteRaced as error:
-        raise not_found(knowledge_id) from error  # deleted meanwhile
-    changed = dict(item) | {"publishedVersion": version, "updatedAt": format_timestamp(now)}
-    return store.summary_from_item(changed)
+        raise not_found(entry.id) from error  # deleted meanwhile
+    return store.summary_dto(published)
 
 
 def delete_knowledge(tenant_id: int, knowledge_id: int) -> None:
@@ -327,50 +290,33 @@ def edit_service_section(
         raise InvalidInput(describe(error, prefix="items")) from error
     table = knowledge_table()
     targets: dict[str, LinkTarget] | None = None
-    for attempt in range(WRITE_ATTEMPTS):
-        if attempt:
-            _back_off(attempt)
+
+    def attempt(_lost: int) -> ServiceEditResult:
+        nonlocal targets
         state = read_state(table, tenant_id, knowledge_id)
-        if state.latest_version == 0 or state.api_control is None:
-            raise InvalidInput(f"Knowledge {knowledge_id} has no version to edit yet")
-        if state.api_control.owner(section) is Owner.API:
-            raise InvalidInput(
-                f"Section {section.payload_path} is owned by the API (apiControl "
-                f"{section.value} true); it changes only through appends"
-            )
+        editable(state, section)
         if targets is None:
-            targets = link_targets(table, tenant_id, str(state.item["provider"]), sent_items)
+            targets = link_targets(table, tenant_id, state.entry.provider, sent_items)
         content = build_content(
             {section: sent_items}, state.current_content, targets, creating=False
         )
         edited = content.items(section)
+        edit_seq = state.edit_seq + 1
         stored = store.store_document(
             knowledge_content_bucket(),
-            store.document_object_key(
-                tenant_id, knowledge_id, f"edit-{section.value}-{state.edit_seq + 1}"
-            ),
+            store.document_object_key(tenant_id, knowledge_id, f"edit-{section.value}-{edit_seq}"),
             {"items": [item.model_dump(mode="json", by_alias=True) for item in edited]},
         )
-        try:
-            store.write_edit(
-                table,
-                tenant_id,
-                knowledge_id,
-                state.latest_version,
-                state.edit_seq,
-                section.value,
-                {
-                    "section": section.value,
-                    "editedAt": format_timestamp(utc_now()),
-                    "editedBy": editor,
-                    "note": note,
-                    "basedOnVersion": state.latest_version,
-                    "editSeq": state.edit_seq + 1,
-                    **stored.attributes,
-                },
-            )
-        except WriteRaced:
-            continue
+        edit = EditRecord(
+            section=section.value,
+            edited_at=utc_now(),
+            edited_by=editor,
+            note=note,
+            based_on_version=state.latest_version,
+            edit_seq=edit_seq,
+            document=stored,
+        )
+        store.write_edit(table, tenant_id, state.entry, edit)
         request_digest(tenant_id, knowledge_id)
         return ServiceEditResult(
             knowledge_id=knowledge_id,
@@ -379,7 +325,20 @@ def edit_service_section(
             item_count=len(edited),
             reference_ids=[item.reference_id for item in edited],
         )
-    raise StoreUnavailable(f"knowledge {knowledge_id}: too many concurrent writes")
+
+    return _retried(f"knowledge {knowledge_id}", attempt)
+
+
+def editable(state: EntryState, section: Section) -> None:
+    """InvalidInput unless `section` of the entry may take a service-side edit."""
+    control = state.api_control
+    if state.latest_version == NO_VERSION or control is None:
+        raise InvalidInput(f"Knowledge {state.knowledge_id} has no version to edit yet")
+    if control.owner(section) is Owner.API:
+        raise InvalidInput(
+            f"Section {section.payload_path} is owned by the API (apiControl "
+            f"{section.value} true); it changes only through appends"
+        )
 
 
 def describe(error: ValidationError, prefix: str) -> str:
@@ -391,12 +350,27 @@ def describe(error: ValidationError, prefix: str) -> str:
     return "; ".join(problems)
 
 
+def _retried[T](what: str, attempt: Callable[[int], T]) -> T:
+    """optimistic_write with a jittered back-off before each new round; `attempt` is told
+    how many races it lost so far (0: first round, what was read before still holds)."""
+    lost = -1
+
+    def once() -> T:
+        nonlocal lost
+        lost += 1
+        if lost:
+            _back_off(lost)
+        return attempt(lost)
+
+    return optimistic_write(what, once, WRITE_ATTEMPTS, gave_up=_TOO_MANY)
+
+
 def _back_off(attempt: int) -> None:
     # Jittered, so that the writers that lost a round do not collide again in the next.
     time.sleep(random.uniform(0, 0.005 * 2 ** min(attempt, 6)))  # noqa: S311 - jitter
 
 
-def _written(stored: store.StoredDocument, operation: str, retries: int = 0) -> None:
+def _written(stored: StoredDocument, operation: str, retries: int = 0) -> None:
     # One value per request: a metric per retry would flood the buffer under contention.
     metrics.add_metric(name="KnowledgeVersionsWritten", unit=MetricUnit.Count, value=1)
     if retries:

@@ -16,14 +16,15 @@ from aws_lambda_powertools.metrics import MetricUnit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from psap.clock import format_timestamp, utc_now
+from psap.clock import utc_now
 from psap.config import knowledge_digest_queue_url, knowledge_table
 from psap.errors import InvalidInput, NotFound, StoreUnavailable
 from psap.knowledge import store
 from psap.knowledge.content import ApiControl, Owner, ProcessingStatus, Section
 from psap.knowledge.digest import content_hash, item_count, section_digest
 from psap.knowledge.models import KnowledgeType
-from psap.knowledge.reading import EntryState, live_entry_item, not_found, read_state
+from psap.knowledge.reading import EntryState, live_entry, not_found, read_state
+from psap.knowledge.records import NO_VERSION, CardRecord
 from psap.models import Timestamp, WireModel
 from psap.observability import logger, metrics
 from psap.storage.sqs import send_message
@@ -89,34 +90,34 @@ def request_digest(tenant_id: int, knowledge_id: int) -> None:
 def redigest(tenant_id: int, knowledge_id: int) -> None:
     """An operator asks for the card again (after a failed send or a FAILED digest)."""
     table = knowledge_table()
-    item = live_entry_item(table, tenant_id, knowledge_id)
-    if not item.get("latestVersion"):
+    entry = live_entry(table, tenant_id, knowledge_id)
+    if entry.latest_version == NO_VERSION:
         raise InvalidInput(f"Knowledge {knowledge_id} has no version to digest yet")
     store.mark_card_pending(table, tenant_id, knowledge_id)
     request_digest(tenant_id, knowledge_id)
 
 
 def get_card(tenant_id: int, knowledge_id: int) -> KnowledgeCardDto:
-    entry, card = store.read_card_items(knowledge_table(), tenant_id, knowledge_id)
-    if entry is None or entry.get("deleted"):
+    entry, card = store.read_card(knowledge_table(), tenant_id, knowledge_id)
+    if entry is None or entry.deleted:
         raise not_found(knowledge_id)
-    latest = int(entry.get("latestVersion", 0))
+    latest = entry.latest_version
     sections: list[dict[str, Any]]
-    if latest == 0:
+    if latest == NO_VERSION:
         status, reason, sections = ProcessingStatus.READY, None, []  # no content to digest
     elif card is None:
         status, reason, sections = ProcessingStatus.PENDING, None, []
     else:
-        status = ProcessingStatus(card["processingStatus"])
-        reason = card.get("processingReason")
-        sections = card.get("sections") or []
+        status = ProcessingStatus(card.processing_status)
+        reason = card.processing_reason
+        sections = card.sections
     return KnowledgeCardDto(
-        knowledge_id=int(entry["id"]),
-        knowledge_type=KnowledgeType(entry["knowledgeType"]),
-        name=str(entry["name"]),
-        version_id=int(entry["latestVersionId"]) if latest else None,
+        knowledge_id=entry.id,
+        knowledge_type=entry.knowledge_type,
+        name=entry.name,
+        version_id=entry.latest_version_id if latest else None,
         version=latest or None,
-        active=latest > 0 and entry.get("publishedVersion") == latest,
+        active=latest > 0 and entry.published_version == latest,
         processing_status=status,
         processing_reason=reason,
         sections=[CardSection.model_validate(section) for section in sections],
@@ -150,43 +151,46 @@ def digest_knowledge(request: DigestRequest, receive_count: int) -> str:
     transient failure so that SQS delivers the message again."""
     table = knowledge_table()
     tenant_id, knowledge_id = request.tenant_id, request.knowledge_id
-    card = store.read_card_item(table, tenant_id, knowledge_id)
+    card = store.read_card_record(table, tenant_id, knowledge_id)
     if card is None:
         return "no card requested"
-    generation = int(card["generation"])
+    digested = None
     try:
         state = read_state(table, tenant_id, knowledge_id)
-        attributes: dict[str, Any] = {
-            "processingStatus": ProcessingStatus.READY.value,
-            "sections": [
+        result = CardRecord(
+            generation=card.generation,
+            processing_status=ProcessingStatus.READY.value,
+            sections=[
                 section.model_dump(mode="json", by_alias=True) for section in digest_sections(state)
             ],
-            "digestedVersion": state.latest_version,
-            "processedAt": format_timestamp(utc_now()),
-        }
+        )
+        digested = state.latest_version
     except NotFound:
         return "entry deleted"
     except StoreUnavailable as error:
         if receive_count < max_receives():
             raise
-        attributes = _failed(f"the content could not be read after {receive_count} attempts")
+        result = _failed(card, f"the content could not be read after {receive_count} attempts")
         logger.exception("knowledge digest failed", extra={"error": str(error)})
     except (store.UnreadableDocument, ValidationError, KeyError, RuntimeError) as error:
         # Stored content that cannot be read will not improve on a retry.
-        attributes = _failed(f"the stored content could not be digested ({type(error).__name__})")
+        result = _failed(card, f"the stored content could not be digested ({type(error).__name__})")
         logger.exception("knowledge digest failed")
-    if not store.complete_card(table, tenant_id, knowledge_id, generation, attributes):
+    completed = store.complete_card(
+        table, tenant_id, knowledge_id, card.generation, result, utc_now(), digested
+    )
+    if not completed:
         return "superseded by a newer write"
     metrics.add_metric(name="KnowledgeCardsDigested", unit=MetricUnit.Count, value=1)
-    return str(attributes["processingStatus"])
+    return result.processing_status
 
 
-def _failed(reason: str) -> dict[str, Any]:
-    return {
-        "processingStatus": ProcessingStatus.FAILED.value,
-        "processingReason": reason,
-        "processedAt": format_timestamp(utc_now()),
-    }
+def _failed(card: CardRecord, reason: str) -> CardRecord:
+    return CardRecord(
+        generation=card.generation,
+        processing_status=ProcessingStatus.FAILED.value,
+        processing_reason=reason,
+    )
 
 
 def max_receives() -> int:

@@ -9,10 +9,11 @@ test validates these dicts against it).
 from collections.abc import Mapping
 from typing import Any, TypedDict
 
-from psap.clock import format_timestamp, parse_timestamp
+from psap.clock import format_timestamp
 from psap.config import knowledge_table
 from psap.knowledge import store
-from psap.knowledge.kinds import KnowledgeSource, KnowledgeType
+from psap.knowledge.kinds import KnowledgeType
+from psap.knowledge.records import KnowledgeEntry
 from psap.paging import PageRequest, total_pages
 
 DEFAULT_PAGE_SIZE = 50
@@ -46,28 +47,25 @@ KnowledgePage = TypedDict(  # noqa: UP013
 )
 
 
-def _optional_int(value: Any) -> int | None:
-    return None if value is None else int(value)
-
-
-def _optional_str(value: Any) -> str | None:
-    return None if value is None else str(value)
-
-
 def summary_of(item: Mapping[str, Any]) -> KnowledgeSummary:
-    """An entry's stored attributes as the summary's JSON (ExternalKnowledgeDto's field order;
-    enum values checked, timestamps in the `<ts>` form)."""
+    """An entry's stored attributes as the summary's JSON (see entry_summary)."""
+    return entry_summary(store.entry_of(item))
+
+
+def entry_summary(entry: KnowledgeEntry) -> KnowledgeSummary:
+    """An entry as the summary's JSON (ExternalKnowledgeDto's field order; timestamps in the
+    `<ts>` form)."""
     return {
-        "id": int(item["id"]),
-        "name": str(item["name"]),
-        "description": _optional_str(item.get("description")),
-        "source": KnowledgeSource(item["source"]).value,
-        "provider": str(item["provider"]),
-        "knowledgeType": KnowledgeType(item["knowledgeType"]).value,
-        "externalId": _optional_str(item.get("externalId")),
-        "publishedVersion": _optional_int(item.get("publishedVersion")),
-        "createdAt": format_timestamp(parse_timestamp(str(item["createdAt"]))),
-        "updatedAt": format_timestamp(parse_timestamp(str(item["updatedAt"]))),
+        "id": entry.id,
+        "name": entry.name,
+        "description": entry.description,
+        "source": entry.source.value,
+        "provider": entry.provider,
+        "knowledgeType": entry.knowledge_type.value,
+        "externalId": entry.external_id,
+        "publishedVersion": entry.published_version,
+        "createdAt": format_timestamp(entry.created_at),
+        "updatedAt": format_timestamp(entry.updated_at),
     }
 
 
@@ -79,11 +77,11 @@ def list_knowledge(
     knowledge_type: KnowledgeType | None,
 ) -> KnowledgePage:
     request = PageRequest.capped(page, size, MAX_PAGE_SIZE)
-    items, total = store.list_entry_items(
+    entries, total = store.list_entry_records(
         knowledge_table(), tenant_id, provider, knowledge_type, request
     )
     return {
-        "items": [summary_of(item) for item in items],
+        "items": [entry_summary(entry) for entry in entries],
         "page": request.page,
         "size": request.size,
         "totalItems": total,

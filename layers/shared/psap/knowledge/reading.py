@@ -1,14 +1,13 @@
 """Reading knowledge entries: the full entry of a version (GET /{knowledgeId}) and the
 current content a write or a digest starts from (latest version + service-side edits)."""
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from pydantic import TypeAdapter
 
-from psap.clock import parse_timestamp
 from psap.config import knowledge_content_bucket, knowledge_table
 from psap.errors import NotFound
 from psap.knowledge import store
@@ -25,6 +24,14 @@ from psap.knowledge.content import (
     SmsMessage,
     SpokenInstruction,
     VersionContent,
+)
+from psap.knowledge.records import (
+    NO_VERSION,
+    EditRecord,
+    KnowledgeEntry,
+    KnowledgeVersion,
+    StoredDocument,
+    VersionRecord,
 )
 from psap.knowledge.versioning import overlay
 
@@ -52,27 +59,69 @@ class ServiceEdit:
 
 
 @dataclass(frozen=True)
-class EntryState:
-    """An entry as a write or a digest finds it: its item, latest version and edits."""
+class VersionDocument:
+    """What a version stores, as read back: the name, description and content it was
+    written with (the stored JSON also holds its apiControl and edited sections)."""
 
-    item: dict[str, Any]
-    latest_version: int
-    edit_seq: int
-    api_control: ApiControl | None
-    version_item: dict[str, Any] | None
-    document: dict[str, Any] | None
+    name: str
+    description: str | None
+    content: VersionContent
+
+
+def document_json(
+    name: str,
+    description: str | None,
+    control: ApiControl,
+    content: VersionContent,
+    edited_sections: Sequence[Section],
+) -> dict[str, Any]:
+    """What a version stores (compressed): its metadata, ownership and content."""
+    return {
+        "name": name,
+        "description": description,
+        "apiControl": control.model_dump(by_alias=True),
+        "content": content.model_dump(mode="json", by_alias=True),
+        "editedSections": [section.value for section in edited_sections],
+    }
+
+
+def parse_document(document: Mapping[str, Any]) -> VersionDocument:
+    return VersionDocument(
+        name=str(document["name"]),
+        description=document.get("description"),
+        content=VersionContent.model_validate(document["content"]),
+    )
+
+
+@dataclass(frozen=True)
+class EntryState:
+    """An entry as a write or a digest finds it: the entry, its latest version and edits."""
+
+    entry: KnowledgeEntry
+    version: VersionRecord | None
+    document: VersionDocument | None
     edits: dict[Section, ServiceEdit]
 
     @property
     def knowledge_id(self) -> int:
-        return int(self.item["id"])
+        return self.entry.id
+
+    @property
+    def latest_version(self) -> KnowledgeVersion:
+        return self.entry.latest_version
+
+    @property
+    def edit_seq(self) -> int:
+        return self.entry.service_edit_seq
+
+    @property
+    def api_control(self) -> ApiControl | None:
+        return api_control_of(self.entry)
 
     @property
     def stored_content(self) -> VersionContent:
         """The latest version as stored (nothing when there is no version yet)."""
-        if self.document is None:
-            return VersionContent()
-        return VersionContent.model_validate(self.document["content"])
+        return self.document.content if self.document is not None else VersionContent()
 
     @property
     def current_content(self) -> VersionContent:
@@ -82,108 +131,110 @@ class EntryState:
         )
 
 
+def api_control_of(entry: KnowledgeEntry) -> ApiControl | None:
+    """The entry's flags; None for an entry adopted outside the API before its first append."""
+    control = entry.api_control
+    return ApiControl.model_validate(control) if control is not None else None
+
+
 def not_found(knowledge_id: int) -> NotFound:
     return NotFound(f"Knowledge {knowledge_id} not found")
 
 
-def live_entry_item(table: str, tenant_id: int, knowledge_id: int) -> dict[str, Any]:
-    """The entry item, or NotFound for an unknown, other tenant's or deleted id."""
-    item = store.read_entry_item(table, tenant_id, knowledge_id)
-    if item is None or item.get("deleted"):
+def live_entry(table: str, tenant_id: int, knowledge_id: int) -> KnowledgeEntry:
+    """The entry, or NotFound for an unknown, other tenant's or deleted id."""
+    entry = store.read_entry(table, tenant_id, knowledge_id)
+    if entry is None or entry.deleted:
         raise not_found(knowledge_id)
-    return item
+    return entry
 
 
-def read_document(version_item: Mapping[str, Any]) -> dict[str, Any]:
-    return store.load_document(knowledge_content_bucket(), version_item)
+def read_document(document: StoredDocument, what: str) -> dict[str, Any]:
+    return store.load_document(knowledge_content_bucket(), document, what)
+
+
+def service_edit(edit: EditRecord, knowledge_id: int) -> ServiceEdit:
+    section = Section(edit.section)
+    document = read_document(edit.document, f"knowledge {knowledge_id} edit {edit.section}")
+    return ServiceEdit(
+        section=section,
+        items=ITEM_ADAPTERS[section].validate_python(document["items"]),
+        edited_at=edit.edited_at,
+        edited_by=edit.edited_by,
+        note=edit.note,
+    )
 
 
 def read_edits(table: str, tenant_id: int, knowledge_id: int) -> dict[Section, ServiceEdit]:
-    edits: dict[Section, ServiceEdit] = {}
-    for item in store.read_edit_items(table, tenant_id, knowledge_id):
-        section = Section(item["section"])
-        document = read_document(item)
-        edits[section] = ServiceEdit(
-            section=section,
-            items=ITEM_ADAPTERS[section].validate_python(document["items"]),
-            edited_at=parse_timestamp(str(item["editedAt"])),
-            edited_by=str(item["editedBy"]),
-            note=item.get("note"),
-        )
-    return edits
+    edits = (
+        service_edit(edit, knowledge_id)
+        for edit in store.read_edits(table, tenant_id, knowledge_id)
+    )
+    return {edit.section: edit for edit in edits}
 
 
 def service_edits(tenant_id: int, knowledge_id: int) -> list[ServiceEdit]:
     """The entry's service-side edits, by section (for operators)."""
     table = knowledge_table()
-    live_entry_item(table, tenant_id, knowledge_id)
+    live_entry(table, tenant_id, knowledge_id)
     return sorted(
         read_edits(table, tenant_id, knowledge_id).values(), key=lambda edit: edit.section
     )
 
 
-def latest_version_item(
-    table: str, tenant_id: int, knowledge_id: int, latest: int
-) -> dict[str, Any]:
-    """The version item the entry names as its latest: written in the same transaction,
-    so it is there (DynamoDB reads are serializable with transactions)."""
-    found = store.read_version_item(table, tenant_id, knowledge_id, latest)
+def latest_version(table: str, tenant_id: int, entry: KnowledgeEntry) -> VersionRecord:
+    """The version the entry names as its latest: written in the same transaction, so it
+    is there (DynamoDB reads are serializable with transactions)."""
+    found = store.read_version(table, tenant_id, entry.id, entry.latest_version)
     if found is None:
-        raise RuntimeError(f"knowledge {knowledge_id} lacks its version {latest}")
+        raise RuntimeError(f"knowledge {entry.id} lacks its version {entry.latest_version}")
     return found
+
+
+def version_document(entry: KnowledgeEntry, version: VersionRecord) -> VersionDocument:
+    what = f"knowledge {entry.id} version {version.version}"
+    return parse_document(read_document(version.document, what))
 
 
 def read_state(table: str, tenant_id: int, knowledge_id: int) -> EntryState:
     """Entry, latest version and edits, read strongly consistent, for a write or a digest."""
-    item = live_entry_item(table, tenant_id, knowledge_id)
-    latest = int(item.get("latestVersion", 0))
-    version_item = None
-    document = None
-    if latest:
-        version_item = latest_version_item(table, tenant_id, knowledge_id, latest)
-        document = read_document(version_item)
-    control = item.get("apiControl")
+    entry = live_entry(table, tenant_id, knowledge_id)
+    if entry.latest_version == NO_VERSION:
+        return EntryState(entry=entry, version=None, document=None, edits={})
+    version = latest_version(table, tenant_id, entry)
     return EntryState(
-        item=item,
-        latest_version=latest,
-        edit_seq=int(item.get("serviceEditSeq", 0)),
-        api_control=ApiControl.model_validate(control) if control is not None else None,
-        version_item=version_item,
-        document=document,
-        edits=read_edits(table, tenant_id, knowledge_id) if latest else {},
+        entry=entry,
+        version=version,
+        document=version_document(entry, version),
+        edits=read_edits(table, tenant_id, knowledge_id),
     )
 
 
 def entry_dto(
-    item: Mapping[str, Any],
-    version_item: Mapping[str, Any] | None,
-    document: Mapping[str, Any] | None,
+    entry: KnowledgeEntry,
+    version: VersionRecord | None,
+    document: VersionDocument | None,
 ) -> KnowledgeEntryDto:
     """The full entry: the entry's own fields with one version's stored content."""
-    published = item.get("publishedVersion")
-    version = int(version_item["version"]) if version_item else None
-    content = VersionContent.model_validate(document["content"]) if document else VersionContent()
-    control = item.get("apiControl")
+    content = document.content if document else VersionContent()
     return KnowledgeEntryDto(
-        id=int(item["id"]),
+        id=entry.id,
         # The version's own name and description: what was stored with it.
-        name=str(document["name"]) if document else str(item["name"]),
-        description=document.get("description") if document else item.get("description"),
-        source=item["source"],
-        provider=str(item["provider"]),
-        knowledge_type=item["knowledgeType"],
-        external_id=item.get("externalId"),
-        published_version=published,
-        created_at=parse_timestamp(str(item["createdAt"])),
-        updated_at=parse_timestamp(str(item["updatedAt"])),
-        latest_version=int(item.get("latestVersion", 0)),
-        version=version,
-        version_id=int(version_item["versionId"]) if version_item else None,
-        version_created_at=(
-            parse_timestamp(str(version_item["createdAt"])) if version_item else None
-        ),
-        published=version is not None and published == version,
-        api_control=ApiControl.model_validate(control) if control is not None else None,
+        name=document.name if document else entry.name,
+        description=document.description if document else entry.description,
+        source=entry.source,
+        provider=entry.provider,
+        knowledge_type=entry.knowledge_type,
+        external_id=entry.external_id,
+        published_version=entry.published_version,
+        created_at=entry.created_at,
+        updated_at=entry.updated_at,
+        latest_version=entry.latest_version,
+        version=version.version if version else None,
+        version_id=version.version_id if version else None,
+        version_created_at=version.created_at if version else None,
+        published=version is not None and entry.published_version == version.version,
+        api_control=api_control_of(entry),
         question_list=content.question_list,
         spoken_instructions=content.spoken_instructions,
         actions=content.actions,
@@ -191,21 +242,22 @@ def entry_dto(
     )
 
 
-def get_knowledge(tenant_id: int, knowledge_id: int, version: int | None) -> KnowledgeEntryDto:
+def get_knowledge(
+    tenant_id: int, knowledge_id: int, version: KnowledgeVersion | None
+) -> KnowledgeEntryDto:
     """GET /{knowledgeId}: the latest version, or `version`, exactly as stored."""
     table = knowledge_table()
-    item = live_entry_item(table, tenant_id, knowledge_id)
-    latest = int(item.get("latestVersion", 0))
-    wanted = latest if version is None else version
-    if wanted == 0:
-        return entry_dto(item, None, None)  # an entry adopted outside the API, no content yet
-    if wanted > latest:
+    entry = live_entry(table, tenant_id, knowledge_id)
+    wanted = entry.latest_version if version is None else version
+    if wanted == NO_VERSION:
+        return entry_dto(entry, None, None)  # an entry adopted outside the API, no content yet
+    if wanted > entry.latest_version:
         raise NotFound(f"Version {wanted} of knowledge {knowledge_id} not found")
-    version_item = (
-        latest_version_item(table, tenant_id, knowledge_id, wanted)
-        if wanted == latest
-        else store.read_version_item(table, tenant_id, knowledge_id, wanted)
+    found = (
+        latest_version(table, tenant_id, entry)
+        if wanted == entry.latest_version
+        else store.read_version(table, tenant_id, knowledge_id, wanted)
     )
-    if version_item is None:
+    if found is None:
         raise NotFound(f"Version {wanted} of knowledge {knowledge_id} not found")
-    return entry_dto(item, version_item, read_document(version_item))
+    return entry_dto(entry, found, version_document(entry, found))

@@ -1,4 +1,4 @@
-"""Knowledge entries in the knowledge table.
+"""Knowledge entries in the knowledge table, on the storage kit, as typed records.
 
 Layout (every key begins with the tenant, except the global id sequences):
 
@@ -14,34 +14,50 @@ Layout (every key begins with the tenant, except the global id sequences):
 
 A listed entry (source API_IMPORT, not deleted) has one pointer in each of four scopes:
 ALL, its provider, its type, and provider+type, so any combination of the two filters is one
-Query. Pointers and counters change in the same transaction as the entry, so totals are
-exact and a list read right after a write sees it (strongly consistent Query).
+Query. Pointers and counters (psap.storage.listing) change in the same transaction as the
+entry, so totals are exact and a list read right after a write sees it (strongly consistent).
+
+This module is the only one that spells the items' attribute names: it hands the logic
+records (psap.knowledge.records) and takes them back.
 """
 
 import json
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from botocore.exceptions import BotoCoreError, ClientError
-
-from psap.clock import format_timestamp
-from psap.errors import Conflict, StoreUnavailable
+from psap.clock import format_timestamp, parse_timestamp
+from psap.errors import Conflict
 from psap.knowledge.kinds import KnowledgeSource, KnowledgeType
+from psap.knowledge.records import (
+    CardRecord,
+    EditRecord,
+    EntryChanges,
+    KnowledgeEntry,
+    KnowledgeVersion,
+    LinkedEntry,
+    StoredDocument,
+    VersionRecord,
+)
 from psap.paging import PageRequest
-from psap.storage.attributes import from_item, marshal, to_item
-from psap.storage.dynamodb import batch_get, batch_put, dynamodb, transact_write
+from psap.storage import listing
+from psap.storage.attributes import Item, from_item, marshal, to_item
+from psap.storage.aws import ConditionFailed, translated
+from psap.storage.dynamodb import batch_get, dynamodb, read_item, transact_write
+from psap.storage.listing import KeyRange, WritePlan
+from psap.storage.queries import query_page
 from psap.storage.s3 import get_object, put_object
+from psap.storage.sequences import next_id
 
 if TYPE_CHECKING:
     from psap.knowledge.models import ExternalKnowledgeDto
 
 _COUNTER_SK = "#COUNT"  # sorts before every zero-padded id
 _FIRST_POINTER_SK = "0"
-_SKIP_BATCH = 1000  # keys per Query while skipping earlier pages
+_POINTERS = KeyRange(_FIRST_POINTER_SK, "9" * listing.ID_WIDTH)  # every pointer, not the counter
 _SUMMARY_ATTRIBUTES = (
     "id",
     "#n",
@@ -56,6 +72,8 @@ _SUMMARY_ATTRIBUTES = (
     "deleted",
 )
 _SUMMARY_NAMES = {"#n": "name", "#s": "source"}
+_ENTRY_SEQUENCE = "KNOWLEDGE"
+_VERSION_SEQUENCE = "KNOWLEDGE_VERSION"
 
 
 @dataclass(frozen=True)
@@ -68,8 +86,24 @@ class NewEntry:
     source: KnowledgeSource = KnowledgeSource.API_IMPORT
 
 
+class WriteRaced(ConditionFailed):
+    """The entry changed between the read and the conditional write: read again, retry."""
+
+
+class UnreadableDocument(Exception):
+    """A stored document that does not decompress or parse: a bug or corruption, never
+    the caller's input."""
+
+
+# ------------------------------------------------------------------------------ keys
+
+
+def entry_pk(tenant_id: int, knowledge_id: int) -> str:
+    return f"T#{tenant_id}#K#{knowledge_id}"
+
+
 def entry_key(tenant_id: int, knowledge_id: int) -> dict[str, dict[str, str]]:
-    return {"pk": {"S": f"T#{tenant_id}#K#{knowledge_id}"}, "sk": {"S": "ENTRY"}}
+    return listing.key(entry_pk(tenant_id, knowledge_id), "ENTRY")
 
 
 def listing_scope(provider: str | None, knowledge_type: KnowledgeType | None) -> str:
@@ -96,6 +130,163 @@ def listing_pk(tenant_id: int, scope: str) -> str:
     return f"T#{tenant_id}#KL#{scope}"
 
 
+def external_id_key(tenant_id: int, provider: str, external_id: str) -> dict[str, dict[str, str]]:
+    pk = f"T#{tenant_id}#XID#{quote(provider, safe='')}#{quote(external_id, safe='')}"
+    return listing.key(pk, "XID")
+
+
+# ------------------------------------------------------------------------- records
+
+
+def _optional_version(value: Any) -> KnowledgeVersion | None:
+    return None if value is None else KnowledgeVersion(int(value))
+
+
+def entry_of(item: Mapping[str, Any]) -> KnowledgeEntry:
+    """The record of an entry item (or of its summary projection)."""
+    latest_id = item.get("latestVersionId")
+    return KnowledgeEntry(
+        id=int(item["id"]),
+        name=str(item["name"]),
+        source=KnowledgeSource(item["source"]),
+        provider=str(item["provider"]),
+        knowledge_type=KnowledgeType(item["knowledgeType"]),
+        created_at=parse_timestamp(str(item["createdAt"])),
+        updated_at=parse_timestamp(str(item["updatedAt"])),
+        description=None if item.get("description") is None else str(item["description"]),
+        external_id=None if item.get("externalId") is None else str(item["externalId"]),
+        published_version=_optional_version(item.get("publishedVersion")),
+        latest_version=KnowledgeVersion(int(item.get("latestVersion", 0))),
+        latest_version_id=None if latest_id is None else int(latest_id),
+        api_control=item.get("apiControl"),
+        service_edit_seq=int(item.get("serviceEditSeq", 0)),
+        deleted=bool(item.get("deleted", False)),
+    )
+
+
+def _document_of(item: Mapping[str, Any]) -> StoredDocument:
+    packed = item.get("document")
+    return StoredDocument(
+        packed=None if packed is None else bytes(packed),
+        object_key=None if packed is not None else str(item["documentKey"]),
+        raw_bytes=int(item.get("rawBytes", 0)),
+        stored_bytes=int(item.get("storedBytes", 0)),
+    )
+
+
+def _document_attributes(document: StoredDocument) -> dict[str, Any]:
+    where = (
+        {"documentKey": document.object_key} if document.in_s3 else {"document": document.packed}
+    )
+    return {**where, "rawBytes": document.raw_bytes, "storedBytes": document.stored_bytes}
+
+
+def as_stored(moment: datetime) -> datetime:
+    """A moment as an item holds it (milliseconds), so a record returned by a write reads
+    exactly as the record read back later."""
+    return parse_timestamp(format_timestamp(moment))
+
+
+def new_version(
+    version: KnowledgeVersion, version_id: int, now: datetime, author: str, stored: StoredDocument
+) -> VersionRecord:
+    return VersionRecord(
+        version=version,
+        version_id=version_id,
+        created_at=as_stored(now),
+        created_by=author,
+        document=stored,
+    )
+
+
+def version_of(item: Mapping[str, Any]) -> VersionRecord:
+    return VersionRecord(
+        version=KnowledgeVersion(int(item["version"])),
+        version_id=int(item["versionId"]),
+        created_at=parse_timestamp(str(item["createdAt"])),
+        created_by=str(item["createdBy"]),
+        document=_document_of(item),
+    )
+
+
+def version_attributes(version: VersionRecord) -> dict[str, Any]:
+    return {
+        "version": version.version,
+        "versionId": version.version_id,
+        "createdAt": format_timestamp(version.created_at),
+        "createdBy": version.created_by,
+        **_document_attributes(version.document),
+    }
+
+
+def edit_of(item: Mapping[str, Any]) -> EditRecord:
+    return EditRecord(
+        section=str(item["section"]),
+        edited_at=parse_timestamp(str(item["editedAt"])),
+        edited_by=str(item["editedBy"]),
+        note=None if item.get("note") is None else str(item["note"]),
+        based_on_version=KnowledgeVersion(int(item.get("basedOnVersion", 0))),
+        edit_seq=int(item.get("editSeq", 0)),
+        document=_document_of(item),
+    )
+
+
+def card_of(item: Mapping[str, Any]) -> CardRecord:
+    reason = item.get("processingReason")
+    return CardRecord(
+        generation=int(item.get("generation", 0)),
+        processing_status=str(item["processingStatus"]),
+        processing_reason=None if reason is None else str(reason),
+        sections=list(item.get("sections") or []),
+    )
+
+
+def summary_dto(entry: KnowledgeEntry) -> "ExternalKnowledgeDto":
+    # Imported here: the light list imports this module and must not load pydantic.
+    from psap.knowledge.models import ExternalKnowledgeDto  # noqa: PLC0415
+
+    return ExternalKnowledgeDto(
+        id=entry.id,
+        name=entry.name,
+        description=entry.description,
+        source=entry.source,
+        provider=entry.provider,
+        knowledge_type=entry.knowledge_type,
+        external_id=entry.external_id,
+        published_version=entry.published_version,
+        created_at=entry.created_at,
+        updated_at=entry.updated_at,
+    )
+
+
+# ------------------------------------------------------------------- id sequences
+
+
+def next_knowledge_id(table: str, count: int = 1) -> int:
+    """Reserves `count` consecutive ids and returns the last one."""
+    return next_id(table, _ENTRY_SEQUENCE, count)
+
+
+def next_version_id(table: str) -> int:
+    return next_id(table, _VERSION_SEQUENCE)
+
+
+# --------------------------------------------------------------------- the listing
+
+
+def _listing_plan(
+    tenant_id: int, knowledge_id: int, provider: str, knowledge_type: KnowledgeType, listed: bool
+) -> WritePlan:
+    """The pointers and counters that add (listed=True) or remove an entry from the listing."""
+    plan = WritePlan()
+    scopes = [listing_pk(tenant_id, scope) for scope in entry_scopes(provider, knowledge_type)]
+    pointers = [listing.key(pk, listing.padded(knowledge_id)) for pk in scopes]
+    counters = [listing.Counter(pk, _COUNTER_SK) for pk in scopes]
+    listing.pointer_changes(plan, [] if listed else pointers, pointers if listed else [])
+    listing.counter_changes(plan, [] if listed else counters, counters if listed else [])
+    return plan
+
+
 def listing_writes(
     table: str,
     tenant_id: int,
@@ -105,58 +296,67 @@ def listing_writes(
     listed: bool,
 ) -> list[dict[str, Any]]:
     """Transaction items that add (listed=True) or remove an entry from the listing."""
-    writes: list[dict[str, Any]] = []
-    for scope in entry_scopes(provider, knowledge_type):
-        pk = listing_pk(tenant_id, scope)
-        pointer = {"pk": {"S": pk}, "sk": {"S": f"{knowledge_id:019d}"}}
-        if listed:
-            writes.append({"Put": {"TableName": table, "Item": pointer}})
-        else:
-            writes.append({"Delete": {"TableName": table, "Key": pointer}})
-        writes.append(
-            {
-                "Update": {
-                    "TableName": table,
-                    "Key": {"pk": {"S": pk}, "sk": {"S": _COUNTER_SK}},
-                    "UpdateExpression": "ADD #c :d",
-                    "ExpressionAttributeNames": {"#c": "count"},
-                    "ExpressionAttributeValues": {":d": {"N": "1" if listed else "-1"}},
-                }
-            }
-        )
-    return writes
+    plan = _listing_plan(tenant_id, knowledge_id, provider, knowledge_type, listed)
+    return plan.transaction_items(table)
 
 
-def next_knowledge_id(table: str, count: int = 1) -> int:
-    """Reserves `count` consecutive ids and returns the last one."""
-    try:
-        answer = dynamodb().update_item(
-            TableName=table,
-            Key={"pk": {"S": "SEQ#KNOWLEDGE"}, "sk": {"S": "SEQ"}},
-            UpdateExpression="ADD #v :n",
-            ExpressionAttributeNames={"#v": "value"},
-            ExpressionAttributeValues={":n": {"N": str(count)}},
-            ReturnValues="UPDATED_NEW",
-        )
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"knowledge id sequence: {error}") from error
-    return int(answer["Attributes"]["value"]["N"])
+def count_listed(table: str, tenant_id: int, scope: str) -> int:
+    return listing.read_counter(table, listing_pk(tenant_id, scope), _COUNTER_SK)
 
 
-def external_id_key(tenant_id: int, provider: str, external_id: str) -> dict[str, dict[str, str]]:
-    pk = f"T#{tenant_id}#XID#{quote(provider, safe='')}#{quote(external_id, safe='')}"
-    return {"pk": {"S": pk}, "sk": {"S": "XID"}}
+def list_entries(
+    table: str,
+    tenant_id: int,
+    provider: str | None,
+    knowledge_type: KnowledgeType | None,
+    page: PageRequest,
+) -> tuple[list["ExternalKnowledgeDto"], int]:
+    """One page of listed entries sorted by id (as DTOs), and the total for the filters."""
+    entries, total = list_entry_records(table, tenant_id, provider, knowledge_type, page)
+    return [summary_dto(entry) for entry in entries], total
+
+
+def list_entry_records(
+    table: str,
+    tenant_id: int,
+    provider: str | None,
+    knowledge_type: KnowledgeType | None,
+    page: PageRequest,
+) -> tuple[list[KnowledgeEntry], int]:
+    """One page of listed entries sorted by id (summary fields only), and the total."""
+    scope = listing_scope(provider, knowledge_type)
+    total = count_listed(table, tenant_id, scope)
+    if page.offset >= total:
+        return [], total
+    ids = listing.page_of_pointers(
+        table, listing_pk(tenant_id, scope), _POINTERS, True, page.offset, page.size
+    )
+    if not ids:
+        return [], total
+    items = batch_get(
+        table,
+        [entry_key(tenant_id, knowledge_id) for knowledge_id in ids],
+        projection=", ".join(_SUMMARY_ATTRIBUTES),
+        names=_SUMMARY_NAMES,
+    )
+    by_id = {entry.id: entry for entry in map(entry_of, items)}
+    # An entry deleted between the pointer read and the batch read is left out.
+    return [
+        by_id[knowledge_id]
+        for knowledge_id in ids
+        if knowledge_id in by_id and not by_id[knowledge_id].deleted
+    ], total
+
+
+# ------------------------------------------------------------------------ entries
 
 
 def find_by_external_id(table: str, tenant_id: int, provider: str, external_id: str) -> int | None:
-    answer = dynamodb().get_item(
-        TableName=table, Key=external_id_key(tenant_id, provider, external_id), ConsistentRead=True
-    )
-    item = answer.get("Item")
-    return int(item["knowledgeId"]["N"]) if item else None
+    item = read_item(table, external_id_key(tenant_id, provider, external_id), "externalId guard")
+    return int(item["knowledgeId"]) if item else None
 
 
-def entry_attributes(
+def _new_entry_attributes(
     tenant_id: int, knowledge_id: int, entry: NewEntry, now: datetime
 ) -> dict[str, Any]:
     stamp = format_timestamp(now)
@@ -176,24 +376,25 @@ def entry_attributes(
     }
 
 
-def create_entry(
+def create_entry(table: str, tenant_id: int, entry: NewEntry, now: datetime) -> KnowledgeEntry:
+    """Creates an entry without a version (an operator's load: the first append gives it
+    version 1) with its listing pointers and counters, in one transaction. A second entry
+    with the same (provider, externalId) is a Conflict."""
+    return _create(table, tenant_id, next_knowledge_id(table), entry, now)
+
+
+def _create(
     table: str,
     tenant_id: int,
+    knowledge_id: int,
     entry: NewEntry,
     now: datetime,
     extra_writes: Sequence[dict[str, Any]] = (),
-    *,
-    knowledge_id: int | None = None,
     extra_attributes: Mapping[str, Any] | None = None,
-) -> "ExternalKnowledgeDto":
-    """Creates an entry with its listing pointers and counters in one transaction.
-
-    `extra_writes` lets the caller add its own items (a first version) to the same
-    transaction, `extra_attributes` its own attributes of the entry item, and `knowledge_id`
-    an id it drew beforehand (next_knowledge_id) to key them. A second entry with the same
-    (provider, externalId) is a Conflict."""
-    knowledge_id = knowledge_id if knowledge_id is not None else next_knowledge_id(table)
-    attributes = entry_attributes(tenant_id, knowledge_id, entry, now) | dict(
+) -> KnowledgeEntry:
+    """create_entry, with `extra_writes` in the same transaction (a first version) and
+    `extra_attributes` in the entry item."""
+    attributes = _new_entry_attributes(tenant_id, knowledge_id, entry, now) | dict(
         extra_attributes or {}
     )
     writes: list[dict[str, Any]] = [
@@ -212,7 +413,7 @@ def create_entry(
                     "TableName": table,
                     "Item": {
                         **external_id_key(tenant_id, entry.provider, entry.external_id),
-                        "knowledgeId": {"N": str(knowledge_id)},
+                        "knowledgeId": marshal(knowledge_id),
                     },
                     "ConditionExpression": "attribute_not_exists(pk)",
                 }
@@ -238,133 +439,44 @@ def create_entry(
         )
 
     transact_write(writes, on_cancel=duplicate)
-    return summary_from_item(attributes)
+    return entry_of(attributes)
 
 
-def summary_from_item(item: dict[str, Any]) -> "ExternalKnowledgeDto":
-    # Imported here: the light list imports this module and must not load pydantic.
-    from psap.knowledge.models import ExternalKnowledgeDto  # noqa: PLC0415
-
-    return ExternalKnowledgeDto.model_validate(
-        {
-            "id": item["id"],
-            "name": item["name"],
-            "description": item.get("description"),
-            "source": item["source"],
-            "provider": item["provider"],
-            "knowledgeType": item["knowledgeType"],
-            "externalId": item.get("externalId"),
-            "publishedVersion": item.get("publishedVersion"),
-            "createdAt": item["createdAt"],
-            "updatedAt": item["updatedAt"],
-        }
-    )
-
-
-def count_listed(table: str, tenant_id: int, scope: str) -> int:
-    try:
-        answer = dynamodb().get_item(
-            TableName=table,
-            Key={"pk": {"S": listing_pk(tenant_id, scope)}, "sk": {"S": _COUNTER_SK}},
-            ConsistentRead=True,
-        )
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"listing counter: {error}") from error
-    item = answer.get("Item")
-    return max(0, int(item["count"]["N"])) if item else 0
-
-
-def _query_pointers(
-    table: str, pk: str, limit: int, start: dict[str, Any] | None
-) -> tuple[list[int], dict[str, Any] | None]:
-    request: dict[str, Any] = {
-        "TableName": table,
-        "KeyConditionExpression": "pk = :pk AND sk >= :first",
-        "ExpressionAttributeValues": {":pk": {"S": pk}, ":first": {"S": _FIRST_POINTER_SK}},
-        "ConsistentRead": True,
-        "Limit": limit,
+def create_with_version(
+    table: str,
+    tenant_id: int,
+    knowledge_id: int,
+    entry: NewEntry,
+    first: VersionRecord,
+    api_control: Mapping[str, Any],
+    publish: bool,
+) -> KnowledgeEntry:
+    """Creates an entry with its version 1 and a pending card, in one transaction."""
+    changes: dict[str, Any] = {
+        "latestVersion": first.version,
+        "latestVersionId": first.version_id,
+        "apiControl": dict(api_control),
+        "serviceEditSeq": 0,
     }
-    if start:
-        request["ExclusiveStartKey"] = start
-    try:
-        answer = dynamodb().query(**request)
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"listing query: {error}") from error
-    ids = [int(item["sk"]["S"]) for item in answer.get("Items", [])]
-    return ids, answer.get("LastEvaluatedKey")
-
-
-def _skip(table: str, pk: str, count: int) -> tuple[dict[str, Any] | None, bool]:
-    """Walks `count` pointers (keys only) and returns the key to continue from.
-
-    This is the cost of deep pages: page p of size s reads p*s small pointer items, in
-    Queries of up to 1 000 keys (about 40 bytes each), never a full entry."""
-    start: dict[str, Any] | None = None
-    while count > 0:
-        ids, start = _query_pointers(table, pk, min(count, _SKIP_BATCH), start)
-        count -= len(ids)
-        if start is None:
-            return None, count > 0
-    return start, False
-
-
-def list_entries(
-    table: str,
-    tenant_id: int,
-    provider: str | None,
-    knowledge_type: KnowledgeType | None,
-    page: PageRequest,
-) -> tuple[list["ExternalKnowledgeDto"], int]:
-    """One page of listed entries sorted by id, and the total for the filters."""
-    items, total = list_entry_items(table, tenant_id, provider, knowledge_type, page)
-    return [summary_from_item(item) for item in items], total
-
-
-def list_entry_items(
-    table: str,
-    tenant_id: int,
-    provider: str | None,
-    knowledge_type: KnowledgeType | None,
-    page: PageRequest,
-) -> tuple[list[dict[str, Any]], int]:
-    """list_entries with the summary attributes as read: the light list (psap.knowledge.listing)
-    makes them JSON without pydantic."""
-    scope = listing_scope(provider, knowledge_type)
-    total = count_listed(table, tenant_id, scope)
-    if page.offset >= total:
-        return [], total
-    pk = listing_pk(tenant_id, scope)
-    start, exhausted = _skip(table, pk, page.offset)
-    if exhausted:
-        return [], total
-    ids, _ = _query_pointers(table, pk, page.size, start)
-    if not ids:
-        return [], total
-    items = batch_get(
+    if publish:
+        changes["publishedVersion"] = first.version
+    return _create(
         table,
-        [entry_key(tenant_id, knowledge_id) for knowledge_id in ids],
-        projection=", ".join(_SUMMARY_ATTRIBUTES),
-        names=_SUMMARY_NAMES,
+        tenant_id,
+        knowledge_id,
+        entry,
+        first.created_at,
+        extra_writes=[
+            version_put(table, tenant_id, knowledge_id, version_attributes(first)),
+            card_pending_write(table, tenant_id, knowledge_id),
+        ],
+        extra_attributes=changes,
     )
-    by_id = {int(item["id"]): item for item in items}
-    # An entry deleted between the pointer read and the batch read is left out.
-    summaries = [
-        by_id[knowledge_id]
-        for knowledge_id in ids
-        if knowledge_id in by_id and not by_id[knowledge_id].get("deleted")
-    ]
-    return summaries, total
 
 
-def read_entry_item(table: str, tenant_id: int, knowledge_id: int) -> dict[str, Any] | None:
-    try:
-        answer = dynamodb().get_item(
-            TableName=table, Key=entry_key(tenant_id, knowledge_id), ConsistentRead=True
-        )
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"knowledge entry: {error}") from error
-    raw = answer.get("Item")
-    return from_item(raw) if raw else None
+def read_entry(table: str, tenant_id: int, knowledge_id: int) -> KnowledgeEntry | None:
+    item = read_item(table, entry_key(tenant_id, knowledge_id), "knowledge entry")
+    return entry_of(item) if item else None
 
 
 def delete_entry(table: str, tenant_id: int, knowledge_id: int, now: datetime) -> bool:
@@ -372,8 +484,8 @@ def delete_entry(table: str, tenant_id: int, knowledge_id: int, now: datetime) -
     listing and its counters, and gives up its externalId (a new entry may take it and new
     links then resolve to that one), in one transaction. Returns False when there is nothing
     to delete (unknown id, other tenant's id, or already deleted)."""
-    item = read_entry_item(table, tenant_id, knowledge_id)
-    if item is None or item.get("deleted"):
+    entry = read_entry(table, tenant_id, knowledge_id)
+    if entry is None or entry.deleted:
         return False
     writes: list[dict[str, Any]] = [
         {
@@ -390,76 +502,100 @@ def delete_entry(table: str, tenant_id: int, knowledge_id: int, now: datetime) -
             }
         }
     ]
-    if item["source"] == KnowledgeSource.API_IMPORT.value:
+    if entry.source is KnowledgeSource.API_IMPORT:
         writes.extend(
             listing_writes(
-                table,
-                tenant_id,
-                knowledge_id,
-                str(item["provider"]),
-                KnowledgeType(item["knowledgeType"]),
-                listed=False,
+                table, tenant_id, knowledge_id, entry.provider, entry.knowledge_type, listed=False
             )
         )
-    if item.get("externalId"):
+    if entry.external_id:
         writes.append(
             {
                 "Delete": {
                     "TableName": table,
-                    "Key": external_id_key(tenant_id, str(item["provider"]), item["externalId"]),
+                    "Key": external_id_key(tenant_id, entry.provider, entry.external_id),
                     "ConditionExpression": "knowledgeId = :id",
-                    "ExpressionAttributeValues": {":id": {"N": str(knowledge_id)}},
+                    "ExpressionAttributeValues": {":id": marshal(knowledge_id)},
                 }
             }
         )
     # A concurrent delete makes the condition fail: the entry is deleted either way.
     try:
-        transact_write(writes, on_cancel=lambda codes: _AlreadyDeleted())
-    except _AlreadyDeleted:
+        transact_write(writes)
+    except ConditionFailed:
         return False
     return True
-
-
-class _AlreadyDeleted(Exception):
-    pass
 
 
 def bulk_load_entries(
     table: str, tenant_id: int, entries: Sequence[NewEntry], now: datetime
 ) -> list[int]:
     """Loads many entries without externalIds quickly: the same items as create_entry, written
-    with BatchWriteItem, counters adjusted once per scope at the end.
+    with BatchWriteItem, each counter read once and written back added to (listing.bulk_write).
 
-    For operator loads into a tenant (demo data, benchmarks, large fixtures), never for a
-    request: it is not atomic across entries, so an interrupted load leaves entries the
-    counters do not count yet. Entries with an externalId must go through create_entry,
-    which guards uniqueness."""
+    For operator loads into a tenant (demo data, benchmarks, large fixtures) while nothing
+    else writes to it, never for a request: it is not atomic across entries. Entries with an
+    externalId must go through create_entry, which guards uniqueness."""
     if any(entry.external_id is not None for entry in entries):
         raise ValueError("bulk_load_entries takes entries without externalId")
     if not entries:
         return []
     last = next_knowledge_id(table, len(entries))
     first = last - len(entries) + 1
-    puts: list[dict[str, Any]] = []
-    deltas: dict[str, int] = {}
+    plans: list[WritePlan] = []
     for knowledge_id, entry in zip(range(first, last + 1), entries, strict=True):
-        attributes = entry_attributes(tenant_id, knowledge_id, entry, now)
-        puts.append({**entry_key(tenant_id, knowledge_id), **to_item(attributes)})
-        if entry.source is KnowledgeSource.API_IMPORT:
-            for scope in entry_scopes(entry.provider, entry.knowledge_type):
-                pk = listing_pk(tenant_id, scope)
-                puts.append({"pk": {"S": pk}, "sk": {"S": f"{knowledge_id:019d}"}})
-                deltas[pk] = deltas.get(pk, 0) + 1
-    batch_put(table, puts)
-    for pk, delta in deltas.items():
-        dynamodb().update_item(
-            TableName=table,
-            Key={"pk": {"S": pk}, "sk": {"S": _COUNTER_SK}},
-            UpdateExpression="ADD #c :d",
-            ExpressionAttributeNames={"#c": "count"},
-            ExpressionAttributeValues={":d": {"N": str(delta)}},
+        attributes = _new_entry_attributes(tenant_id, knowledge_id, entry, now)
+        plan = (
+            _listing_plan(tenant_id, knowledge_id, entry.provider, entry.knowledge_type, True)
+            if entry.source is KnowledgeSource.API_IMPORT
+            else WritePlan()
         )
+        plan.puts.insert(0, {**entry_key(tenant_id, knowledge_id), **to_item(attributes)})
+        plans.append(plan)
+    listing.bulk_write(table, plans)
     return list(range(first, last + 1))
+
+
+def resolve_external_ids(
+    table: str, tenant_id: int, provider: str, external_ids: Sequence[str]
+) -> dict[str, LinkedEntry]:
+    """externalId -> the entry that holds it under `provider` in the tenant (not deleted):
+    one BatchGetItem of the externalId guards, one of the entries they name."""
+    wanted = list(dict.fromkeys(external_ids))
+    if not wanted:
+        return {}
+    guards = batch_get(
+        table, [external_id_key(tenant_id, provider, external_id) for external_id in wanted]
+    )
+    by_pk = {str(guard["pk"]): int(guard["knowledgeId"]) for guard in guards}
+    ids = {
+        external_id: by_pk[pk]
+        for external_id in wanted
+        if (pk := external_id_key(tenant_id, provider, external_id)["pk"]["S"]) in by_pk
+    }
+    if not ids:
+        return {}
+    items = batch_get(
+        table,
+        [entry_key(tenant_id, knowledge_id) for knowledge_id in set(ids.values())],
+        projection="id, #n, provider, knowledgeType, deleted",
+        names={"#n": "name"},
+    )
+    by_id = {
+        int(item["id"]): LinkedEntry(
+            id=int(item["id"]),
+            name=str(item["name"]),
+            provider=str(item["provider"]),
+            knowledge_type=KnowledgeType(item["knowledgeType"]),
+        )
+        for item in items
+        if not item.get("deleted")
+    }
+    return {
+        external_id: by_id[knowledge_id]
+        for external_id, knowledge_id in ids.items()
+        if knowledge_id in by_id
+    }
 
 
 # ---------------------------------------------------------------- versions, edits and cards
@@ -473,7 +609,7 @@ def bulk_load_entries(
 # The entry item also holds latestVersion, latestVersionId, publishedVersion, apiControl and
 # serviceEditSeq. Every write of a version or an edit is one transaction conditioned on the
 # latestVersion and serviceEditSeq it read, so concurrent writers cannot both win: the loser
-# reads again and retries, and version numbers stay contiguous.
+# reads again and retries (psap.storage.optimistic), and version numbers stay contiguous.
 
 # Compressed documents up to this size stay in the version item (reads: one GetItem); larger
 # ones go to S3. DynamoDB's item limit is 400 KB, and a transactional write costs 2 WCU per KB.
@@ -482,59 +618,28 @@ _ZLIB_LEVEL = 6  # zlib's default: most of the gain of level 9 at a fraction of 
 _VERSION_PREFIX = "V#"
 _EDIT_PREFIX = "EDIT#"
 _CARD_SK = "CARD"
+_MOVED_ENTRY = (
+    "latestVersion = :expected AND deleted = :no AND "
+    "(attribute_not_exists(serviceEditSeq) OR serviceEditSeq = :seq)"
+)
 
 
-class UnreadableDocument(Exception):
-    """A stored document that does not decompress or parse: a bug or corruption, never
-    the caller's input."""
-
-
-class WriteRaced(Exception):
-    """The entry changed between the read and the conditional write: read again, retry."""
-
-
-@dataclass(frozen=True)
-class StoredDocument:
-    """A document ready for a version or edit item: inline bytes or an S3 pointer."""
-
-    attributes: dict[str, Any]
-    raw_bytes: int
-    stored_bytes: int
-    in_s3: bool
-
-
-def version_key(tenant_id: int, knowledge_id: int, version: int) -> dict[str, dict[str, str]]:
-    return {
-        "pk": {"S": f"T#{tenant_id}#K#{knowledge_id}"},
-        "sk": {"S": f"{_VERSION_PREFIX}{version:010d}"},
-    }
+def version_key(
+    tenant_id: int, knowledge_id: int, version: KnowledgeVersion | int
+) -> dict[str, dict[str, str]]:
+    return listing.key(entry_pk(tenant_id, knowledge_id), f"{_VERSION_PREFIX}{version:010d}")
 
 
 def edit_key(tenant_id: int, knowledge_id: int, section: str) -> dict[str, dict[str, str]]:
-    return {"pk": {"S": f"T#{tenant_id}#K#{knowledge_id}"}, "sk": {"S": f"{_EDIT_PREFIX}{section}"}}
+    return listing.key(entry_pk(tenant_id, knowledge_id), f"{_EDIT_PREFIX}{section}")
 
 
 def card_key(tenant_id: int, knowledge_id: int) -> dict[str, dict[str, str]]:
-    return {"pk": {"S": f"T#{tenant_id}#K#{knowledge_id}"}, "sk": {"S": _CARD_SK}}
+    return listing.key(entry_pk(tenant_id, knowledge_id), _CARD_SK)
 
 
 def document_object_key(tenant_id: int, knowledge_id: int, name: str) -> str:
     return f"tenants/{tenant_id}/knowledge/{knowledge_id}/{name}.json.zlib"
-
-
-def next_version_id(table: str) -> int:
-    try:
-        answer = dynamodb().update_item(
-            TableName=table,
-            Key={"pk": {"S": "SEQ#KNOWLEDGE_VERSION"}, "sk": {"S": "SEQ"}},
-            UpdateExpression="ADD #v :one",
-            ExpressionAttributeNames={"#v": "value"},
-            ExpressionAttributeValues={":one": {"N": "1"}},
-            ReturnValues="UPDATED_NEW",
-        )
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"knowledge version id sequence: {error}") from error
-    return int(answer["Attributes"]["value"]["N"])
 
 
 def store_document(bucket: str, object_key: str, document: Mapping[str, Any]) -> StoredDocument:
@@ -543,23 +648,22 @@ def store_document(bucket: str, object_key: str, document: Mapping[str, Any]) ->
     """
     raw = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     packed = zlib.compress(raw, _ZLIB_LEVEL)
-    sizes = {"rawBytes": len(raw), "storedBytes": len(packed)}
     if len(packed) <= INLINE_DOCUMENT_BYTES:
-        return StoredDocument({"document": packed, **sizes}, len(raw), len(packed), in_s3=False)
+        return StoredDocument(packed, None, len(raw), len(packed))
     put_object(bucket, object_key, packed, "application/zlib")
-    return StoredDocument({"documentKey": object_key, **sizes}, len(raw), len(packed), in_s3=True)
+    return StoredDocument(None, object_key, len(raw), len(packed))
 
 
-def load_document(bucket: str, item: Mapping[str, Any]) -> dict[str, Any]:
-    """The document of a version or edit item (read from S3 when it points there)."""
-    packed = item.get("document")
+def load_document(bucket: str, document: StoredDocument, what: str) -> dict[str, Any]:
+    """A stored document, read from S3 when it is there; `what` names it in errors."""
+    packed = document.packed
     if packed is None:
-        packed = get_object(bucket, str(item["documentKey"]))
+        packed = get_object(bucket, str(document.object_key))
     try:
-        document: dict[str, Any] = json.loads(zlib.decompress(bytes(packed)))
+        loaded: dict[str, Any] = json.loads(zlib.decompress(packed))
     except (zlib.error, ValueError) as error:
-        raise UnreadableDocument(f"{item.get('pk')} {item.get('sk')}: {error}") from error
-    return document
+        raise UnreadableDocument(f"{what}: {error}") from error
+    return loaded
 
 
 def version_put(
@@ -600,6 +704,14 @@ def _set_clause(values: Mapping[str, Any]) -> tuple[str, dict[str, str], dict[st
     return clause, names, attribute_values
 
 
+def _moved_values(expected_version: int, expected_edit_seq: int) -> dict[str, Any]:
+    return {
+        ":expected": marshal(expected_version),
+        ":seq": marshal(expected_edit_seq),
+        ":no": {"BOOL": False},
+    }
+
+
 def write_version(
     table: str,
     tenant_id: int,
@@ -609,106 +721,147 @@ def write_version(
     entry_changes: Mapping[str, Any],
     version_attributes: Mapping[str, Any],
 ) -> None:
-    """Appends a version: the entry moves from `expected_version` (with no service-side edit
-    since `expected_edit_seq`), the version is stored, the card asks for a digest. All or
-    nothing; WriteRaced when another writer moved the entry first (or deleted it)."""
+    """Appends a version as attributes: the entry moves from `expected_version` (with no
+    service-side edit since `expected_edit_seq`), the version is stored, the card asks for a
+    digest. All or nothing; WriteRaced when another writer moved the entry first (or deleted
+    it). append_version is the typed form."""
     clause, names, values = _set_clause(entry_changes)
-    values |= {
-        ":expected": {"N": str(expected_version)},
-        ":seq": {"N": str(expected_edit_seq)},
-        ":no": {"BOOL": False},
-    }
     writes = [
         {
             "Update": {
                 "TableName": table,
                 "Key": entry_key(tenant_id, knowledge_id),
                 "UpdateExpression": f"SET {clause}",
-                "ConditionExpression": "latestVersion = :expected AND deleted = :no AND "
-                "(attribute_not_exists(serviceEditSeq) OR serviceEditSeq = :seq)",
+                "ConditionExpression": _MOVED_ENTRY,
                 "ExpressionAttributeNames": names,
-                "ExpressionAttributeValues": values,
+                "ExpressionAttributeValues": values
+                | _moved_values(expected_version, expected_edit_seq),
             }
         },
         version_put(table, tenant_id, knowledge_id, version_attributes),
         card_pending_write(table, tenant_id, knowledge_id),
     ]
-    transact_write(writes, on_cancel=lambda codes: WriteRaced())
+    transact_write(writes, on_cancel=lambda codes: WriteRaced("knowledge entry moved"))
+
+
+def append_version(
+    table: str, tenant_id: int, entry: KnowledgeEntry, changes: EntryChanges
+) -> KnowledgeEntry:
+    """Appends `changes.version` to the entry as read (see write_version); returns the entry
+    as it now is."""
+    version = changes.version
+    updated: dict[str, Any] = {
+        "latestVersion": version.version,
+        "latestVersionId": version.version_id,
+        "updatedAt": format_timestamp(version.created_at),
+        "apiControl": dict(changes.api_control),
+        "name": changes.name,
+        "description": changes.description,
+    }
+    if changes.publish:
+        updated["publishedVersion"] = version.version
+    write_version(
+        table,
+        tenant_id,
+        entry.id,
+        entry.latest_version,
+        entry.service_edit_seq,
+        updated,
+        version_attributes(version),
+    )
+    return replace(
+        entry,
+        latest_version=version.version,
+        latest_version_id=version.version_id,
+        updated_at=as_stored(version.created_at),
+        api_control=dict(changes.api_control),
+        name=changes.name,
+        description=changes.description,
+        published_version=version.version if changes.publish else entry.published_version,
+    )
 
 
 def read_version_item(
-    table: str, tenant_id: int, knowledge_id: int, version: int
-) -> dict[str, Any] | None:
-    try:
-        answer = dynamodb().get_item(
-            TableName=table, Key=version_key(tenant_id, knowledge_id, version), ConsistentRead=True
-        )
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"knowledge version: {error}") from error
-    raw = answer.get("Item")
-    return from_item(raw) if raw else None
+    table: str, tenant_id: int, knowledge_id: int, version: KnowledgeVersion | int
+) -> Item | None:
+    """The version item as stored (operators and tests look at its attributes)."""
+    return read_item(table, version_key(tenant_id, knowledge_id, version), "knowledge version")
 
 
-def read_edit_items(table: str, tenant_id: int, knowledge_id: int) -> list[dict[str, Any]]:
-    """The entry's service-side edits: at most one item per section, one Query."""
-    try:
-        answer = dynamodb().query(
-            TableName=table,
-            KeyConditionExpression="pk = :pk AND begins_with(sk, :edit)",
-            ExpressionAttributeValues={
-                ":pk": {"S": f"T#{tenant_id}#K#{knowledge_id}"},
-                ":edit": {"S": _EDIT_PREFIX},
-            },
-            ConsistentRead=True,
-        )
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"knowledge edits: {error}") from error
+def read_version(
+    table: str, tenant_id: int, knowledge_id: int, version: KnowledgeVersion
+) -> VersionRecord | None:
+    item = read_version_item(table, tenant_id, knowledge_id, version)
+    return version_of(item) if item else None
+
+
+def read_edit_items(table: str, tenant_id: int, knowledge_id: int) -> list[Item]:
+    """The entry's service-side edit items as stored: at most one per section, one Query."""
+    request = {
+        "TableName": table,
+        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :edit)",
+        "ExpressionAttributeValues": {
+            ":pk": {"S": entry_pk(tenant_id, knowledge_id)},
+            ":edit": {"S": _EDIT_PREFIX},
+        },
+        "ConsistentRead": True,
+    }
+    answer = query_page(request, "knowledge edits")
     return [from_item(item) for item in answer.get("Items", [])]
 
 
-def write_edit(
-    table: str,
-    tenant_id: int,
-    knowledge_id: int,
-    expected_version: int,
-    expected_edit_seq: int,
-    section: str,
-    edit_attributes: Mapping[str, Any],
-) -> None:
+def read_edits(table: str, tenant_id: int, knowledge_id: int) -> list[EditRecord]:
+    return [edit_of(item) for item in read_edit_items(table, tenant_id, knowledge_id)]
+
+
+def write_edit(table: str, tenant_id: int, entry: KnowledgeEntry, edit: EditRecord) -> None:
     """Stores the service-side edit of one section (replacing an earlier one) and asks for a
-    digest, conditioned like write_version; WriteRaced when the entry moved first."""
+    digest, conditioned on the entry as read, like write_version; WriteRaced when the entry
+    moved first."""
+    attributes = {
+        "section": edit.section,
+        "editedAt": format_timestamp(edit.edited_at),
+        "editedBy": edit.edited_by,
+        "note": edit.note,
+        "basedOnVersion": edit.based_on_version,
+        "editSeq": edit.edit_seq,
+        **_document_attributes(edit.document),
+    }
     writes = [
         {
             "Update": {
                 "TableName": table,
-                "Key": entry_key(tenant_id, knowledge_id),
+                "Key": entry_key(tenant_id, entry.id),
                 "UpdateExpression": "SET serviceEditSeq = :next",
-                "ConditionExpression": "latestVersion = :expected AND deleted = :no AND "
-                "(attribute_not_exists(serviceEditSeq) OR serviceEditSeq = :seq)",
+                "ConditionExpression": _MOVED_ENTRY,
                 "ExpressionAttributeValues": {
-                    ":next": {"N": str(expected_edit_seq + 1)},
-                    ":expected": {"N": str(expected_version)},
-                    ":seq": {"N": str(expected_edit_seq)},
-                    ":no": {"BOOL": False},
+                    ":next": marshal(edit.edit_seq),
+                    **_moved_values(entry.latest_version, entry.service_edit_seq),
                 },
             }
         },
         {
             "Put": {
                 "TableName": table,
-                "Item": {**edit_key(tenant_id, knowledge_id, section), **to_item(edit_attributes)},
+                "Item": {**edit_key(tenant_id, entry.id, edit.section), **to_item(attributes)},
             }
         },
-        card_pending_write(table, tenant_id, knowledge_id),
+        card_pending_write(table, tenant_id, entry.id),
     ]
-    transact_write(writes, on_cancel=lambda codes: WriteRaced())
+    transact_write(writes, on_cancel=lambda codes: WriteRaced("knowledge entry moved"))
 
 
 def set_published_version(
-    table: str, tenant_id: int, knowledge_id: int, version: int | None, now: datetime
-) -> None:
+    table: str,
+    tenant_id: int,
+    entry: KnowledgeEntry,
+    version: KnowledgeVersion | None,
+    now: datetime,
+) -> KnowledgeEntry:
     """Publishes `version` (or unpublishes with None): exactly one published version, since
-    it is one attribute of the entry. WriteRaced when the entry is deleted or lacks it."""
+    it is one attribute of the entry. Returns the entry as it now is; WriteRaced when the
+    entry is deleted or lacks the version."""
+    knowledge_id = entry.id
     values: dict[str, Any] = {":now": {"S": format_timestamp(now)}, ":no": {"BOOL": False}}
     if version is None:
         update = "SET updatedAt = :now REMOVE publishedVersion"
@@ -716,92 +869,38 @@ def set_published_version(
     else:
         update = "SET updatedAt = :now, publishedVersion = :v"
         condition = "attribute_exists(pk) AND deleted = :no AND latestVersion >= :v"
-        values[":v"] = {"N": str(version)}
+        values[":v"] = marshal(version)
     try:
-        dynamodb().update_item(
-            TableName=table,
-            Key=entry_key(tenant_id, knowledge_id),
-            UpdateExpression=update,
-            ConditionExpression=condition,
-            ExpressionAttributeValues=values,
-        )
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-            raise WriteRaced() from error
-        raise StoreUnavailable(f"publish: {error}") from error
-    except BotoCoreError as error:
-        raise StoreUnavailable(f"publish: {error}") from error
+        with translated("publish"):
+            dynamodb().update_item(
+                TableName=table,
+                Key=entry_key(tenant_id, knowledge_id),
+                UpdateExpression=update,
+                ConditionExpression=condition,
+                ExpressionAttributeValues=values,
+            )
+    except ConditionFailed as error:
+        raise WriteRaced(str(error)) from error
+    return replace(entry, published_version=version, updated_at=as_stored(now))
 
 
-def resolve_external_ids(
-    table: str, tenant_id: int, provider: str, external_ids: Sequence[str]
-) -> dict[str, dict[str, Any]]:
-    """externalId -> the entry that holds it under `provider` in the tenant (not deleted):
-    one BatchGetItem of the externalId guards, one of the entries they name."""
-    wanted = list(dict.fromkeys(external_ids))
-    if not wanted:
-        return {}
-    guards = batch_get(
-        table, [external_id_key(tenant_id, provider, external_id) for external_id in wanted]
-    )
-    by_pk = {str(guard["pk"]): int(guard["knowledgeId"]) for guard in guards}
-    ids = {
-        external_id: by_pk[pk]
-        for external_id in wanted
-        if (pk := external_id_key(tenant_id, provider, external_id)["pk"]["S"]) in by_pk
-    }
-    if not ids:
-        return {}
-    entries = batch_get(
-        table,
-        [entry_key(tenant_id, knowledge_id) for knowledge_id in set(ids.values())],
-        projection="id, #n, provider, knowledgeType, deleted",
-        names={"#n": "name"},
-    )
-    by_id = {int(entry["id"]): entry for entry in entries if not entry.get("deleted")}
-    return {
-        external_id: by_id[knowledge_id]
-        for external_id, knowledge_id in ids.items()
-        if knowledge_id in by_id
-    }
-
-
-def read_card_items(
+def read_card(
     table: str, tenant_id: int, knowledge_id: int
-) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+) -> tuple[KnowledgeEntry | None, CardRecord | None]:
     """The entry and its card in one BatchGetItem (strongly consistent reads)."""
-    items = _consistent_batch_get(
-        table, [entry_key(tenant_id, knowledge_id), card_key(tenant_id, knowledge_id)]
+    items = batch_get(
+        table,
+        [entry_key(tenant_id, knowledge_id), card_key(tenant_id, knowledge_id)],
+        consistent=True,
     )
-    entry = next((item for item in items if item["sk"] == "ENTRY"), None)
-    card = next((item for item in items if item["sk"] == _CARD_SK), None)
+    entry = next((entry_of(item) for item in items if item["sk"] == "ENTRY"), None)
+    card = next((card_of(item) for item in items if item["sk"] == _CARD_SK), None)
     return entry, card
 
 
-def _consistent_batch_get(table: str, keys: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    try:
-        answer = dynamodb().batch_get_item(
-            RequestItems={table: {"Keys": list(keys), "ConsistentRead": True}}
-        )
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"knowledge card: {error}") from error
-    if answer.get("UnprocessedKeys"):
-        # Two small keys are rarely left unprocessed; reading them one by one is simplest.
-        return [item for key in keys if (item := _get(table, key)) is not None]
-    return [from_item(item) for item in answer.get("Responses", {}).get(table, [])]
-
-
-def _get(table: str, key: Mapping[str, Any]) -> dict[str, Any] | None:
-    try:
-        answer = dynamodb().get_item(TableName=table, Key=dict(key), ConsistentRead=True)
-    except (ClientError, BotoCoreError) as error:
-        raise StoreUnavailable(f"knowledge read: {error}") from error
-    raw = answer.get("Item")
-    return from_item(raw) if raw else None
-
-
-def read_card_item(table: str, tenant_id: int, knowledge_id: int) -> dict[str, Any] | None:
-    return _get(table, card_key(tenant_id, knowledge_id))
+def read_card_record(table: str, tenant_id: int, knowledge_id: int) -> CardRecord | None:
+    item = read_item(table, card_key(tenant_id, knowledge_id), "knowledge card")
+    return card_of(item) if item else None
 
 
 def complete_card(
@@ -809,31 +908,37 @@ def complete_card(
     tenant_id: int,
     knowledge_id: int,
     generation: int,
-    attributes: Mapping[str, Any],
+    result: CardRecord,
+    processed_at: datetime,
+    digested_version: KnowledgeVersion | None = None,
 ) -> bool:
-    """Stores a digest result if no write asked for a newer one meanwhile (the generation
-    still matches). Returns False when it was superseded: the newer request's message will
-    produce the card."""
+    """Stores a digest result (READY with its sections and digested version, or FAILED with
+    its reason) if no write asked for a newer one meanwhile (the generation still matches).
+    Returns False when it was superseded: the newer request's message will make the card."""
+    attributes: dict[str, Any] = {"processingStatus": result.processing_status}
+    if result.processing_reason is not None:
+        attributes["processingReason"] = result.processing_reason
+    else:
+        attributes["sections"] = result.sections
+        attributes["digestedVersion"] = digested_version
+    attributes["processedAt"] = format_timestamp(processed_at)
     clause, names, values = _set_clause(attributes)
-    values[":g"] = {"N": str(generation)}
+    values[":g"] = marshal(generation)
     update = f"SET {clause}"
     if "processingReason" not in attributes:
         update += " REMOVE processingReason"
     try:
-        dynamodb().update_item(
-            TableName=table,
-            Key=card_key(tenant_id, knowledge_id),
-            UpdateExpression=update,
-            ConditionExpression="generation = :g",
-            ExpressionAttributeNames=names,
-            ExpressionAttributeValues=values,
-        )
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-            return False
-        raise StoreUnavailable(f"knowledge card: {error}") from error
-    except BotoCoreError as error:
-        raise StoreUnavailable(f"knowledge card: {error}") from error
+        with translated("knowledge card"):
+            dynamodb().update_item(
+                TableName=table,
+                Key=card_key(tenant_id, knowledge_id),
+                UpdateExpression=update,
+                ConditionExpression="generation = :g",
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+    except ConditionFailed:
+        return False
     return True
 
 

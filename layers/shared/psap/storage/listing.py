@@ -1,5 +1,5 @@
-"""Listings kept as keys-only pointer items plus counters, shared by the users and
-evaluations lists (the knowledge list keeps its own, older copy of the same idea).
+"""Listings kept as keys-only pointer items plus counters, shared by the users, evaluations
+and knowledge lists.
 
 A pointer is an item with only `pk` and `sk`; its `sk` sorts the listing and ends with the
 listed record's id, zero-padded to 19 digits. A page is one Query of `size` pointers (after
