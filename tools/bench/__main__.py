@@ -63,7 +63,7 @@ def parse_arguments(arguments: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--list", action="store_true", help="list the sections and exit")
     parser.add_argument(
-        "--runs", type=int, default=5, help="cold-start runs per figure, median reported (>= 5)"
+        "--runs", type=int, default=9, help="cold-start runs per figure, median reported (>= 5)"
     )
     parser.add_argument(
         "--warm-calls", type=int, default=200, help="timed calls per side of the warm latency"
