@@ -72,3 +72,29 @@ def test_bytes_that_do_not_decode_are_unreadable_and_named(bucket: str) -> None:
         unpack_document(PackedDocument(b"not zlib", None), bucket, "version 3")
     with pytest.raises(UnreadableDocument, match="version 4"):
         unpack_document(PackedDocument(zlib.compress(b"{not json"), None), bucket, "version 4")
+
+
+def test_a_list_apart_goes_to_s3_alone_and_the_item_keeps_the_rest(bucket: str) -> None:
+    document = {"id": 7, "segments": DOCUMENT["notes"], "name": "Kit"}
+    stored_bytes = len(encode_document(document))
+    at_limit = pack_document(
+        document,
+        inline_bytes=stored_bytes,
+        bucket=bucket,
+        object_key=KEY,
+        content_type="zlib",
+        apart="segments",
+    )
+    assert at_limit.inline == encode_document(document) and not at_limit.in_s3
+    packed = pack_document(
+        document,
+        inline_bytes=stored_bytes - 1,
+        bucket=bucket,
+        object_key=KEY,
+        content_type="zlib",
+        apart="segments",
+    )
+    assert packed.in_s3 and packed.object_key == KEY
+    assert packed.inline == encode_document({"id": 7, "segments": [], "name": "Kit"})
+    assert get_object(bucket, KEY) == encode_document({"segments": DOCUMENT["notes"]})
+    assert unpack_document(packed, bucket, "kit") == document

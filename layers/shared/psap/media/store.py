@@ -32,20 +32,15 @@ from psap.errors import NotFound, StoreUnavailable
 from psap.events.store import EVENTS, media_link_item
 from psap.media.models import RadioTrafficMedia
 from psap.storage import numbered
-from psap.storage.documents import (
-    PackedDocument,
-    decode_document,
-    encode_document,
-    pack_document,
-    unpack_document,
-)
+from psap.storage.documents import PackedDocument, pack_document, unpack_document
 from psap.storage.dynamodb import read_item, transact_write
 from psap.storage.s3 import put_object
 from psap.storage.sequences import next_id
 
 MEDIA_SEQUENCE = "MEDIA"
-# Segments stay inline while their compressed JSON is at most this (a 400 KB item holds the
-# rest); a 2-hour channel (~2 400 cues) compresses to about 60 KB: `make bench` prints it.
+# The record keeps its segments inline while its compressed JSON is at most this (a 400 KB
+# item holds the rest), else they go to S3; a 2-hour channel (~2 400 cues) compresses to
+# about 60 KB: `make bench` prints it.
 INLINE_SEGMENTS_BYTES = 300_000
 SRT_CONTENT_TYPE = "application/x-subrip"
 _RECORD_SK = "RECORD"
@@ -92,12 +87,13 @@ def create_radio_traffic(
     sha = media.content_sha256
     put_object(bucket, original_key(tenant_id, media.event_id, sha), original, SRT_CONTENT_TYPE)
     document = media.model_dump(mode="json", by_alias=True)
-    segments = pack_document(
-        {"segments": document["segments"]},
+    packed = pack_document(
+        document,
         inline_bytes=INLINE_SEGMENTS_BYTES,
         bucket=bucket,
         object_key=segments_key(tenant_id, media.event_id, sha, media.id),
         content_type="zlib",
+        apart="segments",
     )
     record: dict[str, Any] = {
         **media_key(tenant_id, media.id),
@@ -108,11 +104,9 @@ def create_radio_traffic(
         "contentSha256": {"S": sha},
         "originalKey": {"S": original_key(tenant_id, media.event_id, sha)},
     }
-    if segments.in_s3:
-        # The record keeps the rest of the document; its segments are read from the object.
-        document = {**document, "segments": []}
-        record["segmentsKey"] = {"S": str(segments.object_key)}
-    record["doc"] = {"B": encode_document(document)}
+    if packed.in_s3:
+        record["segmentsKey"] = {"S": packed.object_key}
+    record["doc"] = {"B": packed.inline}
     writes: list[dict[str, Any]] = [
         {
             "Put": {
@@ -166,9 +160,6 @@ def get_radio_traffic(
     item = read_item(table, media_key(tenant_id, media_id), "media")
     if item is None:
         return None
-    document = decode_document(bytes(item["doc"]))
     key = item.get("segmentsKey")
-    if key:
-        outside = unpack_document(PackedDocument(None, str(key)), bucket, f"media {media_id}")
-        document["segments"] = outside["segments"]
-    return RadioTrafficMedia.model_validate(document)
+    packed = PackedDocument(bytes(item["doc"]), str(key) if key else None)
+    return RadioTrafficMedia.model_validate(unpack_document(packed, bucket, f"media {media_id}"))

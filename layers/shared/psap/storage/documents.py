@@ -40,8 +40,9 @@ class UnreadableDocument(Exception):
 
 @dataclass(frozen=True)
 class PackedDocument:
-    """A compressed document as an item holds it: the bytes inline, or the S3 key they were
-    written to; with both sizes, for an item that keeps them (0 when it does not)."""
+    """A compressed document as an item holds it: the bytes inline, the S3 key of the object
+    written for it, or both when only one large list of it went to S3 (see `pack_document`).
+    The sizes are the whole document's (JSON and compressed), 0 when an item keeps none."""
 
     inline: bytes | None
     object_key: str | None
@@ -50,7 +51,7 @@ class PackedDocument:
 
     @property
     def in_s3(self) -> bool:
-        return self.inline is None
+        return self.object_key is not None
 
 
 def pack_document(
@@ -60,28 +61,36 @@ def pack_document(
     bucket: str,
     object_key: str,
     content_type: str,
+    apart: str | None = None,
 ) -> PackedDocument:
     """Compresses a document: inline when it is at most `inline_bytes` compressed, else
     written to S3 under `object_key` now, before the transaction that stores the pointer (a
-    failed transaction leaves an object nothing points at, never a pointer to nothing)."""
+    failed transaction leaves an object nothing points at, never a pointer to nothing).
+
+    With `apart` (the name of a list field), only that list goes to S3 and the item keeps the
+    rest of the document, the list emptied."""
     raw = _wire_json(document)
     packed = zlib.compress(raw, _LEVEL)
     if len(packed) <= inline_bytes:
         return PackedDocument(packed, None, len(raw), len(packed))
-    put_object(bucket, object_key, packed, content_type)
-    return PackedDocument(None, object_key, len(raw), len(packed))
+    if apart is None:
+        put_object(bucket, object_key, packed, content_type)
+        return PackedDocument(None, object_key, len(raw), len(packed))
+    put_object(bucket, object_key, encode_document({apart: document[apart]}), content_type)
+    rest = encode_document({**document, apart: []})
+    return PackedDocument(rest, object_key, len(raw), len(packed))
 
 
 def unpack_document(packed: PackedDocument, bucket: str, what: str) -> dict[str, Any]:
-    """The document back from either form (one S3 read when it is there): ObjectMissing when
+    """The document back from any form (one S3 read when it is there): ObjectMissing when
     the object is gone, UnreadableDocument (naming `what`) when the bytes do not decode."""
-    blob = (
-        packed.inline if packed.inline is not None else get_object(bucket, str(packed.object_key))
-    )
     try:
-        return decode_document(blob)
+        document = {} if packed.inline is None else decode_document(packed.inline)
+        if packed.object_key is not None:
+            document.update(decode_document(get_object(bucket, packed.object_key)))
     except (zlib.error, ValueError) as error:
         raise UnreadableDocument(f"{what}: {error}") from error
+    return document
 
 
 def split(blob: bytes, chunk_bytes: int | None = None) -> list[bytes]:
