@@ -21,8 +21,6 @@ This module is the only one that spells the items' attribute names: it hands the
 records (psap.knowledge.records) and takes them back.
 """
 
-import json
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -43,13 +41,13 @@ from psap.knowledge.records import (
     VersionRecord,
 )
 from psap.paging import PageRequest
-from psap.storage import listing
+from psap.storage import documents, listing
 from psap.storage.attributes import Item, from_item, marshal, to_item
 from psap.storage.aws import ConditionFailed, translated
+from psap.storage.documents import PackedDocument, pack_document, unpack_document
 from psap.storage.dynamodb import batch_get, dynamodb, read_item, transact_write
 from psap.storage.listing import KeyRange, WritePlan
 from psap.storage.queries import query_page
-from psap.storage.s3 import get_object, put_object
 from psap.storage.sequences import next_id
 
 if TYPE_CHECKING:
@@ -90,9 +88,8 @@ class WriteRaced(ConditionFailed):
     """The entry changed between the read and the conditional write: read again, retry."""
 
 
-class UnreadableDocument(Exception):
-    """A stored document that does not decompress or parse: a bug or corruption, never
-    the caller's input."""
+# A stored document that does not decode; the card worker catches it by this store's name.
+UnreadableDocument = documents.UnreadableDocument
 
 
 # ------------------------------------------------------------------------------ keys
@@ -614,7 +611,6 @@ def resolve_external_ids(
 # Compressed documents up to this size stay in the version item (reads: one GetItem); larger
 # ones go to S3. DynamoDB's item limit is 400 KB, and a transactional write costs 2 WCU per KB.
 INLINE_DOCUMENT_BYTES = 64 * 1024
-_ZLIB_LEVEL = 6  # zlib's default: most of the gain of level 9 at a fraction of the CPU time
 _VERSION_PREFIX = "V#"
 _EDIT_PREFIX = "EDIT#"
 _CARD_SK = "CARD"
@@ -643,27 +639,23 @@ def document_object_key(tenant_id: int, knowledge_id: int, name: str) -> str:
 
 
 def store_document(bucket: str, object_key: str, document: Mapping[str, Any]) -> StoredDocument:
-    """Compresses a document; a large one is written to S3 now (before the transaction that
-    points at it: a failed transaction leaves an object nothing points at, never the reverse).
-    """
-    raw = json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    packed = zlib.compress(raw, _ZLIB_LEVEL)
-    if len(packed) <= INLINE_DOCUMENT_BYTES:
-        return StoredDocument(packed, None, len(raw), len(packed))
-    put_object(bucket, object_key, packed, "application/zlib")
-    return StoredDocument(None, object_key, len(raw), len(packed))
+    """Compresses a document; a large one is written to S3 now (psap.storage.documents)."""
+    packed = pack_document(
+        document,
+        inline_bytes=INLINE_DOCUMENT_BYTES,
+        bucket=bucket,
+        object_key=object_key,
+        content_type="application/zlib",
+    )
+    return StoredDocument(packed.inline, packed.object_key, packed.raw_bytes, packed.stored_bytes)
 
 
 def load_document(bucket: str, document: StoredDocument, what: str) -> dict[str, Any]:
     """A stored document, read from S3 when it is there; `what` names it in errors."""
-    packed = document.packed
-    if packed is None:
-        packed = get_object(bucket, str(document.object_key))
-    try:
-        loaded: dict[str, Any] = json.loads(zlib.decompress(packed))
-    except (zlib.error, ValueError) as error:
-        raise UnreadableDocument(f"{what}: {error}") from error
-    return loaded
+    packed = PackedDocument(
+        document.packed, document.object_key, document.raw_bytes, document.stored_bytes
+    )
+    return unpack_document(packed, bucket, what)
 
 
 def version_put(

@@ -32,14 +32,15 @@ from psap.errors import NotFound, StoreUnavailable
 from psap.events.store import EVENTS, media_link_item
 from psap.media.models import RadioTrafficMedia
 from psap.storage import numbered
-from psap.storage.documents import decode_document, encode_document
+from psap.storage.documents import PackedDocument, pack_document, unpack_document
 from psap.storage.dynamodb import read_item, transact_write
-from psap.storage.s3 import get_object, put_object
+from psap.storage.s3 import put_object
 from psap.storage.sequences import next_id
 
 MEDIA_SEQUENCE = "MEDIA"
-# Segments stay inline while their compressed JSON is under this (a 400 KB item holds the
-# rest); a 2-hour channel (~2 400 cues) compresses to about 60 KB: `make bench` prints it.
+# The record keeps its segments inline while its compressed JSON is at most this (a 400 KB
+# item holds the rest), else they go to S3; a 2-hour channel (~2 400 cues) compresses to
+# about 60 KB: `make bench` prints it.
 INLINE_SEGMENTS_BYTES = 300_000
 SRT_CONTENT_TYPE = "application/x-subrip"
 _RECORD_SK = "RECORD"
@@ -86,7 +87,14 @@ def create_radio_traffic(
     sha = media.content_sha256
     put_object(bucket, original_key(tenant_id, media.event_id, sha), original, SRT_CONTENT_TYPE)
     document = media.model_dump(mode="json", by_alias=True)
-    blob = encode_document(document)
+    packed = pack_document(
+        document,
+        inline_bytes=INLINE_SEGMENTS_BYTES,
+        bucket=bucket,
+        object_key=segments_key(tenant_id, media.event_id, sha, media.id),
+        content_type="zlib",
+        apart="segments",
+    )
     record: dict[str, Any] = {
         **media_key(tenant_id, media.id),
         "id": {"N": str(media.id)},
@@ -96,12 +104,9 @@ def create_radio_traffic(
         "contentSha256": {"S": sha},
         "originalKey": {"S": original_key(tenant_id, media.event_id, sha)},
     }
-    if len(blob) > INLINE_SEGMENTS_BYTES:
-        key = segments_key(tenant_id, media.event_id, sha, media.id)
-        put_object(bucket, key, encode_document({"segments": document["segments"]}), "zlib")
-        blob = encode_document({**document, "segments": []})
-        record["segmentsKey"] = {"S": key}
-    record["doc"] = {"B": blob}
+    if packed.in_s3:
+        record["segmentsKey"] = {"S": packed.object_key}
+    record["doc"] = {"B": packed.inline}
     writes: list[dict[str, Any]] = [
         {
             "Put": {
@@ -155,8 +160,6 @@ def get_radio_traffic(
     item = read_item(table, media_key(tenant_id, media_id), "media")
     if item is None:
         return None
-    document = decode_document(bytes(item["doc"]))
     key = item.get("segmentsKey")
-    if key:
-        document["segments"] = decode_document(get_object(bucket, str(key)))["segments"]
-    return RadioTrafficMedia.model_validate(document)
+    packed = PackedDocument(bytes(item["doc"]), str(key) if key else None)
+    return RadioTrafficMedia.model_validate(unpack_document(packed, bucket, f"media {media_id}"))
