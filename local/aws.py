@@ -22,7 +22,7 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_ba
 from moto.server import ThreadedMotoServer
 from werkzeug.serving import make_server
 
-from local import iam_enforcement, moto_dynamodb_items, moto_keepalive
+from local import iam_enforcement, moto_dynamodb_items, moto_keepalive, moto_queries
 from local.iam import OPERATOR_ACCESS_KEY_ID, OPERATOR_SECRET_ACCESS_KEY
 from local.moto_s3 import store_put_bodies_verbatim
 from local.moto_transactions import back_up_only_touched_items
@@ -149,6 +149,7 @@ class EmbeddedAws:
         store_put_bodies_verbatim()
         moto_keepalive.install()
         moto_dynamodb_items.install()
+        moto_queries.install()
         if self._requested_port:
             _ensure_free(self._host, self._requested_port)
         server = _MotoServer(self._host, self._requested_port)

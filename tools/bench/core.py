@@ -34,7 +34,7 @@ class Row:
 class Options:
     runs: int  # subprocess runs per cold-start figure (the median is reported)
     warm_calls: int  # timed calls per side of the warm-latency comparison
-    index_moto_queries: bool  # see tools.bench.moto.indexed_queries
+    index_moto_queries: bool  # see local.moto_queries.indexed_queries
 
 
 type SectionRun = Callable[[Options], list[Row]]

@@ -20,6 +20,8 @@ from botocore import UNSIGNED
 from botocore.config import Config
 from moto import mock_aws
 
+from local.moto_queries import indexed_queries
+
 # None of these reads the environment at import; the function module itself (which does,
 # through Powertools) is imported later, by list_handler, after the environment is set.
 from psap.clock import format_timestamp
@@ -36,7 +38,6 @@ from tools.bench.moto import (
     Reads,
     bulk_write,
     create_tables,
-    indexed_queries,
     use_in_process_environment,
 )
 from tools.bench.template import TableSpec, table_specs

@@ -1,20 +1,16 @@
 """moto plumbing for the in-process sections: tables from template.yaml, a read counter,
-bulk loading, and an index that keeps moto's Query from costing O(table) per call.
+bulk loading. (The index that keeps moto's Query from costing O(table) per call is
+local/moto_queries.py: the embedded AWS uses it too.)
 """
 
-import bisect
 import itertools
 import math
 import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
-
-from moto.dynamodb.models.dynamo_type import DynamoType
-from moto.dynamodb.models.table import Table
 
 from psap.knowledge import store
 from tools.bench.template import TableSpec, table_environment
@@ -245,115 +241,6 @@ class ReadCounter:
         elif operation == "BatchGetItem":
             responses = parsed.get("Responses", {})
             self.reads.full += sum(len(items) for items in responses.values())
-
-
-# ---------------------------------------------------------------- moto Query index
-
-
-@contextmanager
-def indexed_queries() -> Iterator[None]:
-    """Makes moto answer a table Query in O(page) instead of O(table), with the same answer.
-
-    moto 5 answers every Query by sorting all items of the table, filtering the partition
-    and sorting it again; at 500 000 items that is several seconds per call, and a deep page
-    of the 100 000-entry tenant makes about 100 calls. While this is active, a table Query
-    is handed to moto's own Query with a view of the table holding only the items moto
-    would look at: the partition's items after ExclusiveStartKey, in key order, up to the
-    one after `Limit` items matched the key condition (matched with moto's own compare).
-    moto then pages, counts (ScannedCount), projects and serializes exactly as always.
-    Index queries, reverse order, legacy filters and unknown arguments go to moto untouched.
-    Sorted keys are kept per partition and dropped on any write."""
-    original_query = Table.query
-    original_put = Table.put_item
-    original_delete = Table.delete_item
-    sorted_keys: dict[tuple[int, Any], list[Any]] = {}
-
-    def put_item(self: Any, *args: Any, **kwargs: Any) -> Any:
-        sorted_keys.clear()
-        return original_put(self, *args, **kwargs)
-
-    def delete_item(self: Any, *args: Any, **kwargs: Any) -> Any:
-        sorted_keys.clear()
-        return original_delete(self, *args, **kwargs)
-
-    def query(
-        self: Any,
-        hash_key: Any,
-        range_comparison: str | None,
-        range_objs: list[Any],
-        limit: int,  # moto's annotation; None when the request has no Limit
-        exclusive_start_key: dict[str, Any],  # moto's annotation; None on a first page
-        scan_index_forward: bool,
-        projection_expressions: Any,
-        index_name: str | None = None,
-        consistent_read: bool = False,
-        filter_expression: Any = None,
-        **rest: Any,
-    ) -> Any:
-        def ask_moto() -> Any:
-            return original_query(
-                self,
-                hash_key,
-                range_comparison,
-                range_objs,
-                limit,
-                exclusive_start_key,
-                scan_index_forward,
-                projection_expressions,
-                index_name,
-                consistent_read,
-                filter_expression,
-                **rest,
-            )
-
-        range_conditions = rest.get("range_key_conditions") or []
-        simple = (
-            index_name is None
-            and hash_key is not None
-            and self.range_key_attr
-            and isinstance(limit, int)  # no Limit: the whole partition is read anyway
-            and scan_index_forward
-            and set(rest) <= {"hash_key_conditions", "range_key_conditions"}
-            and all(condition[0] == self.range_key_attr for condition in range_conditions)
-            and len(range_conditions) <= 1
-            and (not exclusive_start_key or self.range_key_attr in exclusive_start_key)
-        )
-        if not simple:
-            return ask_moto()
-        partition = self.items.get(hash_key) or {}
-        keys = sorted_keys.get((id(self), hash_key))
-        if keys is None or len(keys) != len(partition):
-            keys = sorted(partition)
-            sorted_keys[(id(self), hash_key)] = keys
-        first = 0
-        if exclusive_start_key:
-            first = bisect.bisect_right(keys, DynamoType(exclusive_start_key[self.range_key_attr]))
-        window: dict[Any, Any] = {}
-        matched = 0
-        for key in itertools.islice(keys, first, None):
-            item = partition[key]
-            window[key] = item
-            if range_comparison is None or item.range_key.compare(range_comparison, range_objs):
-                matched += 1
-            if matched > limit:
-                break
-        everything = self.items
-        self.items = {hash_key: window} if window else {}
-        try:
-            return ask_moto()
-        finally:
-            self.items = everything
-
-    # Patched on the class for the duration only: moto creates its Table objects itself.
-    Table.query = query  # type: ignore[method-assign,assignment]
-    Table.put_item = put_item  # type: ignore[method-assign]
-    Table.delete_item = delete_item  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        Table.query = original_query  # type: ignore[method-assign]
-        Table.put_item = original_put  # type: ignore[method-assign]
-        Table.delete_item = original_delete  # type: ignore[method-assign]
 
 
 # ---------------------------------------------------------------- bulk loading
