@@ -5,7 +5,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from psap.config import tenant_data_table
 from psap.events.store import get_event
 from psap.media.ingest import RadioTrafficTarget, ingest
 
@@ -14,7 +13,7 @@ SAMPLE = Path(__file__).with_name("sample_radio_traffic.srt")
 
 def seed_media(tenant_id: int, event_ids: list[int]) -> dict[str, Any]:
     """Returns the stack.json facts: the event and the media id (none without an event)."""
-    event = get_event(tenant_data_table(), tenant_id, event_ids[0]) if event_ids else None
+    event = get_event(tenant_id, event_ids[0]) if event_ids else None
     if event is None or event.id is None:
         return {}
     started = event.event_date + timedelta(seconds=60) if event.event_date else None

@@ -22,7 +22,6 @@ from typing import Any
 
 from local.demo_data import read_records
 from psap.clock import format_timestamp
-from psap.config import tenant_data_table
 from psap.events.models import Event
 from psap.events.store import bulk_load_events
 from psap.incidents.models import Incident
@@ -1000,12 +999,11 @@ def evaluations_for(
 
 def load(dataset: TenantDataset, tenant_id: int, now: datetime = BASE) -> None:
     """Writes the dataset into an EMPTY tenant with the stores' bulk loaders."""
-    table = tenant_data_table()
-    bulk_load_users(table, tenant_id, dataset.users)
-    bulk_load_enrollments(table, tenant_id, dataset.enrollments)
-    bulk_load_evaluations(table, tenant_id, dataset.evaluations)
-    bulk_load_incidents(table, tenant_id, dataset.incidents, now)
-    bulk_load_events(table, tenant_id, dataset.events, now)
+    bulk_load_users(tenant_id, dataset.users)
+    bulk_load_enrollments(tenant_id, dataset.enrollments)
+    bulk_load_evaluations(tenant_id, dataset.evaluations)
+    bulk_load_incidents(tenant_id, dataset.incidents, now)
+    bulk_load_events(tenant_id, dataset.events, now)
 
 
 def facts(dataset: TenantDataset) -> dict[str, Any]:

@@ -45,7 +45,7 @@ from psap.training.store import put_enrollment
 from psap.users.models import User
 from psap.users.store import put_user
 
-type Writer = Callable[[str, int, Any, datetime], UpsertOutcome]
+type Writer = Callable[[int, Any, datetime], UpsertOutcome]
 
 
 @dataclass(frozen=True)
@@ -55,24 +55,24 @@ class Kind:
     write: Writer
 
 
-def _users(table: str, tenant: int, record: Any, now: datetime) -> UpsertOutcome:
-    return put_user(table, tenant, record)
+def _users(tenant: int, record: Any, now: datetime) -> UpsertOutcome:
+    return put_user(tenant, record)
 
 
-def _enrollments(table: str, tenant: int, record: Any, now: datetime) -> UpsertOutcome:
-    return put_enrollment(table, tenant, record)
+def _enrollments(tenant: int, record: Any, now: datetime) -> UpsertOutcome:
+    return put_enrollment(tenant, record)
 
 
-def _evaluations(table: str, tenant: int, record: Any, now: datetime) -> UpsertOutcome:
-    return put_evaluation(table, tenant, record)
+def _evaluations(tenant: int, record: Any, now: datetime) -> UpsertOutcome:
+    return put_evaluation(tenant, record)
 
 
-def _incidents(table: str, tenant: int, record: Any, now: datetime) -> UpsertOutcome:
-    return import_incident(table, tenant, record, now)
+def _incidents(tenant: int, record: Any, now: datetime) -> UpsertOutcome:
+    return import_incident(tenant, record, now)
 
 
-def _events(table: str, tenant: int, record: Any, now: datetime) -> UpsertOutcome:
-    return import_event(table, tenant, record, now)
+def _events(tenant: int, record: Any, now: datetime) -> UpsertOutcome:
+    return import_event(tenant, record, now)
 
 
 # In dependency order: users first, since enrollments and evaluations belong to users.
@@ -199,7 +199,7 @@ def import_file(
 ) -> FileReport:
     """Imports one file; never raises for a bad record (it goes to the report's errors)."""
     report = FileReport(path, kind.name)
-    table = tenant_data_table()
+    tenant_data_table()  # a target without the table is refused before the first record
     now = utc_now()
     total = sum(1 for _ in _lines(path))
     bar = ProgressBar(f"{path.name} ({kind.name})", total, progress) if progress else None
@@ -213,7 +213,7 @@ def import_file(
             if unknown:
                 # A misspelled field would be dropped and its value lost: refused instead.
                 return number, "; ".join(f"{name}: unknown field" for name in unknown[:5])
-            return number, kind.write(table, tenant_id, record, now)
+            return number, kind.write(tenant_id, record, now)
         except json.JSONDecodeError as error:
             return number, f"not JSON ({error.msg} at column {error.colno})"
         except TextRefused as refused:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from psap.cad import worker
-from psap.config import cad_table, tenant_data_table
+from psap.config import cad_table
 from psap.errors import StoreUnavailable
 from psap.incidents import store as incidents
 from psap.webhooks import store as webhook_store
@@ -319,8 +319,8 @@ def test_an_earlier_failing_try_is_retried_silently(
 
 def test_incidents_of_one_tenant_are_not_visible_to_another(cad: CadFunctions) -> None:
     process(cad, flat_submission())
-    assert incidents.find_incident_id(tenant_data_table(), TENANT, "2026-000123") is not None
-    assert incidents.find_incident_id(tenant_data_table(), TENANT + 1, "2026-000123") is None
+    assert incidents.find_incident_id(TENANT, "2026-000123") is not None
+    assert incidents.find_incident_id(TENANT + 1, "2026-000123") is None
 
 
 def _now() -> Any:

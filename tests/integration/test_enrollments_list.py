@@ -28,7 +28,6 @@ from tests.integration.tenant_data_api import (
     ItemsRead,
     TenantDataApi,
     strict_json,
-    table,
 )
 
 TRAINEE = USER["id"]
@@ -47,7 +46,7 @@ def api(
 @pytest.fixture
 def people(api: TenantDataApi) -> None:
     for record in (USER, OFFICER):
-        put_user(table(), api.tenant, User.model_validate(record))
+        put_user(api.tenant, User.model_validate(record))
 
 
 def enrollment(**changes: Any) -> PhaseEnrollment:
@@ -58,7 +57,7 @@ def enrollment(**changes: Any) -> PhaseEnrollment:
 
 def test_enrollment_shape_is_the_specs_field_for_field(api: TenantDataApi, people: None) -> None:
     # Given an enrollment with every field of the spec's tables set
-    assert put_enrollment(table(), api.tenant, enrollment()) is UpsertOutcome.CREATED
+    assert put_enrollment(api.tenant, enrollment()) is UpsertOutcome.CREATED
     # When the trainee's enrollments are read
     status, body = api.enrollments(TRAINEE)
     # Then it reads back exactly: full form, task list, template, items, audit, groups
@@ -68,7 +67,7 @@ def test_enrollment_shape_is_the_specs_field_for_field(api: TenantDataApi, peopl
 
 
 def test_key_sets_of_every_nested_shape(api: TenantDataApi, people: None) -> None:
-    put_enrollment(table(), api.tenant, enrollment())
+    put_enrollment(api.tenant, enrollment())
     (listed,) = api.enrollments(TRAINEE)[1]
     assert set(listed) == SPEC_FIELDS["enrollment"]
     assert set(listed["user"]) == set(listed["primaryTrainingOfficer"]) == SPEC_FIELDS["user"]
@@ -89,7 +88,7 @@ def test_key_sets_of_every_nested_shape(api: TenantDataApi, people: None) -> Non
 def test_nested_enrollments_carry_id_through_signoff_id_only(
     api: TenantDataApi, people: None
 ) -> None:
-    put_enrollment(table(), api.tenant, enrollment())
+    put_enrollment(api.tenant, enrollment())
     (listed,) = api.enrollments(TRAINEE)[1]
     (nested,) = listed["taskLists"][0]["phaseEnrollments"]
     assert set(nested) == SPEC_FIELDS["enrollmentSummary"]
@@ -99,7 +98,7 @@ def test_nested_enrollments_carry_id_through_signoff_id_only(
 def test_dates_are_yyyy_mm_dd_and_timestamps_iso_utc_with_ms(
     api: TenantDataApi, people: None
 ) -> None:
-    put_enrollment(table(), api.tenant, enrollment())
+    put_enrollment(api.tenant, enrollment())
     (listed,) = api.enrollments(TRAINEE)[1]
     assert listed["startDate"] == "2025-11-03"
     assert listed["signoffCreatedAt"] == "2026-01-06T09:30:00.000Z"
@@ -111,7 +110,7 @@ def test_task_list_counters_are_computed_from_the_items(api: TenantDataApi, peop
     record["taskLists"][0].update(
         totalItems=99, notStartedItemCount=0, proficientItemCount=42, explainedItemCount=7
     )
-    put_enrollment(table(), api.tenant, PhaseEnrollment.model_validate(record))
+    put_enrollment(api.tenant, PhaseEnrollment.model_validate(record))
     (listed,) = api.enrollments(TRAINEE)[1]
     task_list = listed["taskLists"][0]
     # Then the counters say what the items say (trainer positions 2, 3, 1, 0)
@@ -137,7 +136,7 @@ def test_task_list_counters_are_computed_from_the_items(api: TenantDataApi, peop
 
 def test_status_is_one_of_the_six_states(api: TenantDataApi, people: None) -> None:
     for status in EnrollmentStatus:
-        put_enrollment(table(), api.tenant, enrollment(status=status.value))
+        put_enrollment(api.tenant, enrollment(status=status.value))
         assert api.enrollments(TRAINEE)[1][0]["status"] == status.value
 
 
@@ -150,8 +149,8 @@ def test_several_enrollments_come_by_id_each_with_its_task_lists(
     api: TenantDataApi, people: None
 ) -> None:
     second_list = {**copy.deepcopy(TASK_LIST), "id": 9002, "items": []}
-    put_enrollment(table(), api.tenant, enrollment(id=8003, taskLists=[second_list]))
-    put_enrollment(table(), api.tenant, enrollment())
+    put_enrollment(api.tenant, enrollment(id=8003, taskLists=[second_list]))
+    put_enrollment(api.tenant, enrollment())
     body = api.enrollments(TRAINEE)[1]
     assert [item["id"] for item in body] == [8001, 8003]
     assert [tl["id"] for tl in body[1]["taskLists"]] == [9002]
@@ -171,7 +170,7 @@ def test_unknown_user_is_404_error_info(api: TenantDataApi, people: None) -> Non
 
 
 def test_tenant_isolation_another_tenants_user_is_404(api: TenantDataApi, people: None) -> None:
-    put_enrollment(table(), api.tenant, enrollment())
+    put_enrollment(api.tenant, enrollment())
     status, body = api.enrollments(TRAINEE, tenant=api.other_tenant)
     assert status == 404
     assert body["reason"] == "NOT_FOUND"
@@ -197,9 +196,9 @@ def test_permission_manage_phases_is_required(api: TenantDataApi, people: None) 
 
 def test_people_read_as_the_tenants_current_user_records(api: TenantDataApi, people: None) -> None:
     # Given an enrollment imported while the officer was called James Brooks
-    put_enrollment(table(), api.tenant, enrollment())
+    put_enrollment(api.tenant, enrollment())
     # When the officer's user record changes
-    put_user(table(), api.tenant, User.model_validate({**OFFICER, "lastName": "Brooks-Hale"}))
+    put_user(api.tenant, User.model_validate({**OFFICER, "lastName": "Brooks-Hale"}))
     (listed,) = api.enrollments(TRAINEE)[1]
     # Then every place that names the officer says so
     task_list = listed["taskLists"][0]
@@ -213,15 +212,15 @@ def test_a_person_who_is_not_a_user_of_the_tenant_reads_as_stored(
     api: TenantDataApi, people: None
 ) -> None:
     outsider = {**OFFICER, "id": 99999, "lastName": "Visiting-Instructor"}
-    put_enrollment(table(), api.tenant, enrollment(primaryTrainingOfficer=outsider))
+    put_enrollment(api.tenant, enrollment(primaryTrainingOfficer=outsider))
     (listed,) = api.enrollments(TRAINEE)[1]
     assert listed["primaryTrainingOfficer"]["lastName"] == "Visiting-Instructor"
 
 
 def test_import_needs_the_user_first_and_writes_nothing_otherwise(api: TenantDataApi) -> None:
     with pytest.raises(InvalidInput, match="import users first"):
-        put_enrollment(table(), api.tenant, enrollment())
-    put_user(table(), api.tenant, User.model_validate(USER))
+        put_enrollment(api.tenant, enrollment())
+    put_user(api.tenant, User.model_validate(USER))
     assert api.enrollments(TRAINEE) == (200, [])
 
 
@@ -229,19 +228,19 @@ def test_a_task_list_of_another_trainee_is_refused(api: TenantDataApi, people: N
     other = copy.deepcopy(TASK_LIST)
     other["subject"] = {**other["subject"], "id": OFFICER["id"]}
     with pytest.raises(InvalidInput, match="task list 9001"):
-        put_enrollment(table(), api.tenant, enrollment(taskLists=[other]))
+        put_enrollment(api.tenant, enrollment(taskLists=[other]))
 
 
 def test_reimport_updates_and_never_duplicates(api: TenantDataApi, people: None) -> None:
-    put_enrollment(table(), api.tenant, enrollment())
-    again = put_enrollment(table(), api.tenant, enrollment(status="COMPLETE"))
+    put_enrollment(api.tenant, enrollment())
+    again = put_enrollment(api.tenant, enrollment(status="COMPLETE"))
     assert again is UpsertOutcome.UPDATED
     body = api.enrollments(TRAINEE)[1]
     assert [(item["id"], item["status"]) for item in body] == [(8001, "COMPLETE")]
 
 
 def test_one_query_and_one_batch_read_per_request(api: TenantDataApi, people: None) -> None:
-    put_enrollment(table(), api.tenant, enrollment())
+    put_enrollment(api.tenant, enrollment())
     reads = ItemsRead()
     try:
         api.enrollments(TRAINEE)

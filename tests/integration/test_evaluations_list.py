@@ -34,7 +34,7 @@ def api(
     lambda_context: Any,
 ) -> TenantDataApi:
     api = TenantDataApi(import_function, load_event, lambda_context)
-    put_user(table(), api.tenant, User.model_validate(USER))
+    put_user(api.tenant, User.model_validate(USER))
     return api
 
 
@@ -61,7 +61,7 @@ def ids(body: dict[str, Any]) -> list[int]:
 
 def test_evaluation_shape_is_the_specs_field_for_field(api: TenantDataApi) -> None:
     # Given an evaluation with every field of the spec's tables set
-    put_evaluation(table(), api.tenant, QaEvaluation.model_validate(EVALUATION))
+    put_evaluation(api.tenant, QaEvaluation.model_validate(EVALUATION))
     # When the user's evaluations are read
     status, body = api.evaluations(QA_USER)
     # Then it reads back exactly (names, nesting, types; 5 and 5.0 differ)
@@ -71,7 +71,7 @@ def test_evaluation_shape_is_the_specs_field_for_field(api: TenantDataApi) -> No
 
 
 def test_key_sets_of_every_nested_shape(api: TenantDataApi) -> None:
-    put_evaluation(table(), api.tenant, QaEvaluation.model_validate(EVALUATION))
+    put_evaluation(api.tenant, QaEvaluation.model_validate(EVALUATION))
     (listed,) = api.evaluations(QA_USER)[1]["content"]
     fields = SPEC_FIELDS
     assert set(listed) == fields["evaluation"]
@@ -115,7 +115,6 @@ def test_key_sets_of_every_nested_shape(api: TenantDataApi) -> None:
 
 def test_absent_fields_are_null_and_arrays_empty(api: TenantDataApi) -> None:
     put_evaluation(
-        table(),
         api.tenant,
         QaEvaluation(id=1, user_id=QA_USER, created_at=day(0)),
     )
@@ -127,7 +126,7 @@ def test_absent_fields_are_null_and_arrays_empty(api: TenantDataApi) -> None:
 
 def test_default_order_is_newest_first_and_asc_reverses_it(api: TenantDataApi) -> None:
     for n in (3, 1, 2):
-        put_evaluation(table(), api.tenant, brief(n, day(n)))
+        put_evaluation(api.tenant, brief(n, day(n)))
     _, newest = api.evaluations(QA_USER)
     _, oldest = api.evaluations(QA_USER, sort="createdAt,asc")
     _, explicit = api.evaluations(QA_USER, sort="createdAt,desc")
@@ -137,7 +136,7 @@ def test_default_order_is_newest_first_and_asc_reverses_it(api: TenantDataApi) -
 
 
 def test_spring_page_arithmetic_and_size_cap(api: TenantDataApi) -> None:
-    bulk_load_evaluations(table(), api.tenant, [brief(n, day(n)) for n in range(1, 56)])
+    bulk_load_evaluations(api.tenant, [brief(n, day(n)) for n in range(1, 56)])
     _, capped = api.evaluations(QA_USER, size="500")
     assert (capped["size"], capped["numberOfElements"], capped["totalPages"]) == (50, 50, 2)
     _, last = api.evaluations(QA_USER, page="1", size="50")
@@ -155,11 +154,11 @@ def test_spring_page_arithmetic_and_size_cap(api: TenantDataApi) -> None:
 
 
 def test_deleted_evaluations_are_neither_listed_nor_counted(api: TenantDataApi) -> None:
-    put_evaluation(table(), api.tenant, evaluation(1, day(1)))
-    put_evaluation(table(), api.tenant, evaluation(2, day(2), deleted=True))
-    put_evaluation(table(), api.tenant, evaluation(3, day(3)))
+    put_evaluation(api.tenant, evaluation(1, day(1)))
+    put_evaluation(api.tenant, evaluation(2, day(2), deleted=True))
+    put_evaluation(api.tenant, evaluation(3, day(3)))
     # A later re-import deletes one that was listed.
-    put_evaluation(table(), api.tenant, evaluation(3, day(3), deleted=True))
+    put_evaluation(api.tenant, evaluation(3, day(3), deleted=True))
     _, body = api.evaluations(QA_USER)
     assert (ids(body), body["totalElements"]) == ([1], 1)
 
@@ -169,7 +168,7 @@ def test_filters_status_training_and_dates_with_totals(api: TenantDataApi) -> No
     records = [
         brief(n, day(n), status=statuses[n % 2].value, isTraining=n % 3 == 0) for n in range(1, 41)
     ]
-    bulk_load_evaluations(table(), api.tenant, records)
+    bulk_load_evaluations(api.tenant, records)
 
     def expected(keep: Callable[[QaEvaluation], bool]) -> list[int]:
         return sorted((item.id for item in records if keep(item)), reverse=True)
@@ -204,7 +203,7 @@ def test_date_range_totals_match_a_count_over_years_months_and_days(api: TenantD
         datetime(2024, 1, 1, tzinfo=UTC) + timedelta(hours=rng.randrange(26_000)) for _ in range(60)
     ]
     records = [brief(n + 1, moment) for n, moment in enumerate(created)]
-    bulk_load_evaluations(table(), api.tenant, records)
+    bulk_load_evaluations(api.tenant, records)
     for first, last in [
         (date(2024, 1, 1), date(2026, 12, 31)),
         (date(2024, 2, 17), date(2025, 11, 3)),
@@ -220,10 +219,10 @@ def test_date_range_totals_match_a_count_over_years_months_and_days(api: TenantD
 def test_reimport_that_moves_an_evaluation_keeps_lists_and_totals_exact(
     api: TenantDataApi,
 ) -> None:
-    put_evaluation(table(), api.tenant, evaluation(1, day(1), status="PENDING"))
-    put_evaluation(table(), api.tenant, evaluation(2, day(2), status="PENDING"))
+    put_evaluation(api.tenant, evaluation(1, day(1), status="PENDING"))
+    put_evaluation(api.tenant, evaluation(2, day(2), status="PENDING"))
     # When evaluation 1 is re-imported completed and a month later
-    outcome = put_evaluation(table(), api.tenant, evaluation(1, day(40), status="COMPLETED"))
+    outcome = put_evaluation(api.tenant, evaluation(1, day(40), status="COMPLETED"))
     assert outcome is UpsertOutcome.UPDATED
     assert ids(api.evaluations(QA_USER)[1]) == [1, 2]
     _, pending = api.evaluations(QA_USER, status="PENDING")
@@ -237,7 +236,7 @@ def test_a_2000_segment_evaluation_fits_and_reads_back_whole(api: TenantDataApi)
     # Given an evaluation whose transcript has 2 000 speaker segments (about 3 MB of JSON)
     big = large_evaluation(77, QA_USER, 2000)
     assert len(big.results[0].qa_response.answer) == 2000  # type: ignore[union-attr]
-    put_evaluation(table(), api.tenant, big)
+    put_evaluation(api.tenant, big)
     # When it is read through the API
     status, body = api.evaluations(QA_USER)
     # Then every segment, word and smoothed word is there
@@ -252,7 +251,7 @@ def test_a_document_larger_than_one_item_is_split_and_joined(
     # Given chunks of 60 kB, so the 2 000-segment evaluation spans several items
     monkeypatch.setattr(documents, "CHUNK_BYTES", 60_000)
     big = large_evaluation(78, QA_USER, 2000)
-    put_evaluation(table(), api.tenant, big)
+    put_evaluation(api.tenant, big)
     pk = f"T#{api.tenant}#EVAL#78"
     items = dynamodb().query(
         TableName=table(),
@@ -264,7 +263,7 @@ def test_a_document_larger_than_one_item_is_split_and_joined(
     (listed,) = api.evaluations(QA_USER)[1]["content"]
     assert strict_json(listed) == strict_json(big.model_dump(mode="json", by_alias=True))
     # When it is re-imported small, the extra chunks go in the same transaction
-    put_evaluation(table(), api.tenant, evaluation(78, day(0)))
+    put_evaluation(api.tenant, evaluation(78, day(0)))
     left = dynamodb().query(
         TableName=table(),
         KeyConditionExpression="pk = :pk",
@@ -305,7 +304,7 @@ def test_unknown_user_is_404_and_a_known_user_without_evaluations_is_an_empty_pa
 
 
 def test_tenant_isolation_another_tenants_user_is_404(api: TenantDataApi) -> None:
-    put_evaluation(table(), api.tenant, evaluation(1, day(1)))
+    put_evaluation(api.tenant, evaluation(1, day(1)))
     status, body = api.evaluations(QA_USER, tenant=api.other_tenant)
     assert (status, body["reason"]) == (404, "NOT_FOUND")
 
@@ -330,8 +329,8 @@ def test_put_and_bulk_load_store_the_same_items(api: TenantDataApi) -> None:
         }
 
     sample = evaluation(5, day(5), status="PENDING", isTraining=True)
-    put_evaluation(table(), api.tenant, sample)
-    bulk_load_evaluations(table(), api.other_tenant, [sample])
+    put_evaluation(api.tenant, sample)
+    bulk_load_evaluations(api.other_tenant, [sample])
     assert items(api.tenant) == items(api.other_tenant)
     assert len(items(api.tenant)) == 1 + 4 + 4 * 3  # evaluation, pointers, counter items
 
@@ -340,11 +339,11 @@ def test_a_page_reads_at_most_size_plus_two_items_whatever_the_users_total(
     api: TenantDataApi,
 ) -> None:
     few = list(evaluations_for(QA_USER, 20, 1000))
-    bulk_load_evaluations(table(), api.tenant, few)
+    bulk_load_evaluations(api.tenant, few)
     other_user = {**USER, "id": QA_USER + 1}
-    put_user(table(), api.tenant, User.model_validate(other_user))
+    put_user(api.tenant, User.model_validate(other_user))
     many = list(evaluations_for(QA_USER + 1, 120, 5000))
-    bulk_load_evaluations(table(), api.tenant, many)
+    bulk_load_evaluations(api.tenant, many)
     counts = []
     for user_id, page in ((QA_USER, "0"), (QA_USER + 1, "0"), (QA_USER + 1, "5")):
         reads = ItemsRead()

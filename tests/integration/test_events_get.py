@@ -14,7 +14,7 @@ from psap.incidents.models import Incident
 from psap.incidents.store import upsert_incident
 from psap.storage.ordering import SourceOrder
 from tests.integration.spec_examples import EVENT, SPEC_FIELDS
-from tests.integration.tenant_data_api import ItemsRead, TenantDataApi, strict_json, table
+from tests.integration.tenant_data_api import ItemsRead, TenantDataApi, strict_json
 
 NOW = datetime(2026, 1, 5, 14, tzinfo=UTC)
 
@@ -30,7 +30,7 @@ def api(
 
 
 def test_event_shape_is_the_specs_field_for_field(api: TenantDataApi) -> None:
-    import_event(table(), api.tenant, Event.model_validate(EVENT), NOW)
+    import_event(api.tenant, Event.model_validate(EVENT), NOW)
     status, body = api.event(EVENT["id"])
     assert status == 200
     assert strict_json(body) == strict_json(EVENT)
@@ -41,10 +41,8 @@ def test_event_shape_is_the_specs_field_for_field(api: TenantDataApi) -> None:
 
 
 def test_an_event_linked_by_the_cad_names_its_incident(api: TenantDataApi) -> None:
-    incident = upsert_incident(table(), api.tenant, Incident(number="26-5"), SourceOrder(NOW), NOW)
-    event = upsert_event(
-        table(), api.tenant, Event(number="EV-5"), SourceOrder(NOW), NOW, incident.id
-    )
+    incident = upsert_incident(api.tenant, Incident(number="26-5"), SourceOrder(NOW), NOW)
+    event = upsert_event(api.tenant, Event(number="EV-5"), SourceOrder(NOW), NOW, incident.id)
     _, body = api.event(event.id)
     assert body["incident"] == {"id": incident.id, "number": "26-5"}
     assert (body["personnel"], body["media"], body["summary"]) == ([], [], None)
@@ -57,7 +55,7 @@ def test_unknown_event_is_404_error_info(api: TenantDataApi) -> None:
 
 
 def test_tenant_isolation_another_tenants_event_is_404(api: TenantDataApi) -> None:
-    import_event(table(), api.other_tenant, Event.model_validate(EVENT), NOW)
+    import_event(api.other_tenant, Event.model_validate(EVENT), NOW)
     assert api.event(EVENT["id"])[0] == 404
     assert api.event(EVENT["id"], tenant=api.other_tenant)[0] == 200
 
@@ -71,7 +69,7 @@ def test_an_event_id_that_is_not_an_integer_is_400_naming_it(api: TenantDataApi)
 def test_browse_or_manage_events_may_read_and_others_get_the_naming_403(
     api: TenantDataApi,
 ) -> None:
-    import_event(table(), api.tenant, Event.model_validate(EVENT), NOW)
+    import_event(api.tenant, Event.model_validate(EVENT), NOW)
     path = {"eventId": str(EVENT["id"])}
     for permissions in ("BROWSE_EVENTS", "MANAGE_EVENTS"):
         assert api.call("event_get", path=path, permissions=permissions)[0] == 200
@@ -86,7 +84,7 @@ def test_browse_or_manage_events_may_read_and_others_get_the_naming_403(
 def test_one_query_per_request_reads_the_event_and_its_uploaded_media(
     api: TenantDataApi,
 ) -> None:
-    import_event(table(), api.tenant, Event.model_validate(EVENT), NOW)
+    import_event(api.tenant, Event.model_validate(EVENT), NOW)
     reads = ItemsRead()
     try:
         api.event(EVENT["id"])

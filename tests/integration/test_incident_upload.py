@@ -13,7 +13,7 @@ import pytest
 
 from psap import clock
 from psap.audit.changes import take_changes
-from psap.config import cad_table, incident_upload_bucket, tenant_data_table
+from psap.config import cad_table, incident_upload_bucket
 from psap.incidents import store as incidents
 from psap.incidents.models import Incident
 from psap.incidents.upload import service
@@ -114,10 +114,10 @@ def job(call: Call, upload_id: str, tenant: int = TENANT) -> tuple[int, Any]:
 
 
 def stored(number: str, tenant: int = TENANT) -> Incident | None:
-    incident_id = incidents.find_incident_id(tenant_data_table(), tenant, number)
+    incident_id = incidents.find_incident_id(tenant, number)
     if incident_id is None:
         return None
-    return incidents.get_incident(tenant_data_table(), tenant, incident_id)
+    return incidents.get_incident(tenant, incident_id)
 
 
 def found(number: str) -> Incident:
@@ -173,13 +173,13 @@ def test_csv_upload_creates_incidents_readable_through_the_incidents_endpoint(ca
 def test_reuploading_the_same_file_changes_nothing(call: Call) -> None:
     # Given a file uploaded once
     upload(call, HEADER + ROWS)
-    first = incidents.read_incidents_by_number(tenant_data_table(), TENANT, ["2026-000123"])
+    first = incidents.read_incidents_by_number(TENANT, ["2026-000123"])
     # When the same file is uploaded again
     status, report = upload(call, HEADER + ROWS)
     # Then every row is UNCHANGED and nothing was written
     assert status == 200
     assert (report["created"], report["updated"], report["unchanged"]) == (0, 0, 2)
-    again = incidents.read_incidents_by_number(tenant_data_table(), TENANT, ["2026-000123"])
+    again = incidents.read_incidents_by_number(TENANT, ["2026-000123"])
     assert again["2026-000123"].updated_at == first["2026-000123"].updated_at
 
 
@@ -390,9 +390,9 @@ def test_a_sync_upload_notes_its_changes_for_the_audit_record(upload_env: None) 
 
 def test_an_upload_applies_over_cad_data_and_later_cad_updates_still_apply(call: Call) -> None:
     # Given an incident the CAD wrote with a source order
-    table, t1 = tenant_data_table(), datetime(2026, 11, 23, 2, 0, tzinfo=UTC)
+    t1 = datetime(2026, 11, 23, 2, 0, tzinfo=UTC)
     incidents.upsert_incident(
-        table, TENANT, Incident(number="C-1", priority="1"), SourceOrder(t1), clock.utc_now()
+        TENANT, Incident(number="C-1", priority="1"), SourceOrder(t1), clock.utc_now()
     )
     # When an operator's upload corrects it
     _status, report = upload(call, "number,priority\nC-1,2\n")
@@ -401,28 +401,25 @@ def test_an_upload_applies_over_cad_data_and_later_cad_updates_still_apply(call:
     assert found("C-1").priority == "2"
     # And the CAD's order is kept: an older CAD update is still STALE, a newer one applies
     older = incidents.upsert_incident(
-        table, TENANT, Incident(number="C-1", priority="9"), SourceOrder(t1), clock.utc_now()
+        TENANT, Incident(number="C-1", priority="9"), SourceOrder(t1), clock.utc_now()
     )
     assert older.outcome is UpsertOutcome.STALE
     newer = incidents.upsert_incident(
-        table, TENANT, Incident(number="C-1", priority="3"), SourceOrder(t1, 1), clock.utc_now()
+        TENANT, Incident(number="C-1", priority="3"), SourceOrder(t1, 1), clock.utc_now()
     )
     assert newer.outcome is UpsertOutcome.UPDATED and found("C-1").priority == "3"
 
 
 def test_a_concurrent_cad_update_is_never_lost(upload_env: None) -> None:
     # Given an incident read by an upload, then changed by the CAD before the upload writes
-    table = tenant_data_table()
     incidents.upsert_incident(
-        table,
         TENANT,
         Incident(number="R-1", priority="1"),
         SourceOrder(datetime(2026, 1, 1, tzinfo=UTC)),
         clock.utc_now(),
     )
-    read = incidents.read_incidents_by_number(table, TENANT, ["R-1"])["R-1"]
+    read = incidents.read_incidents_by_number(TENANT, ["R-1"])["R-1"]
     incidents.upsert_incident(
-        table,
         TENANT,
         Incident(number="R-1", priority="1", location="Elm St"),
         SourceOrder(datetime(2026, 1, 2, tzinfo=UTC)),
@@ -550,7 +547,7 @@ def test_a_resumed_run_reads_the_same_file_version(call: Call) -> None:
     body = "\n".join(json.dumps({"number": f"V-{n}", "priority": "1"}) for n in range(5))
     s3().put_object(Bucket=incident_upload_bucket(), Key=key, Body=body.encode())
     call("incident_upload_start", path={"uploadId": upload_id})
-    record = upload_store.get_job(tenant_data_table(), TENANT, upload_id)
+    record = upload_store.get_job(TENANT, upload_id)
     assert record is not None and record.file_etag
     # When the object is read pinned to that version after a replacement
     s3().put_object(Bucket=incident_upload_bucket(), Key=key, Body=b'{"number": "V-x"}')
@@ -709,10 +706,10 @@ def test_an_unexpected_error_in_the_worker_marks_the_job_failed_with_a_reason(
     assert status == 202
     real_create = incidents.create_incident_with_number
 
-    def create_or_break(table: str, tenant: int, new_id: int, incident: Incident, now: Any) -> Any:
+    def create_or_break(tenant: int, new_id: int, incident: Incident, now: Any) -> Any:
         if incident.number == "R-3":
             raise TypeError("a bug met a row it did not expect")
-        return real_create(table, tenant, new_id, incident, now)
+        return real_create(tenant, new_id, incident, now)
 
     monkeypatch.setattr(incidents, "create_incident_with_number", create_or_break)
     # When the worker runs

@@ -12,7 +12,7 @@ from psap.incidents.models import Incident
 from psap.incidents.store import import_incident, upsert_incident
 from psap.storage.ordering import SourceOrder
 from tests.integration.spec_examples import INCIDENT, SPEC_FIELDS
-from tests.integration.tenant_data_api import ItemsRead, TenantDataApi, strict_json, table
+from tests.integration.tenant_data_api import ItemsRead, TenantDataApi, strict_json
 
 NOW = datetime(2026, 1, 5, 14, tzinfo=UTC)
 
@@ -29,7 +29,7 @@ def api(
 
 def test_incident_shape_is_the_specs_field_for_field(api: TenantDataApi) -> None:
     # Given an incident with every field of the spec's Incident table set
-    import_incident(table(), api.tenant, Incident.model_validate(INCIDENT), NOW)
+    import_incident(api.tenant, Incident.model_validate(INCIDENT), NOW)
     # When it is read by id
     status, body = api.incident(INCIDENT["id"])
     # Then it reads back exactly, with the spec's names, nesting and types
@@ -44,7 +44,7 @@ def test_incident_shape_is_the_specs_field_for_field(api: TenantDataApi) -> None
 def test_an_incident_from_the_cad_reads_with_nulls_empty_arrays_and_its_service_id(
     api: TenantDataApi,
 ) -> None:
-    result = upsert_incident(table(), api.tenant, Incident(number="26-77"), SourceOrder(NOW), NOW)
+    result = upsert_incident(api.tenant, Incident(number="26-77"), SourceOrder(NOW), NOW)
     status, body = api.incident(result.id)
     assert status == 200
     assert set(body) == SPEC_FIELDS["incident"]
@@ -69,7 +69,7 @@ def test_unknown_incident_is_404_error_info(api: TenantDataApi) -> None:
 
 
 def test_tenant_isolation_another_tenants_incident_is_404(api: TenantDataApi) -> None:
-    import_incident(table(), api.other_tenant, Incident.model_validate(INCIDENT), NOW)
+    import_incident(api.other_tenant, Incident.model_validate(INCIDENT), NOW)
     status, body = api.incident(INCIDENT["id"])
     assert (status, body["reason"]) == (404, "NOT_FOUND")
     assert api.incident(INCIDENT["id"], tenant=api.other_tenant)[0] == 200
@@ -85,7 +85,7 @@ def test_an_incident_id_that_is_not_an_integer_is_400_naming_it(api: TenantDataA
 def test_browse_or_manage_events_may_read_and_others_get_the_naming_403(
     api: TenantDataApi,
 ) -> None:
-    import_incident(table(), api.tenant, Incident.model_validate(INCIDENT), NOW)
+    import_incident(api.tenant, Incident.model_validate(INCIDENT), NOW)
     path = {"incidentId": str(INCIDENT["id"])}
     for permissions in ("BROWSE_EVENTS", "MANAGE_EVENTS"):
         assert api.call("incident_get", path=path, permissions=permissions)[0] == 200
@@ -98,7 +98,7 @@ def test_browse_or_manage_events_may_read_and_others_get_the_naming_403(
 
 
 def test_one_get_item_per_request(api: TenantDataApi) -> None:
-    import_incident(table(), api.tenant, Incident.model_validate(INCIDENT), NOW)
+    import_incident(api.tenant, Incident.model_validate(INCIDENT), NOW)
     reads = ItemsRead()
     try:
         api.incident(INCIDENT["id"])

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from psap.config import media_bucket, tenant_data_table
+from psap.config import media_bucket
 from psap.events.models import Event
 from psap.events.store import import_event, upsert_event
 from psap.incidents.models import Incident
@@ -51,7 +51,7 @@ def given_event(tenant: int, event_id: int = EVENT_ID, number: str = "EV-26-1") 
         incident={"id": 5001, "number": "26-0100001"},
         media=DOCUMENT_MEDIA,
     )
-    import_event(tenant_data_table(), tenant, event, NOW)
+    import_event(tenant, event, NOW)
 
 
 def assert_nothing_stored(api: MediaApi) -> None:
@@ -133,12 +133,9 @@ def test_uploaded_media_appears_in_the_events_media_array_after_the_documents(
 def test_a_cad_update_that_replaces_the_event_document_keeps_uploaded_media(
     api: MediaApi,
 ) -> None:
-    created = upsert_event(
-        tenant_data_table(), api.tenant, Event(number="EV-9"), SourceOrder(NOW), NOW
-    )
+    created = upsert_event(api.tenant, Event(number="EV-9"), SourceOrder(NOW), NOW)
     _, media = api.upload_srt(RADIO_TRAFFIC, created.id)
     upsert_event(
-        tenant_data_table(),
         api.tenant,
         Event(number="EV-9", summary="updated by the CAD"),
         SourceOrder(datetime(2026, 1, 5, 15, tzinfo=UTC)),
@@ -180,12 +177,8 @@ def test_an_api_gateway_base64_body_is_decoded(api: MediaApi) -> None:
 
 
 def test_an_incident_number_resolves_to_the_incidents_event(api: MediaApi) -> None:
-    incident = upsert_incident(
-        tenant_data_table(), api.tenant, Incident(number="26-77"), SourceOrder(NOW), NOW
-    )
-    event = upsert_event(
-        tenant_data_table(), api.tenant, Event(number="EV-77"), SourceOrder(NOW), NOW, incident.id
-    )
+    incident = upsert_incident(api.tenant, Incident(number="26-77"), SourceOrder(NOW), NOW)
+    event = upsert_event(api.tenant, Event(number="EV-77"), SourceOrder(NOW), NOW, incident.id)
     status, media = api.upload(
         RADIO_TRAFFIC,
         incidentNumber="26-77",
@@ -213,7 +206,7 @@ def test_an_unknown_incident_number_is_404(api: MediaApi) -> None:
 
 
 def test_an_incident_without_an_event_is_409_and_stores_nothing(api: MediaApi) -> None:
-    import_incident(tenant_data_table(), api.tenant, Incident(id=5100, number="26-50"), NOW)
+    import_incident(api.tenant, Incident(id=5100, number="26-50"), NOW)
     status, body = api.upload(
         RADIO_TRAFFIC,
         incidentNumber="26-50",

@@ -36,7 +36,7 @@ def user(user_id: int, last: str = "Smith", first: str = "Sam", **fields: Any) -
 
 
 def load(tenant: int, users: list[User]) -> None:
-    bulk_load_users(table(), tenant, users)
+    bulk_load_users(tenant, users)
 
 
 def ids(body: dict[str, Any]) -> list[int]:
@@ -45,7 +45,7 @@ def ids(body: dict[str, Any]) -> list[int]:
 
 def test_user_shape_is_the_specs_field_for_field(api: TenantDataApi) -> None:
     # Given a user with every field of the spec's User table set
-    put_user(table(), api.tenant, User.model_validate(USER))
+    put_user(api.tenant, User.model_validate(USER))
     # When the tenant lists its users
     status, body = api.users()
     # Then the user reads back exactly, with the spec's names and types
@@ -56,7 +56,7 @@ def test_user_shape_is_the_specs_field_for_field(api: TenantDataApi) -> None:
 
 
 def test_absent_user_fields_are_null_not_missing(api: TenantDataApi) -> None:
-    put_user(table(), api.tenant, User(id=5))
+    put_user(api.tenant, User(id=5))
     _, body = api.users()
     (listed,) = body["content"]
     assert set(listed) == SPEC_FIELDS["user"]
@@ -201,10 +201,10 @@ def test_filters_combine_and_totals_follow_them(api: TenantDataApi) -> None:
 def test_reimport_moves_the_user_in_sorts_and_filters_and_keeps_totals(
     api: TenantDataApi,
 ) -> None:
-    put_user(table(), api.tenant, user(1, "Adams", login_enabled=True))
-    put_user(table(), api.tenant, user(2, "Baker", login_enabled=True))
+    put_user(api.tenant, user(1, "Adams", login_enabled=True))
+    put_user(api.tenant, user(2, "Baker", login_enabled=True))
     # When user 1 is re-imported renamed and disabled
-    put_user(table(), api.tenant, user(1, "Zimmer", login_enabled=False))
+    put_user(api.tenant, user(1, "Zimmer", login_enabled=False))
     assert ids(api.users(sort="lastName")[1]) == [2, 1]
     assert ids(api.users(loginEnabled="true")[1]) == [2]
     assert ids(api.users(loginEnabled="false")[1]) == [1]
@@ -224,7 +224,7 @@ def test_put_user_and_bulk_load_store_the_same_items(api: TenantDataApi) -> None
         }
 
     sample = user(9, "Ito", email="ito@x.org", login_enabled=True, is_supervisor=False)
-    put_user(table(), api.tenant, sample)
+    put_user(api.tenant, sample)
     load(api.other_tenant, [sample])
     assert items(api.tenant) == items(api.other_tenant)
     assert len(items(api.tenant)) == 1 + 8 * 4 + 8  # user, pointers, counters

@@ -165,7 +165,7 @@ def _logic_steps(data: bytes, timings: _Timings) -> RadioTrafficMedia:
         seconds, cues = _timed(_parse, data)
         timings.parse.append(seconds)
         sha = hashlib.sha256(data + str(run_index).encode()).hexdigest()
-        media_id = store.next_media_id(table)
+        media_id = store.next_media_id()
         seconds, media = _timed(
             radio_traffic_media,
             *(media_id, event, "FIRE-DISPATCH-1", STARTED, cues, sha, len(data), STARTED),
@@ -217,7 +217,7 @@ def run(options: Options) -> list[Row]:
         create_tables(dynamodb(), specs)
         s3().create_bucket(Bucket="bench-media")
         progress(f"tables from template.yaml ({reader})")
-        import_event(tenant_data_table(), TENANT, Event(id=EVENT_ID, number="EV-1"), STARTED)
+        import_event(TENANT, Event(id=EVENT_ID, number="EV-1"), STARTED)
         media = _logic_steps(data, timings)
         progress(f"parse, build, store x{RUNS}")
         _through_handlers(text, media.cue_count, timings)

@@ -149,18 +149,17 @@ class Counting:
 
 
 def load(progress: Progress) -> None:
-    table = tenant_data_table()
     users = [
         User(id=user_id, first_name="Bench", last_name=f"User {user_id}", email=f"{user_id}@x.org")
         for user_id in (FEW_USER, MANY_USER)
     ]
-    bulk_load_users(table, TENANT, users)
-    bulk_load_evaluations(table, TENANT, list(evaluations_for(FEW_USER, FEW, 1)))
+    bulk_load_users(TENANT, users)
+    bulk_load_evaluations(TENANT, list(evaluations_for(FEW_USER, FEW, 1)))
     started = time.perf_counter()
     generated = evaluations_for(MANY_USER, MANY, 100_000)
     written = 0
     while batch := list(itertools.islice(generated, LOAD_BATCH)):
-        bulk_load_evaluations(table, TENANT, batch)
+        bulk_load_evaluations(TENANT, batch)
         written += len(batch)
         if written % 1000 == 0:
             progress(f"  {written} evaluations of user {MANY_USER} generated and loaded")

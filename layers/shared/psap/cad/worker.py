@@ -20,7 +20,7 @@ from psap.cad.envelope import CadEventType, Submission, parse_submission
 from psap.cad.intake import IntakeMessage
 from psap.cad.mapping import carry_forward, map_submission
 from psap.cad.store import SubmissionRecord, SubmissionState
-from psap.config import cad_intake_max_receives, cad_table, tenant_data_table
+from psap.config import cad_intake_max_receives, cad_table
 from psap.errors import DomainError, StoreUnavailable
 from psap.events import store as events
 from psap.incidents import store as incidents
@@ -102,21 +102,16 @@ def _apply(record: SubmissionRecord) -> tuple[SubmissionState, Answer]:
 
 def _write_records(record: SubmissionRecord, submission: Submission) -> IncidentAccepted:
     tenant_id = record.key.tenant_id
-    data_table = tenant_data_table()
     now = clock.utc_now()
     mapped = map_submission(submission)
-    existing_id = incidents.find_incident_id(data_table, tenant_id, submission.incident_number)
-    stored = (
-        incidents.get_incident(data_table, tenant_id, existing_id)
-        if existing_id is not None
-        else None
-    )
+    existing_id = incidents.find_incident_id(tenant_id, submission.incident_number)
+    stored = incidents.get_incident(tenant_id, existing_id) if existing_id is not None else None
     incident = carry_forward(mapped.incident, stored)
-    result = incidents.upsert_incident(data_table, tenant_id, incident, mapped.order, now)
+    result = incidents.upsert_incident(tenant_id, incident, mapped.order, now)
     event_id: int | None = None
     if mapped.event is not None:
         event_id = events.upsert_event(
-            data_table, tenant_id, mapped.event, mapped.order, now, incident_id=result.id
+            tenant_id, mapped.event, mapped.order, now, incident_id=result.id
         ).id
     elif stored is not None and stored.event is not None:
         event_id = stored.event.id

@@ -2,29 +2,30 @@
 
 The write API, stable for its callers (the CAD intake worker, the import command):
 
-- `upsert_event(table, tenant_id, event, order, now, incident_id=None) -> UpsertResult`:
+- `upsert_event(tenant_id, event, order, now, incident_id=None) -> UpsertResult`:
   as psap.incidents.store.upsert_incident, keyed by the event's `number`, with the same
   ordering guard. With `incident_id`, the event is then linked to that incident (below),
   also when the update itself was STALE (linking is idempotent).
-- `link_event_to_incident(table, tenant_id, event_id, incident_id)`: the event's
+- `link_event_to_incident(tenant_id, event_id, incident_id)`: the event's
   `incident` and the incident's `event` then name each other, in one transaction. An event
   has one incident and an incident one event: a previous partner on either side is
   unlinked in the same transaction. NotFound if either does not exist in the tenant.
-- `find_event_id(table, tenant_id, number) -> int | None`
-- `get_event(table, tenant_id, event_id) -> Event | None`: one strongly consistent Query of
+- `find_event_id(tenant_id, number) -> int | None`
+- `get_event(tenant_id, event_id) -> Event | None`: one strongly consistent Query of
   the event's partition: the record, and the media links that media ingest writes beside it
   (`T#{t}#EVT#{id}` / `MEDIA#{mediaId:012d}`: id, type). Uploads are never in the document,
   which CAD updates replace whole; `media` is the document's media, then the uploaded ones
   by id, without duplicates by id.
 - `media_link_item(tenant_id, event_id, media_id, media_type)`: the link item, for media
   ingest to write in the same transaction as its media record.
-- `import_event(table, tenant_id, event, now) -> UpsertOutcome`: writes under `event.id`
+- `import_event(tenant_id, event, now) -> UpsertOutcome`: writes under `event.id`
   (the platform's id); re-importing updates. Its `incident` reference is stored as given.
 """
 
 from datetime import datetime
 from typing import Any
 
+from psap.config import tenant_data_table
 from psap.errors import InvalidInput, NotFound
 from psap.events.models import Event, EventMedia, IncidentReference
 from psap.incidents.store import INCIDENTS
@@ -34,6 +35,12 @@ from psap.storage.numbered import Link, NewRecord, RecordKind, StoredRecord
 from psap.storage.optimistic import optimistic_write
 from psap.storage.ordering import SourceOrder, UpsertOutcome, UpsertResult
 from psap.storage.queries import partition_request, query_all
+
+
+def _table() -> str:
+    """This store's table, from the settings read at cold start (psap.config)."""
+    return tenant_data_table()
+
 
 EVENTS = RecordKind(name="event", prefix="EVT", sequence="EVENT")
 _SERVICE_FIELDS = frozenset({"id", "created_at", "incident"})
@@ -63,7 +70,6 @@ def event_from_record(record: StoredRecord) -> Event:
 
 
 def upsert_event(
-    table: str,
     tenant_id: int,
     event: Event,
     order: SourceOrder,
@@ -71,19 +77,19 @@ def upsert_event(
     incident_id: int | None = None,
 ) -> UpsertResult:
     result = numbered.upsert_by_number(
-        table, EVENTS, tenant_id, _number(event), _document(event), event.created_at, order, now
+        _table(), EVENTS, tenant_id, _number(event), _document(event), event.created_at, order, now
     )
     if incident_id is not None:
-        link_event_to_incident(table, tenant_id, result.id, incident_id)
+        link_event_to_incident(tenant_id, result.id, incident_id)
     return result
 
 
-def find_event_id(table: str, tenant_id: int, number: str) -> int | None:
-    return numbered.find_id(table, EVENTS, tenant_id, number)
+def find_event_id(tenant_id: int, number: str) -> int | None:
+    return numbered.find_id(_table(), EVENTS, tenant_id, number)
 
 
-def get_event(table: str, tenant_id: int, event_id: int) -> Event | None:
-    record, uploaded = _read_partition(table, tenant_id, event_id)
+def get_event(tenant_id: int, event_id: int) -> Event | None:
+    record, uploaded = _read_partition(tenant_id, event_id)
     if record is None:
         return None
     event = event_from_record(record)
@@ -106,14 +112,12 @@ def media_link_item(
     }
 
 
-def _read_partition(
-    table: str, tenant_id: int, event_id: int
-) -> tuple[StoredRecord | None, list[EventMedia]]:
+def _read_partition(tenant_id: int, event_id: int) -> tuple[StoredRecord | None, list[EventMedia]]:
     """The event's record and its uploaded media links, in sort-key (= media id) order."""
     pk = numbered.record_key(EVENTS, tenant_id, event_id)["pk"]
     record: StoredRecord | None = None
     uploaded: list[EventMedia] = []
-    for item in query_all(partition_request(table, pk), "event"):
+    for item in query_all(partition_request(_table(), pk), "event"):
         sk = str(item["sk"])
         if sk.startswith(MEDIA_LINK_PREFIX):
             uploaded.append(EventMedia(id=int(item["id"]), type=str(item["type"])))
@@ -122,14 +126,14 @@ def _read_partition(
     return record, uploaded
 
 
-def import_event(table: str, tenant_id: int, event: Event, now: datetime) -> UpsertOutcome:
-    return numbered.put_by_id(table, EVENTS, tenant_id, _imported(event), now)
+def import_event(tenant_id: int, event: Event, now: datetime) -> UpsertOutcome:
+    return numbered.put_by_id(_table(), EVENTS, tenant_id, _imported(event), now)
 
 
-def bulk_load_events(table: str, tenant_id: int, events: list[Event], now: datetime) -> None:
+def bulk_load_events(tenant_id: int, events: list[Event], now: datetime) -> None:
     """NEW events with their ids, fast (demo data, benchmarks): see numbered.bulk_load."""
     records = [_imported(event) for event in events]
-    numbered.bulk_load(table, EVENTS, tenant_id, records, now)
+    numbered.bulk_load(_table(), EVENTS, tenant_id, records, now)
 
 
 def _imported(event: Event) -> NewRecord:
@@ -153,12 +157,12 @@ def _link(event: Event) -> Link | None:
     return Link(event.incident.id, event.incident.number) if event.incident is not None else None
 
 
-def link_event_to_incident(table: str, tenant_id: int, event_id: int, incident_id: int) -> None:
+def link_event_to_incident(tenant_id: int, event_id: int, incident_id: int) -> None:
     def attempt() -> None:
-        event = numbered.read(table, EVENTS, tenant_id, event_id)
+        event = numbered.read(_table(), EVENTS, tenant_id, event_id)
         if event is None:
             raise NotFound(f"event {event_id} not found")
-        incident = numbered.read(table, INCIDENTS, tenant_id, incident_id)
+        incident = numbered.read(_table(), INCIDENTS, tenant_id, incident_id)
         if incident is None:
             raise NotFound(f"incident {incident_id} not found")
         linked = (
@@ -173,22 +177,26 @@ def link_event_to_incident(table: str, tenant_id: int, event_id: int, incident_i
             return
         writes = [
             numbered.link_write(
-                table, EVENTS, tenant_id, event, Link(incident_id, incident.number)
+                _table(), EVENTS, tenant_id, event, Link(incident_id, incident.number)
             ),
             numbered.link_write(
-                table, INCIDENTS, tenant_id, incident, Link(event_id, event.number)
+                _table(), INCIDENTS, tenant_id, incident, Link(event_id, event.number)
             ),
         ]
         # One event per incident and one incident per event: release previous partners.
         if incident.link is not None and incident.link.id not in (None, event_id):
-            previous_event = numbered.read(table, EVENTS, tenant_id, int(incident.link.id or 0))
+            previous_event = numbered.read(_table(), EVENTS, tenant_id, int(incident.link.id or 0))
             if previous_event is not None and _points_to(previous_event, incident_id):
-                writes.append(numbered.link_write(table, EVENTS, tenant_id, previous_event, None))
+                writes.append(
+                    numbered.link_write(_table(), EVENTS, tenant_id, previous_event, None)
+                )
         if event.link is not None and event.link.id not in (None, incident_id):
-            previous_incident = numbered.read(table, INCIDENTS, tenant_id, int(event.link.id or 0))
+            previous_incident = numbered.read(
+                _table(), INCIDENTS, tenant_id, int(event.link.id or 0)
+            )
             if previous_incident is not None and _points_to(previous_incident, event_id):
                 writes.append(
-                    numbered.link_write(table, INCIDENTS, tenant_id, previous_incident, None)
+                    numbered.link_write(_table(), INCIDENTS, tenant_id, previous_incident, None)
                 )
         transact_write(writes)  # cancelled when a link changed since read: read again
 

@@ -2,7 +2,7 @@
 
 The write API, stable for its callers (the CAD intake worker, the import command):
 
-- `upsert_incident(table, tenant_id, incident, order, now) -> UpsertResult`: the CAD's
+- `upsert_incident(tenant_id, incident, order, now) -> UpsertResult`: the CAD's
   incident number identifies the incident. The first write of a number creates an incident
   with a new service id; every later write with the same number updates that incident
   (never a second one, even when two writers race). `order` (SourceOrder: the source's event
@@ -11,19 +11,19 @@ The write API, stable for its callers (the CAD intake worker, the import command
   replaced as a whole by the given fields; `id` and `event` of the argument are ignored (the
   service owns them; link with psap.events.store). `createdAt`, when given, is kept as the
   source's; when absent, the time of the first store stands.
-- `find_incident_id(table, tenant_id, number) -> int | None`
-- `get_incident(table, tenant_id, incident_id) -> Incident | None`: one GetItem.
-- `import_incident(table, tenant_id, incident, now) -> UpsertOutcome`: writes under
+- `find_incident_id(tenant_id, number) -> int | None`
+- `get_incident(tenant_id, incident_id) -> Incident | None`: one GetItem.
+- `import_incident(tenant_id, incident, now) -> UpsertOutcome`: writes under
   `incident.id` (the platform's id); re-importing updates. Conflict if the number belongs
   to another incident. Its `event` reference is stored as given.
 
 For uploads (psap.incidents.upload), which compare before they write:
 
-- `read_incidents_by_number(table, tenant_id, numbers) -> {number: StoredRecord}`: two
+- `read_incidents_by_number(tenant_id, numbers) -> {number: StoredRecord}`: two
   BatchGetItem, strongly consistent.
-- `reserve_incident_ids(table, count)`, then `create_incident_with_number(...) -> bool`:
+- `reserve_incident_ids(count)`, then `create_incident_with_number(...) -> bool`:
   False when the number was taken meanwhile (read again; it is an update now).
-- `replace_incident_if_unchanged(table, tenant_id, record, incident, now) -> bool`: the
+- `replace_incident_if_unchanged(tenant_id, record, incident, now) -> bool`: the
   document only (id, number, event link, createdAt and the CAD's source order are kept),
   conditional on the record's updatedAt as read; False when someone wrote it since.
 
@@ -34,12 +34,19 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from psap.config import tenant_data_table
 from psap.errors import InvalidInput
 from psap.incidents.models import EventReference, Incident
 from psap.storage import numbered
 from psap.storage.numbered import Link, NewRecord, RecordKind, StoredRecord
 from psap.storage.ordering import SourceOrder, UpsertOutcome, UpsertResult
 from psap.storage.sequences import next_id
+
+
+def _table() -> str:
+    """This store's table, from the settings read at cold start (psap.config)."""
+    return tenant_data_table()
+
 
 INCIDENTS = RecordKind(name="incident", prefix="INC", sequence="INCIDENT")
 # Kept outside the compressed document: the service owns them.
@@ -74,10 +81,10 @@ def incident_from_record(record: StoredRecord) -> Incident:
 
 
 def upsert_incident(
-    table: str, tenant_id: int, incident: Incident, order: SourceOrder, now: datetime
+    tenant_id: int, incident: Incident, order: SourceOrder, now: datetime
 ) -> UpsertResult:
     return numbered.upsert_by_number(
-        table,
+        _table(),
         INCIDENTS,
         tenant_id,
         _number(incident),
@@ -88,25 +95,23 @@ def upsert_incident(
     )
 
 
-def find_incident_id(table: str, tenant_id: int, number: str) -> int | None:
-    return numbered.find_id(table, INCIDENTS, tenant_id, number)
+def find_incident_id(tenant_id: int, number: str) -> int | None:
+    return numbered.find_id(_table(), INCIDENTS, tenant_id, number)
 
 
-def get_incident(table: str, tenant_id: int, incident_id: int) -> Incident | None:
-    record = numbered.read(table, INCIDENTS, tenant_id, incident_id)
+def get_incident(tenant_id: int, incident_id: int) -> Incident | None:
+    record = numbered.read(_table(), INCIDENTS, tenant_id, incident_id)
     return incident_from_record(record) if record is not None else None
 
 
-def import_incident(table: str, tenant_id: int, incident: Incident, now: datetime) -> UpsertOutcome:
-    return numbered.put_by_id(table, INCIDENTS, tenant_id, _imported(incident), now)
+def import_incident(tenant_id: int, incident: Incident, now: datetime) -> UpsertOutcome:
+    return numbered.put_by_id(_table(), INCIDENTS, tenant_id, _imported(incident), now)
 
 
-def bulk_load_incidents(
-    table: str, tenant_id: int, incidents: list[Incident], now: datetime
-) -> None:
+def bulk_load_incidents(tenant_id: int, incidents: list[Incident], now: datetime) -> None:
     """NEW incidents with their ids, fast (demo data, benchmarks): see numbered.bulk_load."""
     records = [_imported(incident) for incident in incidents]
-    numbered.bulk_load(table, INCIDENTS, tenant_id, records, now)
+    numbered.bulk_load(_table(), INCIDENTS, tenant_id, records, now)
 
 
 def _imported(incident: Incident) -> NewRecord:
@@ -130,30 +135,28 @@ def _link(incident: Incident) -> Link | None:
     return Link(incident.event.id, incident.event.number) if incident.event is not None else None
 
 
-def read_incidents_by_number(
-    table: str, tenant_id: int, numbers: Sequence[str]
-) -> dict[str, StoredRecord]:
-    return numbered.read_by_numbers(table, INCIDENTS, tenant_id, numbers)
+def read_incidents_by_number(tenant_id: int, numbers: Sequence[str]) -> dict[str, StoredRecord]:
+    return numbered.read_by_numbers(_table(), INCIDENTS, tenant_id, numbers)
 
 
-def reserve_incident_ids(table: str, count: int) -> list[int]:
+def reserve_incident_ids(count: int) -> list[int]:
     """`count` new incident ids in one sequence write (an unused one is only a gap)."""
     if count <= 0:
         return []
-    last = next_id(table, INCIDENTS.sequence, count)
+    last = next_id(_table(), INCIDENTS.sequence, count)
     return list(range(last - count + 1, last + 1))
 
 
 def create_incident_with_number(
-    table: str, tenant_id: int, incident_id: int, incident: Incident, now: datetime
+    tenant_id: int, incident_id: int, incident: Incident, now: datetime
 ) -> bool:
     record = NewRecord(incident_id, _number(incident), _document(incident), None, None)
-    return numbered.create_with_number(table, INCIDENTS, tenant_id, record, now)
+    return numbered.create_with_number(_table(), INCIDENTS, tenant_id, record, now)
 
 
 def replace_incident_if_unchanged(
-    table: str, tenant_id: int, record: StoredRecord, incident: Incident, now: datetime
+    tenant_id: int, record: StoredRecord, incident: Incident, now: datetime
 ) -> bool:
     return numbered.replace_document_if_unchanged(
-        table, INCIDENTS, tenant_id, record, _document(incident), now
+        _table(), INCIDENTS, tenant_id, record, _document(incident), now
     )

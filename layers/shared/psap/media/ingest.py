@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from psap.audit.changes import note_change
 from psap.clock import utc_now
-from psap.config import media_bucket, tenant_data_table
+from psap.config import media_bucket
 from psap.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, UnsupportedMediaType
 from psap.events import store as events_store
 from psap.events.models import Event
@@ -98,15 +98,15 @@ def ingest(
         )
     channel, started = _checked_fields(target)
     cues = subrip.parse(subrip.decode(content))
-    table, bucket = tenant_data_table(), media_bucket()
+    bucket = media_bucket()
     event = _resolve_event(tenant_id, target)
     event_id = int(event.id or 0)
     sha = hashlib.sha256(content).hexdigest()
-    existing = store.find_media_by_content(table, tenant_id, event_id, sha)
+    existing = store.find_media_by_content(tenant_id, event_id, sha)
     if existing is not None:
         return _replay(tenant_id, existing)
     media = radio_traffic_media(
-        store.next_media_id(table),
+        store.next_media_id(),
         event,
         channel,
         started,
@@ -116,9 +116,9 @@ def ingest(
         now or utc_now(),
     )
     try:
-        store.create_radio_traffic(table, bucket, tenant_id, media, content)
+        store.create_radio_traffic(bucket, tenant_id, media, content)
     except store.DuplicateContent:
-        found = store.find_media_by_content(table, tenant_id, event_id, sha)
+        found = store.find_media_by_content(tenant_id, event_id, sha)
         if found is None:
             raise
         return _replay(tenant_id, found)
@@ -170,7 +170,7 @@ def radio_traffic_media(
 
 
 def _replay(tenant_id: int, media_id: int) -> UploadOutcome:
-    media = store.get_radio_traffic(tenant_data_table(), media_bucket(), tenant_id, media_id)
+    media = store.get_radio_traffic(media_bucket(), tenant_id, media_id)
     if media is None:
         raise NotFound(f"media {media_id} not found")
     note_change("media", media.id, "UNCHANGED")
@@ -225,15 +225,14 @@ def _describe(error: ValidationError) -> str:
 
 
 def _resolve_event(tenant_id: int, target: RadioTrafficTarget) -> Event:
-    table = tenant_data_table()
     if target.event_id is not None:
-        event = events_store.get_event(table, tenant_id, target.event_id)
+        event = events_store.get_event(tenant_id, target.event_id)
         if event is None:
             raise NotFound(f"event {target.event_id} not found")
         return event
     number = (target.incident_number or "").strip()
-    incident_id = incidents_store.find_incident_id(table, tenant_id, number)
-    incident = incidents_store.get_incident(table, tenant_id, incident_id) if incident_id else None
+    incident_id = incidents_store.find_incident_id(tenant_id, number)
+    incident = incidents_store.get_incident(tenant_id, incident_id) if incident_id else None
     if incident is None:
         raise NotFound(f"incident number '{number}' not found")
     if incident.event is None or incident.event.id is None:
@@ -241,7 +240,7 @@ def _resolve_event(tenant_id: int, target: RadioTrafficTarget) -> Event:
             f"incident '{number}' has no event yet: upload with eventId, or once the "
             "incident is linked to its event"
         )
-    event = events_store.get_event(table, tenant_id, incident.event.id)
+    event = events_store.get_event(tenant_id, incident.event.id)
     if event is None:
         raise NotFound(f"event {incident.event.id} of incident '{number}' not found")
     return event

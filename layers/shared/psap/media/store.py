@@ -28,6 +28,7 @@ of the same content makes exactly one record) and checks that the event still ex
 from collections.abc import Callable
 from typing import Any
 
+from psap.config import tenant_data_table
 from psap.errors import NotFound, StoreUnavailable
 from psap.events.store import EVENTS, media_link_item
 from psap.media.models import RadioTrafficMedia
@@ -36,6 +37,12 @@ from psap.storage.documents import PackedDocument, pack_document, unpack_documen
 from psap.storage.dynamodb import read_item, transact_write
 from psap.storage.s3 import put_object
 from psap.storage.sequences import next_id
+
+
+def _table() -> str:
+    """This store's table, from the settings read at cold start (psap.config)."""
+    return tenant_data_table()
+
 
 MEDIA_SEQUENCE = "MEDIA"
 # The record keeps its segments inline while its compressed JSON is at most this (a 400 KB
@@ -68,18 +75,18 @@ def segments_key(tenant_id: int, event_id: int, sha256: str, media_id: int) -> s
     return f"media/T{tenant_id}/EVT{event_id}/radio-traffic/{sha256}/{media_id}.segments.zz"
 
 
-def next_media_id(table: str) -> int:
-    return next_id(table, MEDIA_SEQUENCE)
+def next_media_id() -> int:
+    return next_id(_table(), MEDIA_SEQUENCE)
 
 
-def find_media_by_content(table: str, tenant_id: int, event_id: int, sha256: str) -> int | None:
+def find_media_by_content(tenant_id: int, event_id: int, sha256: str) -> int | None:
     """The media that already holds this content for this event, if any."""
-    item = read_item(table, hash_key(tenant_id, event_id, sha256), "media")
+    item = read_item(_table(), hash_key(tenant_id, event_id, sha256), "media")
     return int(item["mediaId"]) if item else None
 
 
 def create_radio_traffic(
-    table: str, bucket: str, tenant_id: int, media: RadioTrafficMedia, original: bytes
+    bucket: str, tenant_id: int, media: RadioTrafficMedia, original: bytes
 ) -> None:
     """Stores the original and the record (see the module's layout). DuplicateContent when a
     concurrent upload of the same content for the event stored its record first; NotFound
@@ -110,20 +117,20 @@ def create_radio_traffic(
     writes: list[dict[str, Any]] = [
         {
             "Put": {
-                "TableName": table,
+                "TableName": _table(),
                 "Item": record,
                 "ConditionExpression": "attribute_not_exists(pk)",
             }
         },
         {
             "Put": {
-                "TableName": table,
+                "TableName": _table(),
                 "Item": media_link_item(tenant_id, media.event_id, media.id, media.type.value),
             }
         },
         {
             "Put": {
-                "TableName": table,
+                "TableName": _table(),
                 "Item": {
                     **hash_key(tenant_id, media.event_id, sha),
                     "mediaId": {"N": str(media.id)},
@@ -133,7 +140,7 @@ def create_radio_traffic(
         },
         {
             "ConditionCheck": {
-                "TableName": table,
+                "TableName": _table(),
                 "Key": numbered.record_key(EVENTS, tenant_id, media.event_id),
                 "ConditionExpression": "attribute_exists(pk)",
             }
@@ -153,11 +160,9 @@ def _cancelled(event_id: int) -> Callable[[list[str]], Exception]:
     return explain
 
 
-def get_radio_traffic(
-    table: str, bucket: str, tenant_id: int, media_id: int
-) -> RadioTrafficMedia | None:
+def get_radio_traffic(bucket: str, tenant_id: int, media_id: int) -> RadioTrafficMedia | None:
     """One GetItem, plus one S3 read when the segments are stored beside the record."""
-    item = read_item(table, media_key(tenant_id, media_id), "media")
+    item = read_item(_table(), media_key(tenant_id, media_id), "media")
     if item is None:
         return None
     key = item.get("segmentsKey")

@@ -2,7 +2,6 @@
 
 from datetime import date
 
-from psap.config import tenant_data_table
 from psap.errors import InvalidParameter, NotFound
 from psap.paging import PageRequest, parse_sort
 from psap.qa import store
@@ -33,9 +32,7 @@ def list_evaluations(
     order = parse_sort(sort, SORT_FIELDS)
     newest_first = not order.ascending if order else True
     filters = EvaluationFilters(status, is_training, first_day, last_day)
-    listed = store.list_evaluations(
-        tenant_data_table(), tenant_id, user_id, filters, newest_first, request
-    )
+    listed = store.list_evaluations(tenant_id, user_id, filters, newest_first, request)
     if listed is None:
         raise NotFound(f"user {user_id} not found")
     evaluations, total = listed

@@ -24,6 +24,7 @@ from datetime import date
 from typing import Any
 
 from psap.clock import format_timestamp
+from psap.config import tenant_data_table
 from psap.errors import InvalidInput
 from psap.paging import PageRequest
 from psap.qa.models import EvaluationStatus, QaEvaluation
@@ -55,6 +56,12 @@ from psap.storage.optimistic import optimistic_write, revised_put, revision_of
 from psap.storage.ordering import UpsertOutcome
 from psap.storage.queries import query_pages
 from psap.users.store import user_key
+
+
+def _table() -> str:
+    """This store's table, from the settings read at cold start (psap.config)."""
+    return tenant_data_table()
+
 
 EVAL_SK = "EVAL"
 _CHUNK_PREFIX = "CHUNK#"
@@ -215,9 +222,9 @@ def write_plan(
     return plan
 
 
-def _read_item(table: str, tenant_id: int, evaluation_id: int) -> dict[str, Any] | None:
+def _read_item(tenant_id: int, evaluation_id: int) -> dict[str, Any] | None:
     return read_item(
-        table,
+        _table(),
         evaluation_key(tenant_id, evaluation_id),
         "evaluation",
         projection="id, rev, userId, createdAt, #s, isTraining, deleted, chunks",
@@ -225,24 +232,24 @@ def _read_item(table: str, tenant_id: int, evaluation_id: int) -> dict[str, Any]
     )
 
 
-def put_evaluation(table: str, tenant_id: int, evaluation: QaEvaluation) -> UpsertOutcome:
+def put_evaluation(tenant_id: int, evaluation: QaEvaluation) -> UpsertOutcome:
     """Creates or replaces the evaluation with this id (imports) with its chunks, pointers
     and counters, in one transaction conditional on the revision read."""
     new_listing = _listing(evaluation)
 
     def attempt() -> UpsertOutcome:
-        old = _read_item(table, tenant_id, evaluation.id)
+        old = _read_item(tenant_id, evaluation.id)
         encoded = _encode(tenant_id, evaluation, revision_of(old) + 1)
-        writes: list[dict[str, Any]] = [{"Put": revised_put(table, encoded.item, old)}]
-        writes.extend({"Put": {"TableName": table, "Item": chunk}} for chunk in encoded.chunks)
+        writes: list[dict[str, Any]] = [{"Put": revised_put(_table(), encoded.item, old)}]
+        writes.extend({"Put": {"TableName": _table(), "Item": chunk}} for chunk in encoded.chunks)
         old_chunks = int(old.get("chunks", 0)) if old else 0
         writes.extend(
-            {"Delete": {"TableName": table, "Key": _chunk_key(tenant_id, evaluation.id, index)}}
+            {"Delete": {"TableName": _table(), "Key": _chunk_key(tenant_id, evaluation.id, index)}}
             for index in range(len(encoded.chunks), old_chunks)
         )
         old_listing = _listing_of_item(old) if old else None
         plan = write_plan(tenant_id, evaluation.id, old_listing, new_listing)
-        writes.extend(plan.transaction_items(table))
+        writes.extend(plan.transaction_items(_table()))
         transact_write(writes)
         return UpsertOutcome.CREATED if old is None else UpsertOutcome.UPDATED
 
@@ -251,7 +258,7 @@ def put_evaluation(table: str, tenant_id: int, evaluation: QaEvaluation) -> Upse
     )
 
 
-def bulk_load_evaluations(table: str, tenant_id: int, evaluations: Sequence[QaEvaluation]) -> None:
+def bulk_load_evaluations(tenant_id: int, evaluations: Sequence[QaEvaluation]) -> None:
     """Loads NEW evaluations fast (BatchWriteItem; each counter once): the same items as
     put_evaluation, for operator loads into an empty tenant (demo data, benchmarks)."""
     plans = []
@@ -260,23 +267,23 @@ def bulk_load_evaluations(table: str, tenant_id: int, evaluations: Sequence[QaEv
         plan = write_plan(tenant_id, evaluation.id, None, _listing(evaluation))
         plan.puts[:0] = [encoded.item, *encoded.chunks]
         plans.append(plan)
-    bulk_write(table, plans)
+    bulk_write(_table(), plans)
 
 
-def _total(table: str, tenant_id: int, user_id: int, scope: str, filters: EvaluationFilters) -> int:
+def _total(tenant_id: int, user_id: int, scope: str, filters: EvaluationFilters) -> int:
     cover = covering(filters.first_day or date.min, filters.last_day or date.max)
-    items = counter_items(table, counter_pk(tenant_id, user_id, scope), cover.ranges)
+    items = counter_items(_table(), counter_pk(tenant_id, user_id, scope), cover.ranges)
     return max(0, cover.total(items))
 
 
 def _user_and_total(
-    table: str, tenant_id: int, user_id: int, scope: str, filters: EvaluationFilters
+    tenant_id: int, user_id: int, scope: str, filters: EvaluationFilters
 ) -> tuple[bool, int]:
     """Whether the user exists, and the total: one BatchGetItem of two small items when no
     date filter applies."""
     counter = key(counter_pk(tenant_id, user_id, scope), ALL)
     items = batch_get(
-        table,
+        _table(),
         [user_key(tenant_id, user_id), counter],
         projection="pk, sk, #c",
         names={"#c": "count"},
@@ -288,7 +295,7 @@ def _user_and_total(
         return exists, counter_value(found.get((counter["pk"]["S"], counter["sk"]["S"])))
     if not exists:
         return False, 0
-    return True, _total(table, tenant_id, user_id, scope, filters)
+    return True, _total(tenant_id, user_id, scope, filters)
 
 
 def _day_range(filters: EvaluationFilters) -> KeyRange:
@@ -297,28 +304,26 @@ def _day_range(filters: EvaluationFilters) -> KeyRange:
     return KeyRange(low, high)
 
 
-def read_evaluations(
-    table: str, tenant_id: int, evaluation_ids: Sequence[int]
-) -> dict[int, QaEvaluation]:
+def read_evaluations(tenant_id: int, evaluation_ids: Sequence[int]) -> dict[int, QaEvaluation]:
     """The evaluations by id: one BatchGetItem, plus one Query per chunked document."""
     if not evaluation_ids:
         return {}
-    items = batch_get(table, [evaluation_key(tenant_id, item_id) for item_id in evaluation_ids])
+    items = batch_get(_table(), [evaluation_key(tenant_id, item_id) for item_id in evaluation_ids])
     found: dict[int, QaEvaluation] = {}
     for item in items:
         evaluation_id = int(item["id"])
         blob = (
             bytes(item["doc"])
             if "doc" in item
-            else _read_chunks(table, tenant_id, evaluation_id, int(item["chunks"]))
+            else _read_chunks(tenant_id, evaluation_id, int(item["chunks"]))
         )
         found[evaluation_id] = QaEvaluation.model_validate(decode_document(blob))
     return found
 
 
-def _read_chunks(table: str, tenant_id: int, evaluation_id: int, count: int) -> bytes:
+def _read_chunks(tenant_id: int, evaluation_id: int, count: int) -> bytes:
     request = {
-        "TableName": table,
+        "TableName": _table(),
         "KeyConditionExpression": "pk = :pk AND begins_with(sk, :chunk)",
         "ExpressionAttributeValues": {
             ":pk": {"S": evaluation_pk(tenant_id, evaluation_id)},
@@ -336,7 +341,6 @@ def _read_chunks(table: str, tenant_id: int, evaluation_id: int, count: int) -> 
 
 
 def list_evaluations(
-    table: str,
     tenant_id: int,
     user_id: int,
     filters: EvaluationFilters,
@@ -346,20 +350,20 @@ def list_evaluations(
     """One page of the user's listed evaluations and the total for the filters; None when
     the user does not exist in the tenant."""
     scope = scope_name(filters.status.value if filters.status else None, filters.is_training)
-    exists, total = _user_and_total(table, tenant_id, user_id, scope, filters)
+    exists, total = _user_and_total(tenant_id, user_id, scope, filters)
     if not exists:
         return None
     if page.offset >= total:
         return [], total
     ids = page_of_pointers(
-        table,
+        _table(),
         pointer_pk(tenant_id, user_id, scope),
         _day_range(filters),
         not newest_first,
         page.offset,
         page.size,
     )
-    found = read_evaluations(table, tenant_id, ids)
+    found = read_evaluations(tenant_id, ids)
     # Deleted or moved between the pointer read and the batch read: left out of this page.
     page_items = [found[item_id] for item_id in ids if item_id in found]
     return [item for item in page_items if not item.deleted], total

@@ -17,6 +17,7 @@ everywhere; a person who is not (or no longer) a user of the tenant reads as sto
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from psap.config import tenant_data_table
 from psap.errors import InvalidInput
 from psap.storage.aws import TransactionCancelled
 from psap.storage.documents import CHUNK_BYTES, decode_document, encode_document, with_tenant
@@ -34,6 +35,12 @@ from psap.training.models import (
 from psap.training.progress import with_counters
 from psap.users.models import PersonReference, User
 from psap.users.store import USER_SK, get_users, user_key, user_pk
+
+
+def _table() -> str:
+    """This store's table, from the settings read at cold start (psap.config)."""
+    return tenant_data_table()
+
 
 ENROLLMENT_PREFIX = "ENR#"
 TASK_LIST_PREFIX = "TL#"
@@ -101,23 +108,24 @@ def _items(tenant_id: int, owner: int, enrollment: PhaseEnrollment) -> list[dict
     return items
 
 
-def put_enrollment(table: str, tenant_id: int, enrollment: PhaseEnrollment) -> UpsertOutcome:
+def put_enrollment(tenant_id: int, enrollment: PhaseEnrollment) -> UpsertOutcome:
     """Creates or replaces the enrollment with this id and its task lists (imports), in one
     transaction. Its user must already be a user of the tenant; task list counters are
     computed from the items."""
     owner = _validated_owner(enrollment)
-    existed = _exists(table, enrollment_key(tenant_id, owner, enrollment.id))
+    existed = _exists(enrollment_key(tenant_id, owner, enrollment.id))
     writes: list[dict[str, Any]] = [
         {
             "ConditionCheck": {
-                "TableName": table,
+                "TableName": _table(),
                 "Key": user_key(tenant_id, owner),
                 "ConditionExpression": "attribute_exists(pk)",
             }
         }
     ]
     writes.extend(
-        {"Put": {"TableName": table, "Item": item}} for item in _items(tenant_id, owner, enrollment)
+        {"Put": {"TableName": _table(), "Item": item}}
+        for item in _items(tenant_id, owner, enrollment)
     )
     try:
         transact_write(writes)
@@ -131,28 +139,26 @@ def put_enrollment(table: str, tenant_id: int, enrollment: PhaseEnrollment) -> U
     return UpsertOutcome.UPDATED if existed else UpsertOutcome.CREATED
 
 
-def bulk_load_enrollments(
-    table: str, tenant_id: int, enrollments: Sequence[PhaseEnrollment]
-) -> None:
+def bulk_load_enrollments(tenant_id: int, enrollments: Sequence[PhaseEnrollment]) -> None:
     """Loads NEW enrollments fast (BatchWriteItem): the same items as put_enrollment, for
     operator loads whose users were just loaded (demo data, benchmarks)."""
     items: list[dict[str, Any]] = []
     for enrollment in enrollments:
         items.extend(_items(tenant_id, _validated_owner(enrollment), enrollment))
-    batch_put(table, items)
+    batch_put(_table(), items)
 
 
-def _exists(table: str, item_key: dict[str, Any]) -> bool:
-    return read_item(table, item_key, "enrollment", projection="pk") is not None
+def _exists(item_key: dict[str, Any]) -> bool:
+    return read_item(_table(), item_key, "enrollment", projection="pk") is not None
 
 
-def _partition(table: str, tenant_id: int, user_id: int) -> list[dict[str, Any]]:
-    return query_all(partition_request(table, user_pk(tenant_id, user_id)), "enrollments")
+def _partition(tenant_id: int, user_id: int) -> list[dict[str, Any]]:
+    return query_all(partition_request(_table(), user_pk(tenant_id, user_id)), "enrollments")
 
 
-def list_enrollments(table: str, tenant_id: int, user_id: int) -> list[PhaseEnrollment] | None:
+def list_enrollments(tenant_id: int, user_id: int) -> list[PhaseEnrollment] | None:
     """The user's enrollments by id, in full form; None when the user does not exist."""
-    items = _partition(table, tenant_id, user_id)
+    items = _partition(tenant_id, user_id)
     owner_item = next((item for item in items if item["sk"] == USER_SK), None)
     if owner_item is None:
         return None
@@ -167,7 +173,6 @@ def list_enrollments(table: str, tenant_id: int, user_id: int) -> list[PhaseEnro
             task_list = TaskList.model_validate(decode_document(bytes(item["doc"])))
             task_lists[task_list.id] = task_list
     people = _people(
-        table,
         tenant_id,
         [enrollment for enrollment, _ in enrollments],
         task_lists.values(),
@@ -195,7 +200,6 @@ def _summary(enrollment: PhaseEnrollmentSummary) -> PhaseEnrollmentSummary:
 
 
 def _people(
-    table: str,
     tenant_id: int,
     enrollments: Iterable[PhaseEnrollment],
     task_lists: Iterable[TaskList],
@@ -218,7 +222,7 @@ def _people(
             ids.update(entry.user.id for entry in item.audit_history if entry.user)
         for summary in task_list.phase_enrollments:
             add_summary(summary)
-    return get_users(table, tenant_id, sorted(ids))
+    return get_users(_table(), tenant_id, sorted(ids))
 
 
 class _LiveReferences:

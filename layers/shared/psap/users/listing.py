@@ -1,6 +1,5 @@
 """List users: a Spring-style page of the tenant's users (query parameters are ours)."""
 
-from psap.config import tenant_data_table
 from psap.paging import PageRequest, parse_sort
 from psap.users import store
 from psap.users.models import UserPage
@@ -19,7 +18,5 @@ def list_users(
     order = parse_sort(sort, SORT_FIELDS)
     field = UserSortField(order.property) if order else UserSortField.ID
     ascending = order.ascending if order else True
-    users, total = store.list_users(
-        tenant_data_table(), tenant_id, filters, field, ascending, request
-    )
+    users, total = store.list_users(tenant_id, filters, field, ascending, request)
     return UserPage.of(users, request, total, is_sorted=order is not None)

@@ -22,6 +22,7 @@ from itertools import combinations
 from typing import Any
 from urllib.parse import quote
 
+from psap.config import tenant_data_table
 from psap.paging import PageRequest
 from psap.storage import listing
 from psap.storage.attributes import to_item
@@ -30,6 +31,12 @@ from psap.storage.listing import Key, key
 from psap.storage.optimistic import optimistic_write, revised_put, revision_of
 from psap.storage.ordering import UpsertOutcome
 from psap.users.models import User
+
+
+def _table() -> str:
+    """This store's table, from the settings read at cold start (psap.config)."""
+    return tenant_data_table()
+
 
 USER_SK = "USER"
 _COUNTER_SK = "#COUNT"
@@ -153,37 +160,37 @@ def write_plan(tenant_id: int, old: User | None, new: User) -> listing.WritePlan
     return plan
 
 
-def read_user_item(table: str, tenant_id: int, user_id: int) -> dict[str, Any] | None:
-    return read_item(table, user_key(tenant_id, user_id), "user")
+def read_user_item(tenant_id: int, user_id: int) -> dict[str, Any] | None:
+    return read_item(_table(), user_key(tenant_id, user_id), "user")
 
 
-def get_users(table: str, tenant_id: int, user_ids: Sequence[int]) -> dict[int, User]:
+def get_users(tenant_id: int, user_ids: Sequence[int]) -> dict[int, User]:
     """The tenant's users among `user_ids` (unknown ids are left out), one BatchGetItem per
     100 ids."""
     wanted = sorted(set(user_ids))
     if not wanted:
         return {}
-    items = batch_get(table, [user_key(tenant_id, user_id) for user_id in wanted])
+    items = batch_get(_table(), [user_key(tenant_id, user_id) for user_id in wanted])
     users = [user_from_item(item) for item in items]
     return {user.id: user for user in users}
 
 
-def put_user(table: str, tenant_id: int, user: User) -> UpsertOutcome:
+def put_user(tenant_id: int, user: User) -> UpsertOutcome:
     """Creates or replaces the user with this id (imports), with its pointers and counters,
     in one transaction conditional on the revision read: never a partial write."""
     new = _stored_form(tenant_id, user)
 
     def attempt() -> UpsertOutcome:
-        old_item = read_user_item(table, tenant_id, new.id)
+        old_item = read_user_item(tenant_id, new.id)
         old = user_from_item(old_item) if old_item else None
-        put = revised_put(table, _item(tenant_id, new, revision_of(old_item) + 1), old_item)
-        transact_write([{"Put": put}, *write_plan(tenant_id, old, new).transaction_items(table)])
+        put = revised_put(_table(), _item(tenant_id, new, revision_of(old_item) + 1), old_item)
+        transact_write([{"Put": put}, *write_plan(tenant_id, old, new).transaction_items(_table())])
         return UpsertOutcome.CREATED if old is None else UpsertOutcome.UPDATED
 
     return optimistic_write(f"user {user.id}", attempt)
 
 
-def bulk_load_users(table: str, tenant_id: int, users: Sequence[User]) -> None:
+def bulk_load_users(tenant_id: int, users: Sequence[User]) -> None:
     """Loads NEW users fast (BatchWriteItem; counters once per scope): the same items as
     put_user, for operator loads into an empty tenant (demo data, benchmarks)."""
     plans = []
@@ -192,11 +199,10 @@ def bulk_load_users(table: str, tenant_id: int, users: Sequence[User]) -> None:
         plan = write_plan(tenant_id, None, stored)
         plan.puts.insert(0, _item(tenant_id, stored, 1))
         plans.append(plan)
-    listing.bulk_write(table, plans)
+    listing.bulk_write(_table(), plans)
 
 
 def list_users(
-    table: str,
     tenant_id: int,
     filters: UserFilters,
     sort: UserSortField,
@@ -206,12 +212,17 @@ def list_users(
     """One page of users and the total for the filters: a counter read, a pointer Query and
     a BatchGetItem of the page's users."""
     scope = scope_name(filters)
-    total = listing.read_counter(table, counter_pk(tenant_id, scope), _COUNTER_SK)
+    total = listing.read_counter(_table(), counter_pk(tenant_id, scope), _COUNTER_SK)
     if page.offset >= total:
         return [], total
     ids = listing.page_of_pointers(
-        table, pointer_pk(tenant_id, scope, sort), _ALL_POINTERS, ascending, page.offset, page.size
+        _table(),
+        pointer_pk(tenant_id, scope, sort),
+        _ALL_POINTERS,
+        ascending,
+        page.offset,
+        page.size,
     )
-    found = get_users(table, tenant_id, ids)
+    found = get_users(tenant_id, ids)
     # A user replaced between the pointer read and the batch read is left out of this page.
     return [found[user_id] for user_id in ids if user_id in found], total

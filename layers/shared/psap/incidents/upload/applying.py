@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from psap.clock import format_timestamp
-from psap.config import cad_table, tenant_data_table
+from psap.config import cad_table
 from psap.errors import StoreUnavailable
 from psap.incidents import store as incidents
 from psap.incidents.models import Incident
@@ -56,7 +56,6 @@ class Applier:
     ) -> None:
         self.tenant_id = tenant_id
         self.upload_id = upload_id
-        self.table = tenant_data_table()
         self.clock = clock
         self.redo_since = redo_since
         # One Query per upload: most tenants' uploads then never touch the webhook tables.
@@ -68,10 +67,10 @@ class Applier:
     def apply(self, rows: Sequence[ParsedRow]) -> list[RowResult]:
         """Rows with fields and distinct numbers; results in the rows' order."""
         numbers = [self._number(row) for row in rows]
-        stored = incidents.read_incidents_by_number(self.table, self.tenant_id, numbers)
+        stored = incidents.read_incidents_by_number(self.tenant_id, numbers)
         results: dict[int, RowResult] = {}
         new_rows = [row for row in rows if self._number(row) not in stored]
-        new_ids = incidents.reserve_incident_ids(self.table, len(new_rows))
+        new_ids = incidents.reserve_incident_ids(len(new_rows))
         for row in rows:
             record = stored.get(self._number(row))
             if record is not None:
@@ -94,15 +93,13 @@ class Applier:
     def _create(self, row: ParsedRow, new_id: int) -> RowResult:
         incident = Incident.model_validate(self._fields(row))
         number = self._number(row)
-        if incidents.create_incident_with_number(
-            self.table, self.tenant_id, new_id, incident, self.clock()
-        ):
+        if incidents.create_incident_with_number(self.tenant_id, new_id, incident, self.clock()):
             return RowResult(line=row.line, number=number, id=new_id, outcome=RowOutcome.CREATED)
         # Someone created this number since the chunk was read: it is an update now.
         return self._update(row, self._reread(number))
 
     def _reread(self, number: str) -> StoredRecord:
-        found = incidents.read_incidents_by_number(self.table, self.tenant_id, [number])
+        found = incidents.read_incidents_by_number(self.tenant_id, [number])
         if number not in found:
             raise StoreUnavailable(f"incident {number} changed hands while uploading; retry")
         return found[number]
@@ -126,7 +123,7 @@ class Applier:
                 )
                 return unchanged, after if redone else None
             if incidents.replace_incident_if_unchanged(
-                self.table, self.tenant_id, record, merged, self.clock()
+                self.tenant_id, record, merged, self.clock()
             ):
                 updated = RowResult(
                     line=row.line, number=number, id=record.id, outcome=RowOutcome.UPDATED

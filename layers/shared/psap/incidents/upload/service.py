@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 
 from psap import clock
 from psap.audit.changes import ChangeAction, note_change
-from psap.config import incident_upload_bucket, incident_upload_queue_url, tenant_data_table
+from psap.config import incident_upload_bucket, incident_upload_queue_url
 from psap.errors import (
     Conflict,
     InvalidInput,
@@ -233,9 +233,7 @@ def _queue_inline(
     key = _object_key(tenant_id, upload_id, file_format)
     s3.put_object(incident_upload_bucket(), key, body, "application/octet-stream")
     now = clock.utc_now()
-    store.create_job(
-        tenant_data_table(), tenant_id, upload_id, file_format, UploadStatus.QUEUED, key, now
-    )
+    store.create_job(tenant_id, upload_id, file_format, UploadStatus.QUEUED, key, now)
     _enqueue(tenant_id, upload_id)
     note_change("incidentUpload", upload_id, "ACCEPTED")
     return _view(tenant_id, upload_id)
@@ -247,7 +245,7 @@ def _enqueue(tenant_id: int, upload_id: str) -> None:
 
 
 def _view(tenant_id: int, upload_id: str) -> UploadJob:
-    record = store.get_job(tenant_data_table(), tenant_id, upload_id)
+    record = store.get_job(tenant_id, upload_id)
     if record is None:
         raise NotFound(f"Upload {upload_id} not found")
     return record.view(REJECTIONS_KEPT)
@@ -260,9 +258,7 @@ def create_upload(tenant_id: int, file_format: UploadFormat) -> UploadTicket:
     upload_id = _new_upload_id()
     key = _object_key(tenant_id, upload_id, file_format)
     now = clock.utc_now()
-    store.create_job(
-        tenant_data_table(), tenant_id, upload_id, file_format, UploadStatus.AWAITING_FILE, key, now
-    )
+    store.create_job(tenant_id, upload_id, file_format, UploadStatus.AWAITING_FILE, key, now)
     url = s3.presigned_put_url(incident_upload_bucket(), key, UPLOAD_URL_SECONDS)
     note_change("incidentUpload", upload_id, "CREATED")
     job = _view(tenant_id, upload_id)
@@ -275,8 +271,7 @@ def create_upload(tenant_id: int, file_format: UploadFormat) -> UploadTicket:
 
 def start_upload(tenant_id: int, upload_id: str) -> UploadJob:
     """Queues a job whose file was PUT; starting a started job again changes nothing."""
-    table = tenant_data_table()
-    record = store.get_job(table, tenant_id, upload_id)
+    record = store.get_job(tenant_id, upload_id)
     if record is None:
         raise NotFound(f"Upload {upload_id} not found")
     if record.status is UploadStatus.AWAITING_FILE:
@@ -287,7 +282,7 @@ def start_upload(tenant_id: int, upload_id: str) -> UploadJob:
             raise PayloadTooLarge(f"The file is larger than {INCIDENT_UPLOAD_FILE_MAX_BYTES} bytes")
         if stored.size == 0:
             raise InvalidInput("The file is empty")
-        if store.mark_queued(table, tenant_id, upload_id, stored.etag):
+        if store.mark_queued(tenant_id, upload_id, stored.etag):
             _enqueue(tenant_id, upload_id)
             note_change("incidentUpload", upload_id, "STARTED")
     return _view(tenant_id, upload_id)
@@ -316,9 +311,8 @@ def _unusable(stored: s3.StoredObject | None, pinned_etag: str | None) -> str | 
 
 def run_upload(message: UploadMessage, remaining_ms: Callable[[], int]) -> str:
     """Runs (or goes on with) one job; returns what happened, for the log."""
-    table = tenant_data_table()
     tenant_id, upload_id = message.tenant_id, message.upload_id
-    job = store.get_job(table, tenant_id, upload_id)
+    job = store.get_job(tenant_id, upload_id)
     if job is None:
         logger.warning("no upload job for this message", extra={"upload_id": upload_id})
         return "GONE"
@@ -326,7 +320,7 @@ def run_upload(message: UploadMessage, remaining_ms: Callable[[], int]) -> str:
         return f"IGNORED_{job.status.value}"
     run_id = uuid.uuid4().hex
     now = clock.utc_now()
-    claimed = store.claim(table, tenant_id, upload_id, run_id, now, now - STALE_AFTER)
+    claimed = store.claim(tenant_id, upload_id, run_id, now, now - STALE_AFTER)
     if claimed is None:
         return "BUSY"  # another run is alive (its own message comes back if it dies)
     progress = claimed.progress
@@ -335,16 +329,14 @@ def run_upload(message: UploadMessage, remaining_ms: Callable[[], int]) -> str:
     stored = s3.stored_object(bucket, claimed.object_key)
     reason = _unusable(stored, claimed.file_etag)
     if reason is not None:
-        store.finish(
-            table, tenant_id, upload_id, run_id, UploadStatus.FAILED, progress, reason, now
-        )
+        store.finish(tenant_id, upload_id, run_id, UploadStatus.FAILED, progress, reason, now)
         return "FAILED"
     applier = Applier(
         tenant_id, upload_id, clock.utc_now, redo_since=claimed.started_at if taken_over else None
     )
 
     def checkpoint(current: store.Progress) -> bool:
-        return store.save_progress(table, tenant_id, upload_id, run_id, current, clock.utc_now())
+        return store.save_progress(tenant_id, upload_id, run_id, current, clock.utc_now())
 
     try:
         outcome = _run_rows(
@@ -373,7 +365,6 @@ def run_upload(message: UploadMessage, remaining_ms: Callable[[], int]) -> str:
                 "rows before it were applied. Create a new upload for the rest"
             )
         store.finish(
-            table,
             tenant_id,
             upload_id,
             run_id,
@@ -388,14 +379,14 @@ def run_upload(message: UploadMessage, remaining_ms: Callable[[], int]) -> str:
     if outcome.handed_over:
         # An old heartbeat lets the next message's run claim the job at once.
         store.save_progress(
-            table, tenant_id, upload_id, run_id, progress, datetime(2000, 1, 1, tzinfo=UTC)
+            tenant_id, upload_id, run_id, progress, datetime(2000, 1, 1, tzinfo=UTC)
         )
         _enqueue(tenant_id, upload_id)
         return "HANDED_OVER"
     status, failure = UploadStatus.SUCCEEDED, None
     if progress.counts.rows == 0:
         status, failure = UploadStatus.FAILED, "The file has no incidents"
-    store.finish(table, tenant_id, upload_id, run_id, status, progress, failure, clock.utc_now())
+    store.finish(tenant_id, upload_id, run_id, status, progress, failure, clock.utc_now())
     logger.info(
         "incident upload finished",
         extra={

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from psap.clock import format_timestamp, parse_timestamp
+from psap.config import tenant_data_table
 from psap.incidents.upload.models import (
     RowOutcome,
     RowRejection,
@@ -25,6 +26,12 @@ from psap.storage.attributes import from_item
 from psap.storage.aws import ConditionFailed, translated
 from psap.storage.documents import decode_document, encode_document
 from psap.storage.dynamodb import dynamodb, read_item
+
+
+def _table() -> str:
+    """This store's table, from the settings read at cold start (psap.config)."""
+    return tenant_data_table()
+
 
 _JOB_SK = "JOB"
 
@@ -117,7 +124,6 @@ _PROGRESS_SET = (
 
 
 def create_job(
-    table: str,
     tenant_id: int,
     upload_id: str,
     file_format: UploadFormat,
@@ -136,12 +142,12 @@ def create_job(
     }
     with translated("upload job"):
         dynamodb().put_item(
-            TableName=table, Item=item, ConditionExpression="attribute_not_exists(pk)"
+            TableName=_table(), Item=item, ConditionExpression="attribute_not_exists(pk)"
         )
 
 
-def get_job(table: str, tenant_id: int, upload_id: str) -> JobRecord | None:
-    item = read_item(table, job_key(tenant_id, upload_id), "upload job")
+def get_job(tenant_id: int, upload_id: str) -> JobRecord | None:
+    item = read_item(_table(), job_key(tenant_id, upload_id), "upload job")
     return _record(item) if item else None
 
 
@@ -181,7 +187,6 @@ def _record(item: dict[str, Any]) -> JobRecord:
 
 
 def _update(
-    table: str,
     tenant_id: int,
     upload_id: str,
     expression: str,
@@ -191,7 +196,7 @@ def _update(
 ) -> dict[str, Any] | None:
     """The item after a conditional update, or None when the condition did not hold."""
     arguments: dict[str, Any] = {
-        "TableName": table,
+        "TableName": _table(),
         "Key": job_key(tenant_id, upload_id),
         "UpdateExpression": expression,
         "ConditionExpression": f"attribute_exists(pk) AND ({condition})",
@@ -208,11 +213,10 @@ def _update(
     return from_item(answer["Attributes"])
 
 
-def mark_queued(table: str, tenant_id: int, upload_id: str, file_etag: str) -> bool:
+def mark_queued(tenant_id: int, upload_id: str, file_etag: str) -> bool:
     """AWAITING_FILE -> QUEUED, pinning the file's version; False when the job was not
     waiting for its file."""
     item = _update(
-        table,
         tenant_id,
         upload_id,
         "SET #status = :queued, fileEtag = :etag",
@@ -228,12 +232,11 @@ def mark_queued(table: str, tenant_id: int, upload_id: str, file_etag: str) -> b
 
 
 def claim(
-    table: str, tenant_id: int, upload_id: str, run_id: str, now: datetime, stale_before: datetime
+    tenant_id: int, upload_id: str, run_id: str, now: datetime, stale_before: datetime
 ) -> JobRecord | None:
     """Takes a QUEUED job, or a RUNNING one whose run stopped beating before `stale_before`
     (it died, or handed over). None: finished, or another run is alive."""
     item = _update(
-        table,
         tenant_id,
         upload_id,
         "SET #status = :running, runId = :run, heartbeatAt = :now, "
@@ -252,7 +255,6 @@ def claim(
 
 
 def save_progress(
-    table: str,
     tenant_id: int,
     upload_id: str,
     run_id: str,
@@ -262,7 +264,6 @@ def save_progress(
     """Checkpoints a run; False when the run no longer holds the job (stop at once). A run
     handing over sets an old heartbeat so that the next run may claim at once."""
     item = _update(
-        table,
         tenant_id,
         upload_id,
         f"SET {_PROGRESS_SET}, heartbeatAt = :beat",
@@ -279,7 +280,6 @@ def save_progress(
 
 
 def finish(
-    table: str,
     tenant_id: int,
     upload_id: str,
     run_id: str | None,
@@ -305,7 +305,6 @@ def finish(
         values[":succeeded"] = {"S": UploadStatus.SUCCEEDED.value}
         values[":failed"] = {"S": UploadStatus.FAILED.value}
     item = _update(
-        table,
         tenant_id,
         upload_id,
         f"SET {_PROGRESS_SET}, #status = :status, finishedAt = :now, failureReason = :reason",
