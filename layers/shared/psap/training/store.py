@@ -222,7 +222,7 @@ def _people(
             ids.update(entry.user.id for entry in item.audit_history if entry.user)
         for summary in task_list.phase_enrollments:
             add_summary(summary)
-    return get_users(_table(), tenant_id, sorted(ids))
+    return get_users(tenant_id, sorted(ids))
 
 
 class _LiveReferences:
