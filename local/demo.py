@@ -15,7 +15,7 @@ from psap.auth import store as credentials
 from psap.auth.credentials import CredentialKind
 from psap.auth.permissions import Permission
 from psap.clock import utc_now
-from psap.config import auth_table, knowledge_table
+from psap.config import auth_table
 from psap.knowledge.models import KnowledgeSource, KnowledgeType
 from psap.knowledge.store import NewEntry, create_entry
 
@@ -77,7 +77,6 @@ def seed() -> dict[str, Any]:
         ids = []
         for title, provider, knowledge_type, external_id in entries:
             entry = create_entry(
-                knowledge_table(),
                 tenant.tenant_id,
                 NewEntry(title, provider, knowledge_type, external_id=external_id),
                 utc_now(),
@@ -86,7 +85,6 @@ def seed() -> dict[str, Any]:
         ids.extend(seed_knowledge_cards(tenant.tenant_id, name))
         # Adopted inside the service, not through the API: the list must not show it.
         create_entry(
-            knowledge_table(),
             tenant.tenant_id,
             NewEntry(
                 f"{name} Radio Procedures",

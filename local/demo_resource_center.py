@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from local.demo_data import read_records
 from psap.clock import utc_now
-from psap.config import resource_center_table, search_index_bucket
+from psap.config import search_index_bucket
 from psap.resource_center import catalog, store
 
 if TYPE_CHECKING:
@@ -237,26 +237,25 @@ def seed_resource_center(tenant_ids: list[int]) -> dict[str, Any]:
     from psap.resource_center.indexing import rebuild_index  # noqa: PLC0415 - heavy engine
 
     started = time.perf_counter()
-    table = resource_center_table()
     now = utc_now()
     # The stack starts empty: batch writes, not one transaction per item (moto copies the
     # whole table for every transaction item, which made this take seconds).
-    created = store.bulk_create(table, [catalog.parse_line(text) for text in catalog_lines()], now)
+    created = store.bulk_create([catalog.parse_line(text) for text in catalog_lines()], now)
     for position, tenant_id in enumerate(tenant_ids):
         for license_name in DEMO_LICENSES.get(position, ()):
-            catalog.grant_license(table, tenant_id, license_name, now)
+            catalog.grant_license(tenant_id, license_name, now)
     if tenant_ids:
         # Tenant 1 imported two items; one of them changed since (update available).
         first = tenant_ids[0]
-        catalog.record_import(table, first, "coach-cardiac-arrest-refresher", now)
-        catalog.record_import(table, first, "help-ali-rebid", now)
+        catalog.record_import(first, "coach-cardiac-arrest-refresher", now)
+        catalog.record_import(first, "help-ali-rebid", now)
         changed = next(r for r in catalog_records() if r["externalId"] == "help-ali-rebid")
         changed["body"] += " Tip: rebid again if the uncertainty radius is over 300 meters."
-        catalog.import_catalog(table, [json.dumps(changed)], now)
+        catalog.import_catalog([json.dumps(changed)], now)
     loaded = time.perf_counter()
     cached = cached_index()
     rebuilt, index = rebuild_index(
-        table, search_index_bucket(), reuse=[cached] if cached is not None else []
+        search_index_bucket(), reuse=[cached] if cached is not None else []
     )
     if rebuilt.embedded and index is not None:
         save_cached_index(index)

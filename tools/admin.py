@@ -32,7 +32,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from psap.auth import issuing, store
 from psap.auth.credentials import CredentialKind
 from psap.clock import format_timestamp, utc_now
-from psap.config import AwsTarget, Settings, auth_table, configure, knowledge_table, settings
+from psap.config import AwsTarget, Settings, auth_table, configure, settings
 from psap.errors import DomainError, StoreUnavailable
 from psap.knowledge.authoring import edit_service_section
 from psap.knowledge.card import redigest
@@ -176,7 +176,6 @@ def knowledge_add(arguments: argparse.Namespace) -> None:
     except ValueError as error:
         raise UsageError(str(error)) from error
     entry = create_entry(
-        knowledge_table(),
         arguments.tenant,
         NewEntry(
             name=arguments.name,

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TextIO
 
 from psap.clock import utc_now
-from psap.config import resource_center_table, settings
+from psap.config import settings
 from psap.errors import InvalidInput
 from psap.resource_center import catalog
 from psap.resource_center.catalog import LineError, RebuildRequest
@@ -82,9 +82,7 @@ def _read_lines(source: str) -> list[str]:
 def import_file(arguments: argparse.Namespace) -> None:
     lines = _read_lines(arguments.file)
     progress = ProgressBar(len(lines))
-    report = catalog.import_catalog(
-        resource_center_table(), lines, utc_now(), rebuild_request(), on_line=progress
-    )
+    report = catalog.import_catalog(lines, utc_now(), rebuild_request(), on_line=progress)
     progress.finish()
     print(f"catalog import: {report.summary()}")
     if report.errors:
@@ -95,9 +93,7 @@ def import_file(arguments: argparse.Namespace) -> None:
 
 def _publisher(published: bool) -> Callable[[argparse.Namespace], None]:
     def run(arguments: argparse.Namespace) -> None:
-        outcome = catalog.set_published(
-            resource_center_table(), arguments.item, published, utc_now(), rebuild_request()
-        )
+        outcome = catalog.set_published(arguments.item, published, utc_now(), rebuild_request())
         item = outcome.item
         print(f"catalog item {item.id} ({item.record.external_id}): {outcome.change.value}")
 
@@ -105,20 +101,18 @@ def _publisher(published: bool) -> Callable[[argparse.Namespace], None]:
 
 
 def license_grant(arguments: argparse.Namespace) -> None:
-    name = catalog.grant_license(
-        resource_center_table(), arguments.tenant, arguments.license, utc_now()
-    )
+    name = catalog.grant_license(arguments.tenant, arguments.license, utc_now())
     print(f"tenant {arguments.tenant} holds the license '{name}'")
 
 
 def license_revoke(arguments: argparse.Namespace) -> None:
-    name = catalog.revoke_license(resource_center_table(), arguments.tenant, arguments.license)
+    name = catalog.revoke_license(arguments.tenant, arguments.license)
     print(f"tenant {arguments.tenant} no longer holds the license '{name}'")
 
 
 def record_import(arguments: argparse.Namespace) -> None:
     item, version = catalog.record_import(
-        resource_center_table(), arguments.tenant, arguments.item, utc_now(), arguments.version
+        arguments.tenant, arguments.item, utc_now(), arguments.version
     )
     print(
         f"tenant {arguments.tenant} imported catalog item {item.id} "

@@ -12,7 +12,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from psap.config import resource_center_table, search_index_bucket, search_index_queue_url
+from psap.config import search_index_bucket, search_index_queue_url
 from psap.observability import logger, metrics, tracer
 from psap.resource_center.catalog import queue_rebuild_request
 from psap.resource_center.indexing import rebuild_index
@@ -28,7 +28,6 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     requests = [record.get("body", "") for record in event.get("Records", [])]
     logger.info("index rebuild requested", extra={"requests": requests})
     result, _ = rebuild_index(
-        resource_center_table(),
         search_index_bucket(),
         should_stop=lambda: context.get_remaining_time_in_millis() < STOP_MARGIN_MS,
     )

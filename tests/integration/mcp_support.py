@@ -21,7 +21,6 @@ from local.demo import DEMO_KNOWLEDGE
 from local.demo_knowledge import seed_knowledge_cards
 from local.demo_tenant_data import TenantDataset, generate, load
 from psap.clock import utc_now
-from psap.config import knowledge_table
 from psap.knowledge.store import NewEntry, create_entry
 from tests.integration.handler_harness import HandlerHarness, with_caller
 
@@ -133,5 +132,5 @@ def seed_cards(tenant: int) -> list[int]:
     name = "Lakeshore Emergency Communications"
     for title, provider, knowledge_type, external_id in DEMO_KNOWLEDGE[name]:
         entry = NewEntry(title, provider, knowledge_type, external_id=external_id)
-        create_entry(knowledge_table(), tenant, entry, utc_now())
+        create_entry(tenant, entry, utc_now())
     return seed_knowledge_cards(tenant, name)

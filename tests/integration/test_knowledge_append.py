@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from psap.clock import utc_now
-from psap.config import knowledge_table
 from psap.knowledge.models import KnowledgeSource, KnowledgeType
 from psap.knowledge.store import NewEntry, create_entry
 from tests.integration.knowledge_api import (
@@ -294,7 +293,6 @@ def test_append_needs_manage_knowledge(api: KnowledgeApi) -> None:
 def test_an_entry_adopted_outside_the_api_gets_its_version_1_by_append(api: KnowledgeApi) -> None:
     # Given an entry loaded by an operator (metadata only, no version)
     adopted = create_entry(
-        knowledge_table(),
         TENANT,
         NewEntry("Radio Codes", "NENA", KnowledgeType.POLICY, source=KnowledgeSource.API_IMPORT),
         utc_now(),

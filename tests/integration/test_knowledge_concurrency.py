@@ -4,7 +4,6 @@ invocations race: version numbers stay contiguous, none lost, none duplicated.""
 from concurrent.futures import ThreadPoolExecutor
 from threading import Barrier
 
-from psap.config import knowledge_table
 from psap.knowledge import store
 from psap.knowledge.authoring import append_version, create_knowledge
 from psap.knowledge.content import KnowledgeAppendRequest, KnowledgeCreateRequest
@@ -48,6 +47,6 @@ def test_20_concurrent_appends_get_exactly_versions_2_to_21_each_readable(aws_se
         assert read.version == version
         assert read.spoken_instructions[0].reference_id == kept
         writers.add(read.question_list[0].question_text)
-        assert store.read_version_item(knowledge_table(), TENANT, entry.id, version) is not None
+        assert store.read_version_item(TENANT, entry.id, version) is not None
     assert writers == {f"Written by writer {writer}" for writer in range(WRITERS)}
-    assert store.read_version_item(knowledge_table(), TENANT, entry.id, WRITERS + 2) is None
+    assert store.read_version_item(TENANT, entry.id, WRITERS + 2) is None

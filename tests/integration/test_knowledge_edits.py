@@ -111,7 +111,7 @@ def test_edit_reference_ids_follow_rules_13_and_14(api: KnowledgeApi) -> None:
             [{"referenceId": "si-00000000", "instructionText": "x"}],
             "ops",
         )
-    assert store.read_edit_items(knowledge_table(), TENANT, entry["id"]) == []
+    assert store.read_edit_items(TENANT, entry["id"]) == []
 
 
 def test_edit_items_are_validated_like_the_payload_naming_the_field(api: KnowledgeApi) -> None:
@@ -153,14 +153,10 @@ def test_a_concurrent_edit_fails_an_appends_conditional_write_so_it_reads_again(
     # its condition, so the append reads again and carries the edit forward.
     entry = api.created(card_payload(apiControl=SERVICE_INSTRUCTIONS))
     with pytest.raises(store.WriteRaced):
-        store.write_version(
-            knowledge_table(), TENANT, entry["id"], 1, 5, {"latestVersion": 2}, {"version": 2}
-        )
+        store.write_version(TENANT, entry["id"], 1, 5, {"latestVersion": 2}, {"version": 2})
     edit_service_section(TENANT, entry["id"], Section.SPOKEN_INSTRUCTIONS, [], "ops")
     with pytest.raises(store.WriteRaced):
-        store.write_version(
-            knowledge_table(), TENANT, entry["id"], 1, 0, {"latestVersion": 2}, {"version": 2}
-        )
+        store.write_version(TENANT, entry["id"], 1, 0, {"latestVersion": 2}, {"version": 2})
 
 
 def test_an_edit_of_another_tenants_entry_is_not_found(api: KnowledgeApi) -> None:

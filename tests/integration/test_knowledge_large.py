@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from psap.config import knowledge_table
 from psap.knowledge import store
 from tests.integration.knowledge_api import (
     ALL_API,
@@ -93,7 +92,7 @@ def test_a_version_too_large_for_an_item_is_kept_in_s3_and_reads_back(api: Knowl
 
     entry = api.created(card_payload(questionList=questions(1000, noise)))
     # Then the version item points at S3, and GET reads the content back whole
-    version = store.read_version_item(knowledge_table(), TENANT, entry["id"], 1)
+    version = store.read_version_item(TENANT, entry["id"], 1)
     assert version is not None
     assert "document" not in version and version["documentKey"] in stored_objects()
     assert version["storedBytes"] > store.INLINE_DOCUMENT_BYTES
@@ -105,7 +104,7 @@ def test_a_version_too_large_for_an_item_is_kept_in_s3_and_reads_back(api: Knowl
 
 def test_a_small_version_stays_inline_compressed(api: KnowledgeApi) -> None:
     entry = api.created(card_payload())
-    version = store.read_version_item(knowledge_table(), TENANT, entry["id"], 1)
+    version = store.read_version_item(TENANT, entry["id"], 1)
     assert version is not None
     assert isinstance(version["document"], bytes)
     assert version["storedBytes"] < version["rawBytes"]

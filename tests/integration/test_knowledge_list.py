@@ -24,15 +24,13 @@ G, IC, P = KnowledgeType.GUIDE_CARD, KnowledgeType.INSTRUCTION_CARD, KnowledgeTy
 
 def add_many(tenant: int, count: int) -> list[int]:
     entries = [NewEntry(f"Card {n}", "NENA", G) for n in range(count)]
-    return bulk_load_entries(knowledge_table(), tenant, entries, utc_now())
+    return bulk_load_entries(tenant, entries, utc_now())
 
 
 def add(
     tenant: int, name: str, provider: str = "NENA", kind: KnowledgeType = G, **extra: Any
 ) -> int:
-    return create_entry(
-        knowledge_table(), tenant, NewEntry(name, provider, kind, **extra), utc_now()
-    ).id
+    return create_entry(tenant, NewEntry(name, provider, kind, **extra), utc_now()).id
 
 
 @pytest.fixture
@@ -68,7 +66,7 @@ def test_rule1_lists_only_api_import_entries_that_are_not_deleted(call: Any) -> 
     kept = add(TENANT, "Chest Pain")
     add(TENANT, "Radio Procedures", source=KnowledgeSource.SERVICE)
     gone = add(TENANT, "Old Card")
-    assert delete_entry(knowledge_table(), TENANT, gone, utc_now())
+    assert delete_entry(TENANT, gone, utc_now())
     # When the tenant lists its knowledge
     status, body = call()
     # Then only the API entry that is not deleted is there, and the totals agree
@@ -296,9 +294,7 @@ def test_bulk_loaded_entries_are_stored_exactly_like_created_ones(aws: None) -> 
         }
 
     created = add(TENANT, "Card", provider="NENA")
-    (loaded,) = bulk_load_entries(
-        knowledge_table(), OTHER_TENANT, [NewEntry("Card", "NENA", G)], utc_now()
-    )
+    (loaded,) = bulk_load_entries(OTHER_TENANT, [NewEntry("Card", "NENA", G)], utc_now())
     mine = {
         (pk.replace(f"K#{created}", "K#ID"), sk): v
         for (pk, sk), v in partition(TENANT, created).items()

@@ -13,7 +13,7 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 
 from psap.clock import utc_now
-from psap.config import resource_center_table, search_index_bucket
+from psap.config import search_index_bucket
 from psap.mcp.protocol import MAX_BODY_BYTES
 from psap.resource_center import catalog
 from psap.resource_center.indexing import rebuild_index
@@ -329,8 +329,8 @@ def test_the_function_calls_only_the_aws_actions_its_template_policy_grants(
     dataset = seed_tenant(TENANT)
     cards = seed_cards(TENANT)
     forget_loaded_index()  # a fresh container: the search loads the index artifact from S3
-    catalog.import_catalog(resource_center_table(), [HELP_ARTICLE], utc_now())
-    rebuild_index(resource_center_table(), search_index_bucket())
+    catalog.import_catalog([HELP_ARTICLE], utc_now())
+    rebuild_index(search_index_bucket())
     called: set[str] = set()
 
     def record(event_name: str, **_: Any) -> None:

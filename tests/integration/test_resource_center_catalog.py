@@ -58,12 +58,12 @@ def rebuild_requests() -> list[dict[str, Any]]:
 
 
 def items_by_external_id() -> dict[str, Any]:
-    return {item.record.external_id: item for item in store.catalog_items(resource_center_table())}
+    return {item.record.external_id: item for item in store.catalog_items()}
 
 
 def import_lines(lines: list[str]) -> catalog.ImportReport:
     request = catalog.queue_rebuild_request(queue_url())
-    return catalog.import_catalog(resource_center_table(), lines, utc_now(), request)
+    return catalog.import_catalog(lines, utc_now(), request)
 
 
 def test_import_assigns_ids_and_is_idempotent_by_external_id(aws: None) -> None:
@@ -133,22 +133,21 @@ def test_imports_larger_than_one_batch_are_stored_whole(aws: None) -> None:
 def test_a_create_that_lost_a_race_becomes_an_update_without_a_duplicate(
     aws: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    table = resource_center_table()
     import_lines([line("a")])
     # Given an importer that did not yet see the item another importer just created
     original = store.find_item_id
     stale = [True]
 
-    def find_item_id(table: str, external_id: str) -> int | None:
+    def find_item_id(external_id: str) -> int | None:
         if stale:
             stale.pop()
             return None
-        return original(table, external_id)
+        return original(external_id)
 
     monkeypatch.setattr(store, "find_item_id", find_item_id)
     # When it upserts the same externalId with other content
     record = CatalogRecord.model_validate_json(line("a", title="Changed"))
-    outcome = store.upsert_record(table, record, utc_now())
+    outcome = store.upsert_record(record, utc_now())
     # Then its create fails on the externalId guard and it updates the existing item
     assert outcome.change is Change.UPDATED
     assert list(items_by_external_id()) == ["a"]
@@ -158,7 +157,6 @@ def test_a_create_that_lost_a_race_becomes_an_update_without_a_duplicate(
 def test_a_batch_whose_create_lost_a_race_falls_back_record_by_record(
     aws: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    table = resource_center_table()
     import_lines([line("taken")])
     stale = [True]  # the first lookup misses the guard another importer just wrote
 
@@ -170,20 +168,19 @@ def test_a_batch_whose_create_lost_a_race_falls_back_record_by_record(
 
     monkeypatch.setattr(store, "batch_get", lookup)
     records = [CatalogRecord.model_validate_json(line(name)) for name in ("taken", "fresh")]
-    outcomes = store.upsert_records(table, records, utc_now())
+    outcomes = store.upsert_records(records, utc_now())
     assert [outcome.change for outcome in outcomes] == [Change.UNCHANGED, Change.CREATED]
     assert sorted(items_by_external_id()) == ["fresh", "taken"]
 
 
 def test_publish_and_unpublish_by_external_id_or_id_ask_for_one_rebuild(aws: None) -> None:
-    table = resource_center_table()
     import_lines([line("a", published=False)])
     rebuild_requests()  # the import's own request
     request = catalog.queue_rebuild_request(queue_url())
     item_id = items_by_external_id()["a"].id
-    published = catalog.set_published(table, "a", True, utc_now(), request)
-    again = catalog.set_published(table, str(item_id), True, utc_now(), request)
-    unpublished = catalog.set_published(table, str(item_id), False, utc_now(), request)
+    published = catalog.set_published("a", True, utc_now(), request)
+    again = catalog.set_published(str(item_id), True, utc_now(), request)
+    unpublished = catalog.set_published(str(item_id), False, utc_now(), request)
     assert [published.change, again.change, unpublished.change] == [
         Change.PUBLISHED,
         Change.UNCHANGED,
@@ -191,22 +188,21 @@ def test_publish_and_unpublish_by_external_id_or_id_ask_for_one_rebuild(aws: Non
     ]
     assert len(rebuild_requests()) == 2  # none for the no-op
     with pytest.raises(NotFound):
-        catalog.set_published(table, "no-such-item", True, utc_now())
+        catalog.set_published("no-such-item", True, utc_now())
 
 
 def test_licenses_are_granted_per_tenant_and_revoking_one_not_held_is_not_found(
     aws: None,
 ) -> None:
-    table = resource_center_table()
-    catalog.grant_license(table, TENANT, " Protocol Coaching Library ", utc_now())
-    catalog.grant_license(table, TENANT, "Protocol Coaching Library", utc_now())
-    assert store.tenant_licenses(table, TENANT) == {"Protocol Coaching Library"}
-    assert store.tenant_licenses(table, TENANT + 1) == frozenset()
-    catalog.revoke_license(table, TENANT, "Protocol Coaching Library")
+    catalog.grant_license(TENANT, " Protocol Coaching Library ", utc_now())
+    catalog.grant_license(TENANT, "Protocol Coaching Library", utc_now())
+    assert store.tenant_licenses(TENANT) == {"Protocol Coaching Library"}
+    assert store.tenant_licenses(TENANT + 1) == frozenset()
+    catalog.revoke_license(TENANT, "Protocol Coaching Library")
     with pytest.raises(NotFound):
-        catalog.revoke_license(table, TENANT, "Protocol Coaching Library")
+        catalog.revoke_license(TENANT, "Protocol Coaching Library")
     with pytest.raises(InvalidInput):
-        catalog.grant_license(table, TENANT, "  ", utc_now())
+        catalog.grant_license(TENANT, "  ", utc_now())
 
 
 def test_the_tenants_license_set_always_agrees_with_its_license_grants(aws: None) -> None:
@@ -226,45 +222,44 @@ def test_the_tenants_license_set_always_agrees_with_its_license_grants(aws: None
         return frozenset(item["licenseName"]["S"] for item in answer["Items"])
 
     for name in ("A", "B", "C"):
-        catalog.grant_license(table, TENANT, name, utc_now())
-    catalog.revoke_license(table, TENANT, "B")
+        catalog.grant_license(TENANT, name, utc_now())
+    catalog.revoke_license(TENANT, "B")
     with pytest.raises(NotFound):
-        catalog.revoke_license(table, TENANT, "B")
-    assert store.tenant_licenses(table, TENANT) == granted_items() == {"A", "C"}
-    catalog.revoke_license(table, TENANT, "A")
-    catalog.revoke_license(table, TENANT, "C")
-    assert store.tenant_licenses(table, TENANT) == granted_items() == frozenset()
-    catalog.grant_license(table, TENANT, "A", utc_now())
-    assert store.tenant_licenses(table, TENANT) == granted_items() == {"A"}
+        catalog.revoke_license(TENANT, "B")
+    assert store.tenant_licenses(TENANT) == granted_items() == {"A", "C"}
+    catalog.revoke_license(TENANT, "A")
+    catalog.revoke_license(TENANT, "C")
+    assert store.tenant_licenses(TENANT) == granted_items() == frozenset()
+    catalog.grant_license(TENANT, "A", utc_now())
+    assert store.tenant_licenses(TENANT) == granted_items() == {"A"}
 
 
 def test_a_tenant_import_records_the_current_or_a_named_earlier_version(aws: None) -> None:
-    table = resource_center_table()
     import_lines([line("a")])
     import_lines([line("a", body="Second version.")])
-    item, version = catalog.record_import(table, TENANT, "a", utc_now())
+    item, version = catalog.record_import(TENANT, "a", utc_now())
     assert (item.version, version) == (2, 2)
-    _, version = catalog.record_import(table, TENANT + 1, "a", utc_now(), version=1)
-    assert store.imported_versions(table, TENANT, [item.id]) == {item.id: 2}
-    assert store.imported_versions(table, TENANT + 1, [item.id]) == {item.id: 1}
+    _, version = catalog.record_import(TENANT + 1, "a", utc_now(), version=1)
+    assert store.imported_versions(TENANT, [item.id]) == {item.id: 2}
+    assert store.imported_versions(TENANT + 1, [item.id]) == {item.id: 1}
     with pytest.raises(InvalidInput):
-        catalog.record_import(table, TENANT, "a", utc_now(), version=3)
+        catalog.record_import(TENANT, "a", utc_now(), version=3)
     with pytest.raises(NotFound):
-        catalog.record_import(table, TENANT, "nothing", utc_now())
+        catalog.record_import(TENANT, "nothing", utc_now())
 
 
 def test_a_rebuild_embeds_only_new_or_changed_documents(aws: None) -> None:
-    table, bucket = resource_center_table(), search_index_bucket()
+    bucket = search_index_bucket()
     import_lines([line("a"), line("b"), line("c", published=False)])
-    first, _ = rebuild_index(table, bucket)
-    unchanged, _ = rebuild_index(table, bucket)
+    first, _ = rebuild_index(bucket)
+    unchanged, _ = rebuild_index(bucket)
     import_lines([line("b", body="Changed steps."), line("c"), line("d")])
-    changed, _ = rebuild_index(table, bucket)
+    changed, _ = rebuild_index(bucket)
     assert (first.documents, first.embedded) == (2, 2)
     assert (unchanged.documents, unchanged.embedded, unchanged.reused) == (2, 0, 2)
     assert (changed.documents, changed.embedded, changed.reused) == (4, 3, 1)
     assert [first.index_version, unchanged.index_version, changed.index_version] == [1, 2, 3]
-    pointer = store.index_pointer(table)
+    pointer = store.index_pointer()
     assert pointer is not None and (pointer.version, pointer.documents) == (3, 4)
 
 
@@ -284,10 +279,10 @@ def test_an_interrupted_first_build_resumes_where_it_stopped(
 ) -> None:
     # Given ten documents embedded two per chunk, and a build stopped after two chunks
     monkeypatch.setattr(builder, "EMBED_CHUNK_DOCUMENTS", 2)
-    table, bucket = resource_center_table(), search_index_bucket()
+    bucket = search_index_bucket()
     import_lines([line(f"doc-{number}") for number in range(10)])
     encoder = CountingEncoder()
-    stopped, artifact = rebuild_index(table, bucket, encoder, should_stop=StopAfter(1))
+    stopped, artifact = rebuild_index(bucket, encoder, should_stop=StopAfter(1))
     # Then nothing is published, and the checkpoint keeps the four embedded documents
     assert (stopped.finished, stopped.published, stopped.embedded, artifact) == (
         False,
@@ -295,12 +290,12 @@ def test_an_interrupted_first_build_resumes_where_it_stopped(
         4,
         None,
     )
-    assert store.index_pointer(table) is None
+    assert store.index_pointer() is None
     checkpoint = artifacts.load_checkpoint(bucket)
     assert checkpoint is not None and checkpoint.size == 4
     # When it is interrupted again, then resumed to the end
-    again, _ = rebuild_index(table, bucket, encoder, should_stop=StopAfter(1))
-    finished, built = rebuild_index(table, bucket, encoder)
+    again, _ = rebuild_index(bucket, encoder, should_stop=StopAfter(1))
+    finished, built = rebuild_index(bucket, encoder)
     # Then every document was embedded exactly once, and the index is the whole catalog
     assert (again.finished, again.embedded) == (False, 4)
     assert (finished.finished, finished.published, finished.embedded, finished.reused) == (
@@ -313,7 +308,7 @@ def test_an_interrupted_first_build_resumes_where_it_stopped(
     assert built is not None and built.size == 10
     assert artifacts.load_checkpoint(bucket) is None  # a finished build clears it
     whole, _ = build_artifact(
-        [item for item in store.catalog_items(table) if item.published], 9, "t", CountingEncoder()
+        [item for item in store.catalog_items() if item.published], 9, "t", CountingEncoder()
     )
     np.testing.assert_array_equal(built.embeddings, whole.embeddings)
     np.testing.assert_array_equal(built.passage_starts, whole.passage_starts)
@@ -350,7 +345,7 @@ def test_the_indexer_asks_for_another_run_when_its_time_runs_out(
     answer = app.handler(event, lambda_context)
     # Then it stops after one chunk and queues a request to go on
     assert answer["finished"] is False
-    assert store.index_pointer(resource_center_table()) is None
+    assert store.index_pointer() is None
     (request,) = rebuild_requests()
     assert request["reason"].startswith("resume the interrupted build")
     # And the next run with time to spare finishes the index
@@ -360,24 +355,23 @@ def test_the_indexer_asks_for_another_run_when_its_time_runs_out(
         RemainingTime(900_000).get_remaining_time_in_millis,
     )
     assert app.handler(event, lambda_context)["finished"] is True
-    pointer = store.index_pointer(resource_center_table())
+    pointer = store.index_pointer()
     assert pointer is not None and pointer.documents == 3
 
 
 def test_the_index_pointer_never_moves_to_an_older_version(aws: None) -> None:
-    table = resource_center_table()
     newer = store.IndexPointer(version=5, key="k5", documents=1, built_at="t")
     older = store.IndexPointer(version=4, key="k4", documents=1, built_at="t")
-    assert store.publish_index(table, newer) is True
-    assert store.publish_index(table, older) is False
-    assert store.index_pointer(table) == newer
+    assert store.publish_index(newer) is True
+    assert store.publish_index(older) is False
+    assert store.index_pointer() == newer
 
 
 def test_only_the_three_newest_index_artifacts_are_kept(aws: None) -> None:
-    table, bucket = resource_center_table(), search_index_bucket()
+    bucket = search_index_bucket()
     import_lines([line("a")])
     for _ in range(5):
-        rebuild_index(table, bucket)
+        rebuild_index(bucket)
     listed = s3().list_objects_v2(Bucket=bucket, Prefix=artifacts.KEY_PREFIX)
     keys = [entry["Key"] for entry in listed.get("Contents", [])]
     assert keys == [artifacts.artifact_key(version) for version in (3, 4, 5)]
@@ -395,7 +389,7 @@ def test_the_indexer_function_rebuilds_once_per_batch_of_change_messages(
     assert len(event["Records"]) == 2
     answer = handler(event, lambda_context)
     assert answer == {"indexVersion": 1, "documents": 2, "finished": True}
-    pointer = store.index_pointer(resource_center_table())
+    pointer = store.index_pointer()
     assert pointer is not None and pointer.version == 1
 
 
@@ -451,7 +445,7 @@ def test_bulk_created_items_are_stored_exactly_like_imported_ones(aws: None) -> 
     # The demo's fast loader must not drift from the import path.
     table = resource_center_table()
     import_lines([line("imported")])
-    (bulk,) = store.bulk_create(table, [CatalogRecord.model_validate_json(line("bulk"))], utc_now())
+    (bulk,) = store.bulk_create([CatalogRecord.model_validate_json(line("bulk"))], utc_now())
     raw = {
         item["sk"]["S"]: item
         for item in dynamodb().scan(TableName=table)["Items"]
@@ -477,7 +471,7 @@ def test_bulk_created_items_are_stored_exactly_like_imported_ones(aws: None) -> 
         for item in raw.values()
     )
     assert imported == loaded
-    assert store.find_item_id(table, "bulk") == bulk.id
-    assert store.get_item(table, bulk.id) == bulk
+    assert store.find_item_id("bulk") == bulk.id
+    assert store.get_item(bulk.id) == bulk
     with pytest.raises(Conflict):
-        store.bulk_create(table, [CatalogRecord.model_validate_json(line("imported"))], utc_now())
+        store.bulk_create([CatalogRecord.model_validate_json(line("imported"))], utc_now())

@@ -102,11 +102,9 @@ CATALOG = [
 @pytest.fixture
 def catalog_ids(aws: None) -> dict[str, int]:
     forget_loaded_index()
-    catalog.import_catalog(resource_center_table(), CATALOG, utc_now())
+    catalog.import_catalog(CATALOG, utc_now())
     reindex()
-    return {
-        item.record.external_id: item.id for item in store.catalog_items(resource_center_table())
-    }
+    return {item.record.external_id: item.id for item in store.catalog_items()}
 
 
 _EARLIER_INDEXES: list[IndexArtifact] = []
@@ -115,9 +113,7 @@ _EARLIER_INDEXES: list[IndexArtifact] = []
 def reindex() -> None:
     """Rebuilds as the indexer does; vectors embedded by earlier tests are reused (the same
     content hash gives the same vector), which keeps the suite fast."""
-    _, artifact = rebuild_index(
-        resource_center_table(), search_index_bucket(), reuse=_EARLIER_INDEXES[-1:]
-    )
+    _, artifact = rebuild_index(search_index_bucket(), reuse=_EARLIER_INDEXES[-1:])
     assert artifact is not None  # nothing interrupts it
     _EARLIER_INDEXES[:] = [artifact]
 
@@ -206,7 +202,7 @@ def test_an_item_sharing_no_keyword_with_the_query_is_found_by_meaning(
 def test_licensed_is_true_when_the_tenant_holds_the_license_or_none_is_needed(
     call: Any, catalog_ids: dict[str, int]
 ) -> None:
-    catalog.grant_license(resource_center_table(), TENANT, "Protocol Coaching Library", utc_now())
+    catalog.grant_license(TENANT, "Protocol Coaching Library", utc_now())
     _, body = call({"q": "cardiac arrest compressions choking rebid merge", "pageSize": "50"})
     results = by_external_id(body, catalog_ids)
     assert results["coach-cpr"]["licensed"] is True
@@ -220,10 +216,9 @@ def test_a_revoked_license_is_no_longer_licensed_once_the_cache_period_passed(
     call: Any, catalog_ids: dict[str, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LICENSE_CACHE_SECONDS", "0")
-    table = resource_center_table()
-    catalog.grant_license(table, TENANT, "NG911 Toolkit", utc_now())
+    catalog.grant_license(TENANT, "NG911 Toolkit", utc_now())
     _, before = call({"q": "rebid wireless location"})
-    catalog.revoke_license(table, TENANT, "NG911 Toolkit")
+    catalog.revoke_license(TENANT, "NG911 Toolkit")
     _, after = call({"q": "rebid wireless location"})
     assert by_external_id(before, catalog_ids)["help-rebid"]["licensed"] is True
     assert by_external_id(after, catalog_ids)["help-rebid"]["licensed"] is False
@@ -234,12 +229,11 @@ def test_a_search_reads_a_constant_number_of_items_never_a_query(
 ) -> None:
     # Given a tenant with many licenses and imports, and license caching off
     monkeypatch.setenv("LICENSE_CACHE_SECONDS", "0")
-    table = resource_center_table()
     for number in range(30):
-        catalog.grant_license(table, TENANT, f"License {number}", utc_now())
+        catalog.grant_license(TENANT, f"License {number}", utc_now())
     for external_id in catalog_ids:
         if external_id != "help-draft-cpr":
-            catalog.record_import(table, TENANT, external_id, utc_now())
+            catalog.record_import(TENANT, external_id, utc_now())
     call({"q": "warm the index"})
     operations: list[str] = []
 
@@ -258,7 +252,7 @@ def test_licenses_are_read_once_per_cache_period_per_tenant(
     call: Any, catalog_ids: dict[str, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("LICENSE_CACHE_SECONDS", "3600")
-    catalog.grant_license(resource_center_table(), TENANT, "NG911 Toolkit", utc_now())
+    catalog.grant_license(TENANT, "NG911 Toolkit", utc_now())
     call({"q": "rebid wireless location"})
     reads: list[str] = []
 
@@ -276,14 +270,13 @@ def test_import_status_not_imported_imported_and_update_available(
     call: Any, catalog_ids: dict[str, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("INDEX_REFRESH_SECONDS", "0")
-    table = resource_center_table()
     # Given the tenant imported the rebid article and the merge article
-    catalog.record_import(table, TENANT, "help-rebid", utc_now())
-    catalog.record_import(table, TENANT, "help-merge", utc_now())
+    catalog.record_import(TENANT, "help-rebid", utc_now())
+    catalog.record_import(TENANT, "help-merge", utc_now())
     # When the merge article changes in the catalog and the index is rebuilt
     changed = json.loads(CATALOG[4])
     changed["body"] += " Merging cannot be undone."
-    catalog.import_catalog(table, [json.dumps(changed)], utc_now())
+    catalog.import_catalog([json.dumps(changed)], utc_now())
     reindex()
     _, body = call({"q": "rebid merge incidents password", "pageSize": "50"})
     results = by_external_id(body, catalog_ids)
@@ -296,9 +289,8 @@ def test_import_status_not_imported_imported_and_update_available(
 def test_tenant_b_imports_and_licenses_never_affect_tenant_a(
     call: Any, catalog_ids: dict[str, int]
 ) -> None:
-    table = resource_center_table()
-    catalog.record_import(table, OTHER_TENANT, "help-rebid", utc_now())
-    catalog.grant_license(table, OTHER_TENANT, "NG911 Toolkit", utc_now())
+    catalog.record_import(OTHER_TENANT, "help-rebid", utc_now())
+    catalog.grant_license(OTHER_TENANT, "NG911 Toolkit", utc_now())
     _, mine = call({"q": "rebid wireless location"})
     _, theirs = call({"q": "rebid wireless location"}, tenant=OTHER_TENANT)
     assert by_external_id(mine, catalog_ids)["help-rebid"]["importStatus"] == "NOT_IMPORTED"
@@ -354,7 +346,7 @@ def test_unpublishing_removes_an_item_once_the_index_is_rebuilt(
 ) -> None:
     monkeypatch.setenv("INDEX_REFRESH_SECONDS", "0")
     _, before = call({"q": "merge duplicate incidents"})
-    catalog.set_published(resource_center_table(), "help-merge", False, utc_now())
+    catalog.set_published("help-merge", False, utc_now())
     reindex()
     _, after = call({"q": "merge duplicate incidents"})
     assert before["results"][0]["id"] == catalog_ids["help-merge"]
@@ -366,7 +358,7 @@ def test_a_warm_container_keeps_its_index_until_the_refresh_interval_passes(
 ) -> None:
     monkeypatch.setenv("INDEX_REFRESH_SECONDS", "3600")
     call({"q": "merge"})
-    catalog.set_published(resource_center_table(), "help-merge", False, utc_now())
+    catalog.set_published("help-merge", False, utc_now())
     reindex()
     _, stale = call({"q": "merge duplicate incidents"})
     monkeypatch.setenv("INDEX_REFRESH_SECONDS", "0")
@@ -455,10 +447,9 @@ def test_request_without_authorizer_context_is_401(
 
 def test_an_index_of_an_older_format_answers_empty_instead_of_failing(call: Any) -> None:
     # Right after an upgrade the pointer may name an artifact the new code cannot read.
-    table, bucket = resource_center_table(), search_index_bucket()
+    bucket = search_index_bucket()
     put_object(bucket, "resource-center/index/old.npz", old_format_artifact(), "x")
     store.publish_index(
-        table,
         store.IndexPointer(
             version=1, key="resource-center/index/old.npz", documents=1, built_at="t"
         ),

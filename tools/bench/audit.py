@@ -17,7 +17,7 @@ from moto import mock_aws
 
 from psap.audit.recording import AuditRecord
 from psap.audit.store import append_records
-from psap.config import audit_table, knowledge_table
+from psap.config import audit_table
 from tools.bench.core import Options, Progress, Row, Section, median, milliseconds, ratio_row
 from tools.bench.knowledge import (
     CONTEXT,
@@ -110,7 +110,7 @@ def audit_overhead(options: Options) -> list[Row]:
     event = list_event(SMALL_TENANT, 0, PAGE_SIZE)
     with mock_aws(), open("/dev/null", "w", encoding="utf-8") as sink, redirect_stdout(sink):
         fresh_store(specs)
-        create_small_tenant(knowledge_table(), SMALL_TENANT, SMALL_ENTRIES)
+        create_small_tenant(SMALL_TENANT, SMALL_ENTRIES)
 
         def read() -> None:
             answer: dict[str, Any] = handler(event, CONTEXT)

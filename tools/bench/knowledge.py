@@ -159,12 +159,11 @@ def entry_shape(number: int) -> tuple[str, KnowledgeType]:
     return PROVIDERS[number % len(PROVIDERS)], types[number % len(types)]
 
 
-def create_small_tenant(table: str, tenant_id: int, count: int) -> None:
+def create_small_tenant(tenant_id: int, count: int) -> None:
     """Through the store's own create path: one transaction per entry, as the API does."""
     for number in range(count):
         provider, knowledge_type = entry_shape(number)
         create_entry(
-            table,
             tenant_id,
             NewEntry(
                 name=f"Guide card {number}",
@@ -177,7 +176,7 @@ def create_small_tenant(table: str, tenant_id: int, count: int) -> None:
         )
 
 
-def bulk_items(table: str, tenant_id: int, count: int, first_id: int) -> Iterator[dict[str, Any]]:
+def bulk_items(tenant_id: int, count: int, first_id: int) -> Iterator[dict[str, Any]]:
     """The items create_entry would leave behind for `count` entries, keyed by the store's
     own functions: entry_key for the entry, listing_writes (entry_scopes + listing_pk + the
     pointer format) for the pointers, and its counter updates summed into one item per
@@ -207,7 +206,7 @@ def bulk_items(table: str, tenant_id: int, count: int, first_id: int) -> Iterato
         }
         pointers = 0
         for write in store.listing_writes(
-            table, tenant_id, knowledge_id, provider, knowledge_type, listed=True
+            tenant_id, knowledge_id, provider, knowledge_type, listed=True
         ):
             if "Put" in write:
                 pointers += 1
@@ -251,7 +250,7 @@ def load_large_tenant(table: str, tenant_id: int, count: int, progress: Progress
                 f"in {time.perf_counter() - started:.0f} s"
             )
 
-    items = bulk_items(table, tenant_id, count, LARGE_FIRST_ID)
+    items = bulk_items(tenant_id, count, LARGE_FIRST_ID)
     written = bulk_write(loader_client(), table, items, report)
     seconds = time.perf_counter() - started
     progress(f"  {thousands(written)} items written with BatchWriteItem in {seconds:.0f} s")
@@ -329,7 +328,7 @@ def items_read(options: Options) -> list[Row]:
     with mock_aws():
         client, table = fresh_store(specs)
         started = time.perf_counter()
-        create_small_tenant(table, SMALL_TENANT, SMALL_ENTRIES)
+        create_small_tenant(SMALL_TENANT, SMALL_ENTRIES)
         progress(
             f"tenant {SMALL_TENANT}: {SMALL_ENTRIES} entries created through "
             f"psap.knowledge.store.create_entry in {time.perf_counter() - started:.1f} s"
@@ -445,7 +444,7 @@ def warm_latency(options: Options) -> list[Row]:
         # A fresh table holding only this tenant: moto's Query cost grows with the whole
         # table, and this comparison is about what the handler adds, not about moto.
         client, table = fresh_store(specs)
-        create_small_tenant(table, SMALL_TENANT, SMALL_ENTRIES)
+        create_small_tenant(SMALL_TENANT, SMALL_ENTRIES)
 
         def through_handler() -> None:
             call_list(handler, SMALL_TENANT, 0, PAGE_SIZE)

@@ -446,29 +446,28 @@ def _load_catalog(tenant_id: int, count: int, progress: Progress) -> int:
     vectors (see SampledEncoder) and publishes that index; grants the tenant a license and
     records imports of part of the catalog, so every result on a page needs its status."""
     from psap.clock import utc_now  # noqa: PLC0415 - after the environment points at the stack
-    from psap.config import resource_center_table, search_index_bucket  # noqa: PLC0415
+    from psap.config import search_index_bucket  # noqa: PLC0415
     from psap.resource_center import catalog, store  # noqa: PLC0415
     from psap.resource_center.engine import artifact as artifacts  # noqa: PLC0415
 
-    table, bucket = resource_center_table(), search_index_bucket()
+    bucket = search_index_bucket()
     now = utc_now()
     records = [item.record for item in synthetic_catalog(count)]
     progress(f"loading {count} catalog items into the stack's table")
     # What bulk_create wrote, not a read of the catalog: the embedded DynamoDB answers a
     # Query of a 10 000-item partition slower than the client's read timeout.
-    items = store.bulk_create(table, records, now)
+    items = store.bulk_create(records, now)
     demo, _ = demo_index_in_memory()
     progress(f"indexing {len(items)} published items")
-    version = store.next_index_version(table)
+    version = store.next_index_version()
     artifact, stats = build_artifact(items, version, "bench", SampledEncoder(demo))
     key = artifacts.save(bucket, artifact)
     store.publish_index(
-        table,
         store.IndexPointer(version=version, key=key, documents=stats.documents, built_at="bench"),
     )
     for item in items[::7][:500]:  # an import every 7th item: pages mix every status
-        store.record_import(table, tenant_id, item.id, item.version, now)
-    catalog.grant_license(table, tenant_id, "Protocol Coaching Library", now)
+        store.record_import(tenant_id, item.id, item.version, now)
+    catalog.grant_license(tenant_id, "Protocol Coaching Library", now)
     return len(items)
 
 

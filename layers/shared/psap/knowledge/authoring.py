@@ -19,7 +19,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from pydantic import TypeAdapter, ValidationError
 
 from psap.clock import utc_now
-from psap.config import knowledge_content_bucket, knowledge_table
+from psap.config import knowledge_content_bucket
 from psap.errors import Conflict, InvalidInput, NotFound
 from psap.knowledge import store
 from psap.knowledge.card import request_digest
@@ -116,12 +116,12 @@ def check_ownership(request: KnowledgeAppendRequest, control: ApiControl) -> Non
 
 
 def link_targets(
-    table: str, tenant_id: int, provider: str, links: Sequence[RequestModel]
+    tenant_id: int, provider: str, links: Sequence[RequestModel]
 ) -> dict[str, LinkTarget]:
     """Rules 7-8: each targetExternalId -> the entry holding it under the same provider in
     this tenant, published or not (deleted entries gave their externalId up)."""
     wanted = [link.target_external_id for link in links if isinstance(link, LinkInput)]
-    found = store.resolve_external_ids(table, tenant_id, provider, wanted)
+    found = store.resolve_external_ids(tenant_id, provider, wanted)
     return {
         external_id: LinkTarget(
             knowledge_id=entry.id,
@@ -137,21 +137,18 @@ def create_knowledge(
     tenant_id: int, request: KnowledgeCreateRequest, author: str
 ) -> KnowledgeEntryDto:
     """POST /: a new entry with version 1 (rules 11, 12, 15 and link resolution)."""
-    table = knowledge_table()
     if request.external_id is not None:
-        existing = store.find_by_external_id(
-            table, tenant_id, request.provider, request.external_id
-        )
+        existing = store.find_by_external_id(tenant_id, request.provider, request.external_id)
         if existing is not None:
             raise Conflict(
                 f"externalId '{request.external_id}' of provider '{request.provider}' already "
                 f"exists as knowledge id {existing}"
             )
     sent = sent_sections(request, Section)
-    targets = link_targets(table, tenant_id, request.provider, sent[Section.LINKS])
+    targets = link_targets(tenant_id, request.provider, sent[Section.LINKS])
     content = build_content(sent, VersionContent(), targets, creating=True)
-    knowledge_id = store.next_knowledge_id(table)
-    version_id = store.next_version_id(table)
+    knowledge_id = store.next_knowledge_id()
+    version_id = store.next_version_id()
     now = utc_now()
     document = document_json(request.name, request.description, request.api_control, content, [])
     stored = store.store_document(
@@ -169,7 +166,6 @@ def create_knowledge(
         source=KnowledgeSource.API_IMPORT,
     )
     created = store.create_with_version(
-        table,
         tenant_id,
         knowledge_id,
         entry,
@@ -186,8 +182,7 @@ def append_version(
     tenant_id: int, knowledge_id: int, request: KnowledgeAppendRequest, author: str
 ) -> KnowledgeEntryDto:
     """POST /{knowledgeId}/versions: a new immutable version (rules 1-4, 6-10, 13-15)."""
-    table = knowledge_table()
-    state = read_state(table, tenant_id, knowledge_id)
+    state = read_state(tenant_id, knowledge_id)
     check_api_control(request.api_control, state.api_control)
     # An entry adopted outside the API has no flags yet: its first append sets them.
     control = state.api_control or request.api_control
@@ -195,13 +190,13 @@ def append_version(
     sent = sent_sections(
         request, [section for section in Section if control.owner(section) is Owner.API]
     )
-    targets = link_targets(table, tenant_id, state.entry.provider, sent.get(Section.LINKS, []))
-    version_id = store.next_version_id(table)
+    targets = link_targets(tenant_id, state.entry.provider, sent.get(Section.LINKS, []))
+    version_id = store.next_version_id()
 
     def attempt(lost: int) -> KnowledgeEntryDto:
         nonlocal state
         if lost:
-            state = read_state(table, tenant_id, knowledge_id)
+            state = read_state(tenant_id, knowledge_id)
             check_api_control(request.api_control, state.api_control)
         content = build_content(sent, state.current_content, targets, creating=False)
         entry = state.entry
@@ -227,7 +222,7 @@ def append_version(
             api_control=control.model_dump(by_alias=True),
             publish=request.publish,
         )
-        appended = store.append_version(table, tenant_id, entry, changes)
+        appended = store.append_version(tenant_id, entry, changes)
         _written(stored, "append", retries=lost)
         request_digest(tenant_id, knowledge_id)
         return entry_dto(appended, version, parse_document(document))
@@ -239,29 +234,27 @@ def publish_version(
     tenant_id: int, knowledge_id: int, version: KnowledgeVersion
 ) -> ExternalKnowledgeDto:
     """Makes `version` the one published version (exactly one at a time)."""
-    table = knowledge_table()
-    entry = live_entry(table, tenant_id, knowledge_id)
+    entry = live_entry(tenant_id, knowledge_id)
     if not 1 <= version <= entry.latest_version:
         raise NotFound(f"Version {version} of knowledge {knowledge_id} not found")
     if entry.published_version == version:
         return store.summary_dto(entry)  # already published: nothing changes
-    return _set_published(table, tenant_id, entry, version)
+    return _set_published(tenant_id, entry, version)
 
 
 def unpublish(tenant_id: int, knowledge_id: int) -> ExternalKnowledgeDto:
     """Leaves the entry with no published version (publishedVersion null)."""
-    table = knowledge_table()
-    entry = live_entry(table, tenant_id, knowledge_id)
+    entry = live_entry(tenant_id, knowledge_id)
     if entry.published_version is None:
         return store.summary_dto(entry)
-    return _set_published(table, tenant_id, entry, None)
+    return _set_published(tenant_id, entry, None)
 
 
 def _set_published(
-    table: str, tenant_id: int, entry: KnowledgeEntry, version: KnowledgeVersion | None
+    tenant_id: int, entry: KnowledgeEntry, version: KnowledgeVersion | None
 ) -> ExternalKnowledgeDto:
     try:
-        published = store.set_published_version(table, tenant_id, entry, version, utc_now())
+        published = store.set_published_version(tenant_id, entry, version, utc_now())
     except WriteRaced as error:
         raise not_found(entry.id) from error  # deleted meanwhile
     return store.summary_dto(published)
@@ -269,7 +262,7 @@ def _set_published(
 
 def delete_knowledge(tenant_id: int, knowledge_id: int) -> None:
     """Soft delete: gone from the list, GET and card; links stored earlier still read."""
-    if not store.delete_entry(knowledge_table(), tenant_id, knowledge_id, utc_now()):
+    if not store.delete_entry(tenant_id, knowledge_id, utc_now()):
         raise not_found(knowledge_id)
 
 
@@ -288,15 +281,14 @@ def edit_service_section(
         sent_items: list[RequestModel] = INPUT_ADAPTERS[section].validate_python(list(items))
     except ValidationError as error:
         raise InvalidInput(describe(error, prefix="items")) from error
-    table = knowledge_table()
     targets: dict[str, LinkTarget] | None = None
 
     def attempt(_lost: int) -> ServiceEditResult:
         nonlocal targets
-        state = read_state(table, tenant_id, knowledge_id)
+        state = read_state(tenant_id, knowledge_id)
         editable(state, section)
         if targets is None:
-            targets = link_targets(table, tenant_id, state.entry.provider, sent_items)
+            targets = link_targets(tenant_id, state.entry.provider, sent_items)
         content = build_content(
             {section: sent_items}, state.current_content, targets, creating=False
         )
@@ -316,7 +308,7 @@ def edit_service_section(
             edit_seq=edit_seq,
             document=stored,
         )
-        store.write_edit(table, tenant_id, state.entry, edit)
+        store.write_edit(tenant_id, state.entry, edit)
         request_digest(tenant_id, knowledge_id)
         return ServiceEditResult(
             knowledge_id=knowledge_id,

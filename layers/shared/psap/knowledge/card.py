@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from psap.clock import utc_now
-from psap.config import knowledge_digest_queue_url, knowledge_table
+from psap.config import knowledge_digest_queue_url
 from psap.errors import InvalidInput, NotFound, StoreUnavailable
 from psap.knowledge import store
 from psap.knowledge.content import ApiControl, Owner, ProcessingStatus, Section
@@ -89,16 +89,15 @@ def request_digest(tenant_id: int, knowledge_id: int) -> None:
 
 def redigest(tenant_id: int, knowledge_id: int) -> None:
     """An operator asks for the card again (after a failed send or a FAILED digest)."""
-    table = knowledge_table()
-    entry = live_entry(table, tenant_id, knowledge_id)
+    entry = live_entry(tenant_id, knowledge_id)
     if entry.latest_version == NO_VERSION:
         raise InvalidInput(f"Knowledge {knowledge_id} has no version to digest yet")
-    store.mark_card_pending(table, tenant_id, knowledge_id)
+    store.mark_card_pending(tenant_id, knowledge_id)
     request_digest(tenant_id, knowledge_id)
 
 
 def get_card(tenant_id: int, knowledge_id: int) -> KnowledgeCardDto:
-    entry, card = store.read_card(knowledge_table(), tenant_id, knowledge_id)
+    entry, card = store.read_card(tenant_id, knowledge_id)
     if entry is None or entry.deleted:
         raise not_found(knowledge_id)
     latest = entry.latest_version
@@ -149,14 +148,13 @@ def digest_sections(state: EntryState) -> list[CardSection]:
 def digest_knowledge(request: DigestRequest, receive_count: int) -> str:
     """Makes the card of one entry; returns what happened (for the log). Raises on a
     transient failure so that SQS delivers the message again."""
-    table = knowledge_table()
     tenant_id, knowledge_id = request.tenant_id, request.knowledge_id
-    card = store.read_card_record(table, tenant_id, knowledge_id)
+    card = store.read_card_record(tenant_id, knowledge_id)
     if card is None:
         return "no card requested"
     digested = None
     try:
-        state = read_state(table, tenant_id, knowledge_id)
+        state = read_state(tenant_id, knowledge_id)
         result = CardRecord(
             generation=card.generation,
             processing_status=ProcessingStatus.READY.value,
@@ -177,7 +175,7 @@ def digest_knowledge(request: DigestRequest, receive_count: int) -> str:
         result = _failed(card, f"the stored content could not be digested ({type(error).__name__})")
         logger.exception("knowledge digest failed")
     completed = store.complete_card(
-        table, tenant_id, knowledge_id, card.generation, result, utc_now(), digested
+        tenant_id, knowledge_id, card.generation, result, utc_now(), digested
     )
     if not completed:
         return "superseded by a newer write"

@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from typing import Any, TypedDict
 
 from psap.clock import format_timestamp
-from psap.config import knowledge_table
 from psap.knowledge import store
 from psap.knowledge.kinds import KnowledgeType
 from psap.knowledge.records import KnowledgeEntry
@@ -77,9 +76,7 @@ def list_knowledge(
     knowledge_type: KnowledgeType | None,
 ) -> KnowledgePage:
     request = PageRequest.capped(page, size, MAX_PAGE_SIZE)
-    entries, total = store.list_entry_records(
-        knowledge_table(), tenant_id, provider, knowledge_type, request
-    )
+    entries, total = store.list_entry_records(tenant_id, provider, knowledge_type, request)
     return {
         "items": [entry_summary(entry) for entry in entries],
         "page": request.page,

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from psap.config import knowledge_content_bucket, knowledge_table
+from psap.config import knowledge_content_bucket
 from psap.errors import NotFound
 from psap.knowledge import store
 from psap.knowledge.content import (
@@ -141,9 +141,9 @@ def not_found(knowledge_id: int) -> NotFound:
     return NotFound(f"Knowledge {knowledge_id} not found")
 
 
-def live_entry(table: str, tenant_id: int, knowledge_id: int) -> KnowledgeEntry:
+def live_entry(tenant_id: int, knowledge_id: int) -> KnowledgeEntry:
     """The entry, or NotFound for an unknown, other tenant's or deleted id."""
-    entry = store.read_entry(table, tenant_id, knowledge_id)
+    entry = store.read_entry(tenant_id, knowledge_id)
     if entry is None or entry.deleted:
         raise not_found(knowledge_id)
     return entry
@@ -165,27 +165,21 @@ def service_edit(edit: EditRecord, knowledge_id: int) -> ServiceEdit:
     )
 
 
-def read_edits(table: str, tenant_id: int, knowledge_id: int) -> dict[Section, ServiceEdit]:
-    edits = (
-        service_edit(edit, knowledge_id)
-        for edit in store.read_edits(table, tenant_id, knowledge_id)
-    )
+def read_edits(tenant_id: int, knowledge_id: int) -> dict[Section, ServiceEdit]:
+    edits = (service_edit(edit, knowledge_id) for edit in store.read_edits(tenant_id, knowledge_id))
     return {edit.section: edit for edit in edits}
 
 
 def service_edits(tenant_id: int, knowledge_id: int) -> list[ServiceEdit]:
     """The entry's service-side edits, by section (for operators)."""
-    table = knowledge_table()
-    live_entry(table, tenant_id, knowledge_id)
-    return sorted(
-        read_edits(table, tenant_id, knowledge_id).values(), key=lambda edit: edit.section
-    )
+    live_entry(tenant_id, knowledge_id)
+    return sorted(read_edits(tenant_id, knowledge_id).values(), key=lambda edit: edit.section)
 
 
-def latest_version(table: str, tenant_id: int, entry: KnowledgeEntry) -> VersionRecord:
+def latest_version(tenant_id: int, entry: KnowledgeEntry) -> VersionRecord:
     """The version the entry names as its latest: written in the same transaction, so it
     is there (DynamoDB reads are serializable with transactions)."""
-    found = store.read_version(table, tenant_id, entry.id, entry.latest_version)
+    found = store.read_version(tenant_id, entry.id, entry.latest_version)
     if found is None:
         raise RuntimeError(f"knowledge {entry.id} lacks its version {entry.latest_version}")
     return found
@@ -196,17 +190,17 @@ def version_document(entry: KnowledgeEntry, version: VersionRecord) -> VersionDo
     return parse_document(read_document(version.document, what))
 
 
-def read_state(table: str, tenant_id: int, knowledge_id: int) -> EntryState:
+def read_state(tenant_id: int, knowledge_id: int) -> EntryState:
     """Entry, latest version and edits, read strongly consistent, for a write or a digest."""
-    entry = live_entry(table, tenant_id, knowledge_id)
+    entry = live_entry(tenant_id, knowledge_id)
     if entry.latest_version == NO_VERSION:
         return EntryState(entry=entry, version=None, document=None, edits={})
-    version = latest_version(table, tenant_id, entry)
+    version = latest_version(tenant_id, entry)
     return EntryState(
         entry=entry,
         version=version,
         document=version_document(entry, version),
-        edits=read_edits(table, tenant_id, knowledge_id),
+        edits=read_edits(tenant_id, knowledge_id),
     )
 
 
@@ -246,17 +240,16 @@ def get_knowledge(
     tenant_id: int, knowledge_id: int, version: KnowledgeVersion | None
 ) -> KnowledgeEntryDto:
     """GET /{knowledgeId}: the latest version, or `version`, exactly as stored."""
-    table = knowledge_table()
-    entry = live_entry(table, tenant_id, knowledge_id)
+    entry = live_entry(tenant_id, knowledge_id)
     wanted = entry.latest_version if version is None else version
     if wanted == NO_VERSION:
         return entry_dto(entry, None, None)  # an entry adopted outside the API, no content yet
     if wanted > entry.latest_version:
         raise NotFound(f"Version {wanted} of knowledge {knowledge_id} not found")
     found = (
-        latest_version(table, tenant_id, entry)
+        latest_version(tenant_id, entry)
         if wanted == entry.latest_version
-        else store.read_version(table, tenant_id, knowledge_id, wanted)
+        else store.read_version(tenant_id, knowledge_id, wanted)
     )
     if found is None:
         raise NotFound(f"Version {wanted} of knowledge {knowledge_id} not found")

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from psap.clock import format_timestamp, parse_timestamp
+from psap.config import knowledge_table
 from psap.errors import Conflict
 from psap.knowledge.kinds import KnowledgeSource, KnowledgeType
 from psap.knowledge.records import (
@@ -52,6 +53,12 @@ from psap.storage.sequences import next_id
 
 if TYPE_CHECKING:
     from psap.knowledge.models import ExternalKnowledgeDto
+
+
+def _table() -> str:
+    """This store's table, from the settings read at cold start (psap.config)."""
+    return knowledge_table()
+
 
 _COUNTER_SK = "#COUNT"  # sorts before every zero-padded id
 _FIRST_POINTER_SK = "0"
@@ -259,13 +266,13 @@ def summary_dto(entry: KnowledgeEntry) -> "ExternalKnowledgeDto":
 # ------------------------------------------------------------------- id sequences
 
 
-def next_knowledge_id(table: str, count: int = 1) -> int:
+def next_knowledge_id(count: int = 1) -> int:
     """Reserves `count` consecutive ids and returns the last one."""
-    return next_id(table, _ENTRY_SEQUENCE, count)
+    return next_id(_table(), _ENTRY_SEQUENCE, count)
 
 
-def next_version_id(table: str) -> int:
-    return next_id(table, _VERSION_SEQUENCE)
+def next_version_id() -> int:
+    return next_id(_table(), _VERSION_SEQUENCE)
 
 
 # --------------------------------------------------------------------- the listing
@@ -285,7 +292,6 @@ def _listing_plan(
 
 
 def listing_writes(
-    table: str,
     tenant_id: int,
     knowledge_id: int,
     provider: str,
@@ -294,27 +300,25 @@ def listing_writes(
 ) -> list[dict[str, Any]]:
     """Transaction items that add (listed=True) or remove an entry from the listing."""
     plan = _listing_plan(tenant_id, knowledge_id, provider, knowledge_type, listed)
-    return plan.transaction_items(table)
+    return plan.transaction_items(_table())
 
 
-def count_listed(table: str, tenant_id: int, scope: str) -> int:
-    return listing.read_counter(table, listing_pk(tenant_id, scope), _COUNTER_SK)
+def count_listed(tenant_id: int, scope: str) -> int:
+    return listing.read_counter(_table(), listing_pk(tenant_id, scope), _COUNTER_SK)
 
 
 def list_entries(
-    table: str,
     tenant_id: int,
     provider: str | None,
     knowledge_type: KnowledgeType | None,
     page: PageRequest,
 ) -> tuple[list["ExternalKnowledgeDto"], int]:
     """One page of listed entries sorted by id (as DTOs), and the total for the filters."""
-    entries, total = list_entry_records(table, tenant_id, provider, knowledge_type, page)
+    entries, total = list_entry_records(tenant_id, provider, knowledge_type, page)
     return [summary_dto(entry) for entry in entries], total
 
 
 def list_entry_records(
-    table: str,
     tenant_id: int,
     provider: str | None,
     knowledge_type: KnowledgeType | None,
@@ -322,16 +326,16 @@ def list_entry_records(
 ) -> tuple[list[KnowledgeEntry], int]:
     """One page of listed entries sorted by id (summary fields only), and the total."""
     scope = listing_scope(provider, knowledge_type)
-    total = count_listed(table, tenant_id, scope)
+    total = count_listed(tenant_id, scope)
     if page.offset >= total:
         return [], total
     ids = listing.page_of_pointers(
-        table, listing_pk(tenant_id, scope), _POINTERS, True, page.offset, page.size
+        _table(), listing_pk(tenant_id, scope), _POINTERS, True, page.offset, page.size
     )
     if not ids:
         return [], total
     items = batch_get(
-        table,
+        _table(),
         [entry_key(tenant_id, knowledge_id) for knowledge_id in ids],
         projection=", ".join(_SUMMARY_ATTRIBUTES),
         names=_SUMMARY_NAMES,
@@ -348,8 +352,10 @@ def list_entry_records(
 # ------------------------------------------------------------------------ entries
 
 
-def find_by_external_id(table: str, tenant_id: int, provider: str, external_id: str) -> int | None:
-    item = read_item(table, external_id_key(tenant_id, provider, external_id), "externalId guard")
+def find_by_external_id(tenant_id: int, provider: str, external_id: str) -> int | None:
+    item = read_item(
+        _table(), external_id_key(tenant_id, provider, external_id), "externalId guard"
+    )
     return int(item["knowledgeId"]) if item else None
 
 
@@ -373,15 +379,14 @@ def _new_entry_attributes(
     }
 
 
-def create_entry(table: str, tenant_id: int, entry: NewEntry, now: datetime) -> KnowledgeEntry:
+def create_entry(tenant_id: int, entry: NewEntry, now: datetime) -> KnowledgeEntry:
     """Creates an entry without a version (an operator's load: the first append gives it
     version 1) with its listing pointers and counters, in one transaction. A second entry
     with the same (provider, externalId) is a Conflict."""
-    return _create(table, tenant_id, next_knowledge_id(table), entry, now)
+    return _create(tenant_id, next_knowledge_id(), entry, now)
 
 
 def _create(
-    table: str,
     tenant_id: int,
     knowledge_id: int,
     entry: NewEntry,
@@ -397,7 +402,7 @@ def _create(
     writes: list[dict[str, Any]] = [
         {
             "Put": {
-                "TableName": table,
+                "TableName": _table(),
                 "Item": {**entry_key(tenant_id, knowledge_id), **to_item(attributes)},
                 "ConditionExpression": "attribute_not_exists(pk)",
             }
@@ -407,7 +412,7 @@ def _create(
         writes.append(
             {
                 "Put": {
-                    "TableName": table,
+                    "TableName": _table(),
                     "Item": {
                         **external_id_key(tenant_id, entry.provider, entry.external_id),
                         "knowledgeId": marshal(knowledge_id),
@@ -419,14 +424,14 @@ def _create(
     if entry.source is KnowledgeSource.API_IMPORT:
         writes.extend(
             listing_writes(
-                table, tenant_id, knowledge_id, entry.provider, entry.knowledge_type, listed=True
+                tenant_id, knowledge_id, entry.provider, entry.knowledge_type, listed=True
             )
         )
     writes.extend(extra_writes)
 
     def duplicate(codes: list[str]) -> Exception:
         existing = (
-            find_by_external_id(table, tenant_id, entry.provider, entry.external_id)
+            find_by_external_id(tenant_id, entry.provider, entry.external_id)
             if entry.external_id is not None
             else None
         )
@@ -440,7 +445,6 @@ def _create(
 
 
 def create_with_version(
-    table: str,
     tenant_id: int,
     knowledge_id: int,
     entry: NewEntry,
@@ -458,36 +462,35 @@ def create_with_version(
     if publish:
         changes["publishedVersion"] = first.version
     return _create(
-        table,
         tenant_id,
         knowledge_id,
         entry,
         first.created_at,
         extra_writes=[
-            version_put(table, tenant_id, knowledge_id, version_attributes(first)),
-            card_pending_write(table, tenant_id, knowledge_id),
+            version_put(tenant_id, knowledge_id, version_attributes(first)),
+            card_pending_write(tenant_id, knowledge_id),
         ],
         extra_attributes=changes,
     )
 
 
-def read_entry(table: str, tenant_id: int, knowledge_id: int) -> KnowledgeEntry | None:
-    item = read_item(table, entry_key(tenant_id, knowledge_id), "knowledge entry")
+def read_entry(tenant_id: int, knowledge_id: int) -> KnowledgeEntry | None:
+    item = read_item(_table(), entry_key(tenant_id, knowledge_id), "knowledge entry")
     return entry_of(item) if item else None
 
 
-def delete_entry(table: str, tenant_id: int, knowledge_id: int, now: datetime) -> bool:
+def delete_entry(tenant_id: int, knowledge_id: int, now: datetime) -> bool:
     """Soft delete: the entry stays (links to it still read as stored) but leaves the
     listing and its counters, and gives up its externalId (a new entry may take it and new
     links then resolve to that one), in one transaction. Returns False when there is nothing
     to delete (unknown id, other tenant's id, or already deleted)."""
-    entry = read_entry(table, tenant_id, knowledge_id)
+    entry = read_entry(tenant_id, knowledge_id)
     if entry is None or entry.deleted:
         return False
     writes: list[dict[str, Any]] = [
         {
             "Update": {
-                "TableName": table,
+                "TableName": _table(),
                 "Key": entry_key(tenant_id, knowledge_id),
                 "UpdateExpression": "SET deleted = :yes, updatedAt = :now",
                 "ConditionExpression": "attribute_exists(pk) AND deleted = :no",
@@ -502,14 +505,14 @@ def delete_entry(table: str, tenant_id: int, knowledge_id: int, now: datetime) -
     if entry.source is KnowledgeSource.API_IMPORT:
         writes.extend(
             listing_writes(
-                table, tenant_id, knowledge_id, entry.provider, entry.knowledge_type, listed=False
+                tenant_id, knowledge_id, entry.provider, entry.knowledge_type, listed=False
             )
         )
     if entry.external_id:
         writes.append(
             {
                 "Delete": {
-                    "TableName": table,
+                    "TableName": _table(),
                     "Key": external_id_key(tenant_id, entry.provider, entry.external_id),
                     "ConditionExpression": "knowledgeId = :id",
                     "ExpressionAttributeValues": {":id": marshal(knowledge_id)},
@@ -524,9 +527,7 @@ def delete_entry(table: str, tenant_id: int, knowledge_id: int, now: datetime) -
     return True
 
 
-def bulk_load_entries(
-    table: str, tenant_id: int, entries: Sequence[NewEntry], now: datetime
-) -> list[int]:
+def bulk_load_entries(tenant_id: int, entries: Sequence[NewEntry], now: datetime) -> list[int]:
     """Loads many entries without externalIds quickly: the same items as create_entry, written
     with BatchWriteItem, each counter read once and written back added to (listing.bulk_write).
 
@@ -537,7 +538,7 @@ def bulk_load_entries(
         raise ValueError("bulk_load_entries takes entries without externalId")
     if not entries:
         return []
-    last = next_knowledge_id(table, len(entries))
+    last = next_knowledge_id(len(entries))
     first = last - len(entries) + 1
     plans: list[WritePlan] = []
     for knowledge_id, entry in zip(range(first, last + 1), entries, strict=True):
@@ -549,12 +550,12 @@ def bulk_load_entries(
         )
         plan.puts.insert(0, {**entry_key(tenant_id, knowledge_id), **to_item(attributes)})
         plans.append(plan)
-    listing.bulk_write(table, plans)
+    listing.bulk_write(_table(), plans)
     return list(range(first, last + 1))
 
 
 def resolve_external_ids(
-    table: str, tenant_id: int, provider: str, external_ids: Sequence[str]
+    tenant_id: int, provider: str, external_ids: Sequence[str]
 ) -> dict[str, LinkedEntry]:
     """externalId -> the entry that holds it under `provider` in the tenant (not deleted):
     one BatchGetItem of the externalId guards, one of the entries they name."""
@@ -562,7 +563,7 @@ def resolve_external_ids(
     if not wanted:
         return {}
     guards = batch_get(
-        table, [external_id_key(tenant_id, provider, external_id) for external_id in wanted]
+        _table(), [external_id_key(tenant_id, provider, external_id) for external_id in wanted]
     )
     by_pk = {str(guard["pk"]): int(guard["knowledgeId"]) for guard in guards}
     ids = {
@@ -573,7 +574,7 @@ def resolve_external_ids(
     if not ids:
         return {}
     items = batch_get(
-        table,
+        _table(),
         [entry_key(tenant_id, knowledge_id) for knowledge_id in set(ids.values())],
         projection="id, #n, provider, knowledgeType, deleted",
         names={"#n": "name"},
@@ -659,7 +660,6 @@ def load_document(bucket: str, document: StoredDocument, what: str) -> dict[str,
 
 
 def version_put(
-    table: str,
     tenant_id: int,
     knowledge_id: int,
     attributes: Mapping[str, Any],
@@ -668,19 +668,19 @@ def version_put(
     version = int(attributes["version"])
     return {
         "Put": {
-            "TableName": table,
+            "TableName": _table(),
             "Item": {**version_key(tenant_id, knowledge_id, version), **to_item(attributes)},
             "ConditionExpression": "attribute_not_exists(pk)",
         }
     }
 
 
-def card_pending_write(table: str, tenant_id: int, knowledge_id: int) -> dict[str, Any]:
+def card_pending_write(tenant_id: int, knowledge_id: int) -> dict[str, Any]:
     """Marks the card PENDING and bumps its generation: the digest worker completes only the
     generation it read, so a digest of older content never overwrites a newer request."""
     return {
         "Update": {
-            "TableName": table,
+            "TableName": _table(),
             "Key": card_key(tenant_id, knowledge_id),
             "UpdateExpression": "SET processingStatus = :pending REMOVE processingReason "
             "ADD generation :one",
@@ -705,7 +705,6 @@ def _moved_values(expected_version: int, expected_edit_seq: int) -> dict[str, An
 
 
 def write_version(
-    table: str,
     tenant_id: int,
     knowledge_id: int,
     expected_version: int,
@@ -721,7 +720,7 @@ def write_version(
     writes = [
         {
             "Update": {
-                "TableName": table,
+                "TableName": _table(),
                 "Key": entry_key(tenant_id, knowledge_id),
                 "UpdateExpression": f"SET {clause}",
                 "ConditionExpression": _MOVED_ENTRY,
@@ -730,15 +729,13 @@ def write_version(
                 | _moved_values(expected_version, expected_edit_seq),
             }
         },
-        version_put(table, tenant_id, knowledge_id, version_attributes),
-        card_pending_write(table, tenant_id, knowledge_id),
+        version_put(tenant_id, knowledge_id, version_attributes),
+        card_pending_write(tenant_id, knowledge_id),
     ]
     transact_write(writes, on_cancel=lambda codes: WriteRaced("knowledge entry moved"))
 
 
-def append_version(
-    table: str, tenant_id: int, entry: KnowledgeEntry, changes: EntryChanges
-) -> KnowledgeEntry:
+def append_version(tenant_id: int, entry: KnowledgeEntry, changes: EntryChanges) -> KnowledgeEntry:
     """Appends `changes.version` to the entry as read (see write_version); returns the entry
     as it now is."""
     version = changes.version
@@ -753,7 +750,6 @@ def append_version(
     if changes.publish:
         updated["publishedVersion"] = version.version
     write_version(
-        table,
         tenant_id,
         entry.id,
         entry.latest_version,
@@ -774,23 +770,23 @@ def append_version(
 
 
 def read_version_item(
-    table: str, tenant_id: int, knowledge_id: int, version: KnowledgeVersion | int
+    tenant_id: int, knowledge_id: int, version: KnowledgeVersion | int
 ) -> Item | None:
     """The version item as stored (operators and tests look at its attributes)."""
-    return read_item(table, version_key(tenant_id, knowledge_id, version), "knowledge version")
+    return read_item(_table(), version_key(tenant_id, knowledge_id, version), "knowledge version")
 
 
 def read_version(
-    table: str, tenant_id: int, knowledge_id: int, version: KnowledgeVersion
+    tenant_id: int, knowledge_id: int, version: KnowledgeVersion
 ) -> VersionRecord | None:
-    item = read_version_item(table, tenant_id, knowledge_id, version)
+    item = read_version_item(tenant_id, knowledge_id, version)
     return version_of(item) if item else None
 
 
-def read_edit_items(table: str, tenant_id: int, knowledge_id: int) -> list[Item]:
+def read_edit_items(tenant_id: int, knowledge_id: int) -> list[Item]:
     """The entry's service-side edit items as stored: at most one per section, one Query."""
     request = {
-        "TableName": table,
+        "TableName": _table(),
         "KeyConditionExpression": "pk = :pk AND begins_with(sk, :edit)",
         "ExpressionAttributeValues": {
             ":pk": {"S": entry_pk(tenant_id, knowledge_id)},
@@ -802,11 +798,11 @@ def read_edit_items(table: str, tenant_id: int, knowledge_id: int) -> list[Item]
     return [from_item(item) for item in answer.get("Items", [])]
 
 
-def read_edits(table: str, tenant_id: int, knowledge_id: int) -> list[EditRecord]:
-    return [edit_of(item) for item in read_edit_items(table, tenant_id, knowledge_id)]
+def read_edits(tenant_id: int, knowledge_id: int) -> list[EditRecord]:
+    return [edit_of(item) for item in read_edit_items(tenant_id, knowledge_id)]
 
 
-def write_edit(table: str, tenant_id: int, entry: KnowledgeEntry, edit: EditRecord) -> None:
+def write_edit(tenant_id: int, entry: KnowledgeEntry, edit: EditRecord) -> None:
     """Stores the service-side edit of one section (replacing an earlier one) and asks for a
     digest, conditioned on the entry as read, like write_version; WriteRaced when the entry
     moved first."""
@@ -822,7 +818,7 @@ def write_edit(table: str, tenant_id: int, entry: KnowledgeEntry, edit: EditReco
     writes = [
         {
             "Update": {
-                "TableName": table,
+                "TableName": _table(),
                 "Key": entry_key(tenant_id, entry.id),
                 "UpdateExpression": "SET serviceEditSeq = :next",
                 "ConditionExpression": _MOVED_ENTRY,
@@ -834,17 +830,16 @@ def write_edit(table: str, tenant_id: int, entry: KnowledgeEntry, edit: EditReco
         },
         {
             "Put": {
-                "TableName": table,
+                "TableName": _table(),
                 "Item": {**edit_key(tenant_id, entry.id, edit.section), **to_item(attributes)},
             }
         },
-        card_pending_write(table, tenant_id, entry.id),
+        card_pending_write(tenant_id, entry.id),
     ]
     transact_write(writes, on_cancel=lambda codes: WriteRaced("knowledge entry moved"))
 
 
 def set_published_version(
-    table: str,
     tenant_id: int,
     entry: KnowledgeEntry,
     version: KnowledgeVersion | None,
@@ -865,7 +860,7 @@ def set_published_version(
     try:
         with translated("publish"):
             dynamodb().update_item(
-                TableName=table,
+                TableName=_table(),
                 Key=entry_key(tenant_id, knowledge_id),
                 UpdateExpression=update,
                 ConditionExpression=condition,
@@ -876,12 +871,10 @@ def set_published_version(
     return replace(entry, published_version=version, updated_at=as_stored(now))
 
 
-def read_card(
-    table: str, tenant_id: int, knowledge_id: int
-) -> tuple[KnowledgeEntry | None, CardRecord | None]:
+def read_card(tenant_id: int, knowledge_id: int) -> tuple[KnowledgeEntry | None, CardRecord | None]:
     """The entry and its card in one BatchGetItem (strongly consistent reads)."""
     items = batch_get(
-        table,
+        _table(),
         [entry_key(tenant_id, knowledge_id), card_key(tenant_id, knowledge_id)],
         consistent=True,
     )
@@ -890,13 +883,12 @@ def read_card(
     return entry, card
 
 
-def read_card_record(table: str, tenant_id: int, knowledge_id: int) -> CardRecord | None:
-    item = read_item(table, card_key(tenant_id, knowledge_id), "knowledge card")
+def read_card_record(tenant_id: int, knowledge_id: int) -> CardRecord | None:
+    item = read_item(_table(), card_key(tenant_id, knowledge_id), "knowledge card")
     return card_of(item) if item else None
 
 
 def complete_card(
-    table: str,
     tenant_id: int,
     knowledge_id: int,
     generation: int,
@@ -922,7 +914,7 @@ def complete_card(
     try:
         with translated("knowledge card"):
             dynamodb().update_item(
-                TableName=table,
+                TableName=_table(),
                 Key=card_key(tenant_id, knowledge_id),
                 UpdateExpression=update,
                 ConditionExpression="generation = :g",
@@ -934,6 +926,6 @@ def complete_card(
     return True
 
 
-def mark_card_pending(table: str, tenant_id: int, knowledge_id: int) -> None:
+def mark_card_pending(tenant_id: int, knowledge_id: int) -> None:
     """Asks for a new digest outside a write (an operator's redigest)."""
-    transact_write([card_pending_write(table, tenant_id, knowledge_id)])
+    transact_write([card_pending_write(tenant_id, knowledge_id)])

@@ -79,7 +79,6 @@ _CHUNK_CHARACTERS = 1_000_000  # a transaction carries at most 4 MB
 
 
 def import_catalog(
-    table: str,
     lines: Iterable[str],
     now: datetime,
     request_rebuild: RebuildRequest | None = None,
@@ -92,7 +91,7 @@ def import_catalog(
     pending: list[tuple[int, CatalogRecord]] = []
 
     def flush() -> None:
-        outcomes = store.upsert_records(table, [record for _, record in pending], now)
+        outcomes = store.upsert_records([record for _, record in pending], now)
         for (number, _), outcome in zip(pending, outcomes, strict=True):
             report.changes[outcome.change] += 1
             if on_line is not None:
@@ -129,24 +128,23 @@ def import_catalog(
     return report
 
 
-def resolve_item(table: str, reference: str) -> CatalogItem:
+def resolve_item(reference: str) -> CatalogItem:
     """An item by catalog id (digits) or by externalId."""
-    item_id = int(reference) if reference.isdigit() else store.find_item_id(table, reference)
-    item = store.get_item(table, item_id) if item_id is not None else None
+    item_id = int(reference) if reference.isdigit() else store.find_item_id(reference)
+    item = store.get_item(item_id) if item_id is not None else None
     if item is None:
         raise NotFound(f"Catalog item {reference} does not exist")
     return item
 
 
 def set_published(
-    table: str,
     reference: str,
     published: bool,
     now: datetime,
     request_rebuild: RebuildRequest | None = None,
 ) -> store.Upserted:
-    item = resolve_item(table, reference)
-    outcome = store.set_published(table, item.id, published, now)
+    item = resolve_item(reference)
+    outcome = store.set_published(item.id, published, now)
     if outcome.change is not Change.UNCHANGED and request_rebuild is not None:
         request_rebuild(f"catalog item {item.id} {outcome.change.value}")
     return outcome
@@ -159,27 +157,27 @@ def _license_name(name: str) -> str:
     return name
 
 
-def grant_license(table: str, tenant_id: int, license_name: str, now: datetime) -> str:
+def grant_license(tenant_id: int, license_name: str, now: datetime) -> str:
     name = _license_name(license_name)
-    store.grant_license(table, tenant_id, name, now)
+    store.grant_license(tenant_id, name, now)
     return name
 
 
-def revoke_license(table: str, tenant_id: int, license_name: str) -> str:
+def revoke_license(tenant_id: int, license_name: str) -> str:
     name = _license_name(license_name)
-    if not store.revoke_license(table, tenant_id, name):
+    if not store.revoke_license(tenant_id, name):
         raise NotFound(f"Tenant {tenant_id} does not hold the license '{name}'")
     return name
 
 
 def record_import(
-    table: str, tenant_id: int, reference: str, now: datetime, version: int | None = None
+    tenant_id: int, reference: str, now: datetime, version: int | None = None
 ) -> tuple[CatalogItem, int]:
     """Records that the tenant imported the item, at its current catalog version unless an
     earlier one is named (an import made before the item last changed)."""
-    item = resolve_item(table, reference)
+    item = resolve_item(reference)
     imported = item.version if version is None else version
     if not 1 <= imported <= item.version:
         raise InvalidInput(f"Catalog item {item.id} has versions 1 to {item.version}")
-    store.record_import(table, tenant_id, item.id, imported, now)
+    store.record_import(tenant_id, item.id, imported, now)
     return item, imported

@@ -37,8 +37,8 @@ class RebuildResult:
     finished: bool = True  # False: interrupted, the checkpoint holds `embedded` documents
 
 
-def _previous_artifact(table: str, bucket: str) -> artifacts.IndexArtifact | None:
-    pointer = store.index_pointer(table)
+def _previous_artifact(bucket: str) -> artifacts.IndexArtifact | None:
+    pointer = store.index_pointer()
     if pointer is None:
         return None
     try:
@@ -49,7 +49,6 @@ def _previous_artifact(table: str, bucket: str) -> artifacts.IndexArtifact | Non
 
 
 def rebuild_index(
-    table: str,
     bucket: str,
     encoder: DocumentEncoder | None = None,
     reuse: Sequence[artifacts.IndexArtifact] = (),
@@ -59,9 +58,9 @@ def rebuild_index(
     stores a checkpoint and returns an unfinished result (and no artifact). `reuse` adds
     artifacts whose vectors may be kept besides the one in use (the local demo's cache)."""
     started = time.perf_counter()
-    version = store.next_index_version(table)
-    published_items = [item for item in store.catalog_items(table) if item.published]
-    previous = _previous_artifact(table, bucket)
+    version = store.next_index_version()
+    published_items = [item for item in store.catalog_items() if item.published]
+    previous = _previous_artifact(bucket)
     checkpoint = artifacts.load_checkpoint(bucket)
     built_at = format_timestamp(utc_now())
     sources = [*reuse, *(source for source in (previous, checkpoint) if source is not None)]
@@ -82,7 +81,7 @@ def rebuild_index(
     pointer = store.IndexPointer(
         version=version, key=key, documents=stats.documents, built_at=built_at
     )
-    in_use = store.publish_index(table, pointer)
+    in_use = store.publish_index(pointer)
     if in_use:
         artifacts.prune(bucket, version)
     if checkpoint is not None:

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from psap.auth.permissions import Permission
-from psap.config import resource_center_table, search_index_bucket, settings
+from psap.config import search_index_bucket, settings
 from psap.errors import StoreUnavailable
 from psap.observability import logger
 from psap.resource_center import store
@@ -49,14 +49,14 @@ class _Loaded:
 _loaded = _Loaded()
 
 
-def current_index(table: str, bucket: str) -> SearchIndex | None:
+def current_index(bucket: str) -> SearchIndex | None:
     """The index of this warm container, replaced when the pointer names a newer version.
     While the store cannot be read, an index already loaded keeps serving."""
     now = time.monotonic()
     if _loaded.checked_at is not None and now - _loaded.checked_at < refresh_seconds():
         return _loaded.index
     try:
-        pointer = store.index_pointer(table)
+        pointer = store.index_pointer()
         if pointer is not None and (
             _loaded.index is None or _loaded.index.version != pointer.version
         ):
@@ -83,12 +83,12 @@ def license_cache_seconds() -> float:
 _licenses: dict[int, tuple[float, frozenset[str]]] = {}
 
 
-def tenant_licenses(table: str, tenant_id: int) -> frozenset[str]:
+def tenant_licenses(tenant_id: int) -> frozenset[str]:
     now = time.monotonic()
     cached = _licenses.get(tenant_id)
     if cached is not None and now - cached[0] < license_cache_seconds():
         return cached[1]
-    names = store.tenant_licenses(table, tenant_id)
+    names = store.tenant_licenses(tenant_id)
     _licenses[tenant_id] = (now, names)
     return names
 
@@ -98,12 +98,10 @@ def tenant_licenses(table: str, tenant_id: int) -> frozenset[str]:
 _page_reads = ThreadPoolExecutor(max_workers=1, thread_name_prefix="page-reads")
 
 
-def _page_statuses(
-    table: str, tenant_id: int, item_ids: list[int]
-) -> tuple[frozenset[str], dict[int, int]]:
+def _page_statuses(tenant_id: int, item_ids: list[int]) -> tuple[frozenset[str], dict[int, int]]:
     """The tenant's licenses and the page's import statuses (one GetItem, or none while
     cached, and one BatchGetItem)."""
-    return tenant_licenses(table, tenant_id), store.imported_versions(table, tenant_id, item_ids)
+    return tenant_licenses(tenant_id), store.imported_versions(tenant_id, item_ids)
 
 
 def forget_loaded_index() -> None:
@@ -139,12 +137,11 @@ def import_status(imported_version: int | None, catalog_version: int) -> ImportS
 def search_resource_center(
     tenant_id: int, permissions: frozenset[Permission], query: SearchQuery
 ) -> ResourceCenterSearchResponse:
-    table = resource_center_table()
     empty = ResourceCenterSearchResponse(
         results=[], total_hits=0, page=query.page, page_size=query.page_size
     )
     item_types = visible_item_types(permissions, query.item_type)
-    index = current_index(table, search_index_bucket())
+    index = current_index(search_index_bucket())
     if index is None or not item_types:
         return empty
     terms = query_terms(query.text)
@@ -159,7 +156,7 @@ def search_resource_center(
         return empty.model_copy(update={"total_hits": len(hits.fused)})
     artifact = index.artifact
     item_ids = [int(artifact.ids[position]) for position, _ in page]
-    statuses = _page_reads.submit(_page_statuses, table, tenant_id, item_ids)
+    statuses = _page_reads.submit(_page_statuses, tenant_id, item_ids)
     keywords = frozenset(terms)
     shown = [artifact.display(position) for position, _ in page]
     snippets = [matched_snippet(item.body, keywords, stem_words) for item in shown]

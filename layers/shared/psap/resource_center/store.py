@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import quote
 
 from psap.clock import format_timestamp
+from psap.config import resource_center_table
 from psap.errors import Conflict, NotFound
 from psap.resource_center.models import CatalogItem, CatalogRecord
 from psap.storage.attributes import from_item, to_item
@@ -36,6 +37,12 @@ from psap.storage.dynamodb import batch_get, batch_put, dynamodb, read_item, tra
 from psap.storage.optimistic import Raced, optimistic_write
 from psap.storage.queries import query_pages
 from psap.storage.sequences import next_id
+
+
+def _table() -> str:
+    """This store's table, from the settings read at cold start (psap.config)."""
+    return resource_center_table()
+
 
 CATALOG_PK = "CATALOG"
 _ITEM_PREFIX = "ITEM#"
@@ -127,59 +134,59 @@ def _item_from_attributes(attributes: dict[str, Any]) -> tuple[CatalogItem, int]
     return item, int(attributes.get("revision", 0))
 
 
-def _read_item(table: str, item_id: int) -> tuple[CatalogItem, int] | None:
-    found = read_item(table, item_key(item_id), "resource center item read")
+def _read_item(item_id: int) -> tuple[CatalogItem, int] | None:
+    found = read_item(_table(), item_key(item_id), "resource center item read")
     return _item_from_attributes(found) if found else None
 
 
-def get_item(table: str, item_id: int) -> CatalogItem | None:
-    found = _read_item(table, item_id)
+def get_item(item_id: int) -> CatalogItem | None:
+    found = _read_item(item_id)
     return found[0] if found else None
 
 
-def find_item_id(table: str, external_id: str) -> int | None:
-    guard = read_item(table, external_id_key(external_id), "resource center externalId read")
+def find_item_id(external_id: str) -> int | None:
+    guard = read_item(_table(), external_id_key(external_id), "resource center externalId read")
     return int(guard["itemId"]) if guard else None
 
 
-def _create(table: str, record: CatalogRecord, stamp: str) -> CatalogItem:
+def _create(record: CatalogRecord, stamp: str) -> CatalogItem:
     """Creates the item; TransactionCancelled when a concurrent importer took the
     externalId first."""
     item = CatalogItem(
-        id=next_id(table, "RC_ITEM"),
+        id=next_id(_table(), "RC_ITEM"),
         version=1,
         content_hash=record.content_hash(),
         record=record,
         created_at=stamp,
         updated_at=stamp,
     )
-    transact_write(_new_item_writes(table, item))
+    transact_write(_new_item_writes(item))
     return item
 
 
-def _replace(table: str, item: CatalogItem, revision: int) -> None:
+def _replace(item: CatalogItem, revision: int) -> None:
     """Writes `item` if nobody else wrote since `revision` was read; ConditionFailed if
     someone did."""
     with translated("resource center item write"):
         dynamodb().put_item(
-            TableName=table,
+            TableName=_table(),
             Item={**item_key(item.id), **to_item(_item_attributes(item, revision + 1))},
             ConditionExpression="attribute_exists(pk) AND revision = :seen",
             ExpressionAttributeValues={":seen": {"N": str(revision)}},
         )
 
 
-def upsert_record(table: str, record: CatalogRecord, now: datetime) -> Upserted:
+def upsert_record(record: CatalogRecord, now: datetime) -> Upserted:
     """Creates or updates the item of `record.external_id` (idempotent: the same record twice
     changes nothing). A content change bumps the item's version; the published flag alone
     does not."""
     stamp = format_timestamp(now)
 
     def attempt() -> Upserted:
-        item_id = find_item_id(table, record.external_id)
+        item_id = find_item_id(record.external_id)
         if item_id is None:
-            return Upserted(_create(table, record, stamp), Change.CREATED)
-        found = _read_item(table, item_id)
+            return Upserted(_create(record, stamp), Change.CREATED)
+        found = _read_item(item_id)
         if found is None:  # the guard exists but its item not yet: a create in flight
             raise ConditionFailed(f"resource center item {item_id}: not yet written")
         existing, revision = found
@@ -195,7 +202,7 @@ def upsert_record(table: str, record: CatalogRecord, now: datetime) -> Upserted:
                 "updated_at": stamp,
             }
         )
-        _replace(table, updated, revision)
+        _replace(updated, revision)
         if content_changed:
             return Upserted(updated, Change.UPDATED)
         return Upserted(updated, Change.PUBLISHED if record.published else Change.UNPUBLISHED)
@@ -208,18 +215,18 @@ def upsert_record(table: str, record: CatalogRecord, now: datetime) -> Upserted:
         ) from raced
 
 
-def _new_item_writes(table: str, item: CatalogItem) -> list[dict[str, Any]]:
+def _new_item_writes(item: CatalogItem) -> list[dict[str, Any]]:
     return [
         {
             "Put": {
-                "TableName": table,
+                "TableName": _table(),
                 "Item": {**item_key(item.id), **to_item(_item_attributes(item, 1))},
                 "ConditionExpression": "attribute_not_exists(pk)",
             }
         },
         {
             "Put": {
-                "TableName": table,
+                "TableName": _table(),
                 "Item": {**external_id_key(item.record.external_id), "itemId": {"N": str(item.id)}},
                 "ConditionExpression": "attribute_not_exists(pk)",
             }
@@ -227,14 +234,14 @@ def _new_item_writes(table: str, item: CatalogItem) -> list[dict[str, Any]]:
     ]
 
 
-def upsert_records(table: str, records: Sequence[CatalogRecord], now: datetime) -> list[Upserted]:
+def upsert_records(records: Sequence[CatalogRecord], now: datetime) -> list[Upserted]:
     """`upsert_record` for a batch (at most 50, distinct externalIds): one BatchGetItem finds
     the existing ones, and the new ones are created in one transaction with ids reserved in
     one sequence step. If anything in that transaction was taken concurrently, or a record
     exists and differs, the record goes through `upsert_record` one by one."""
     if len(records) > _BATCH_RECORDS or len({r.external_id for r in records}) < len(records):
-        return [upsert_record(table, record, now) for record in records]
-    guards = batch_get(table, [external_id_key(record.external_id) for record in records])
+        return [upsert_record(record, now) for record in records]
+    guards = batch_get(_table(), [external_id_key(record.external_id) for record in records])
     existing_ids = {
         str(guard["pk"]).removeprefix("CATALOG#XID#"): int(guard["itemId"]) for guard in guards
     }
@@ -242,7 +249,7 @@ def upsert_records(table: str, records: Sequence[CatalogRecord], now: datetime) 
         item.id: item
         for item in (
             _item_from_attributes(raw)[0]
-            for raw in batch_get(table, [item_key(i) for i in existing_ids.values()])
+            for raw in batch_get(_table(), [item_key(i) for i in existing_ids.values()])
         )
     }
     stamp = format_timestamp(now)
@@ -253,7 +260,7 @@ def upsert_records(table: str, records: Sequence[CatalogRecord], now: datetime) 
         if quote(record.external_id, safe="") not in existing_ids
     ]
     if new_positions:
-        last = next_id(table, "RC_ITEM", len(new_positions))
+        last = next_id(_table(), "RC_ITEM", len(new_positions))
         created = {
             position: CatalogItem(
                 id=last - len(new_positions) + 1 + offset,
@@ -265,7 +272,7 @@ def upsert_records(table: str, records: Sequence[CatalogRecord], now: datetime) 
             )
             for offset, position in enumerate(new_positions)
         }
-        writes = [write for item in created.values() for write in _new_item_writes(table, item)]
+        writes = [write for item in created.values() for write in _new_item_writes(item)]
         try:
             transact_write(writes)
             outcomes |= {
@@ -285,11 +292,11 @@ def upsert_records(table: str, records: Sequence[CatalogRecord], now: datetime) 
         ):
             outcomes[position] = Upserted(current, Change.UNCHANGED)
         else:
-            outcomes[position] = upsert_record(table, record, now)
+            outcomes[position] = upsert_record(record, now)
     return [outcomes[position] for position in range(len(records))]
 
 
-def bulk_create(table: str, records: Sequence[CatalogRecord], now: datetime) -> list[CatalogItem]:
+def bulk_create(records: Sequence[CatalogRecord], now: datetime) -> list[CatalogItem]:
     """Loads records into a catalog that holds none of their externalIds, with batch writes
     instead of one transaction per item: for seeding an empty catalog (the local demo,
     benchmarks). Stored exactly as `upsert_record` stores a new item (a test checks). Not
@@ -301,7 +308,7 @@ def bulk_create(table: str, records: Sequence[CatalogRecord], now: datetime) -> 
         guard
         for first in range(0, len(records), 100)
         for guard in batch_get(
-            table, [external_id_key(x) for x in external_ids[first : first + 100]]
+            _table(), [external_id_key(x) for x in external_ids[first : first + 100]]
         )
     ]
     if taken:
@@ -309,7 +316,7 @@ def bulk_create(table: str, records: Sequence[CatalogRecord], now: datetime) -> 
     if not records:
         return []
     stamp = format_timestamp(now)
-    last = next_id(table, "RC_ITEM", len(records))
+    last = next_id(_table(), "RC_ITEM", len(records))
     items = [
         CatalogItem(
             id=last - len(records) + 1 + offset,
@@ -322,7 +329,7 @@ def bulk_create(table: str, records: Sequence[CatalogRecord], now: datetime) -> 
         for offset, record in enumerate(records)
     ]
     batch_put(
-        table,
+        _table(),
         [
             entry
             for item in items
@@ -335,10 +342,10 @@ def bulk_create(table: str, records: Sequence[CatalogRecord], now: datetime) -> 
     return items
 
 
-def set_published(table: str, item_id: int, published: bool, now: datetime) -> Upserted:
+def set_published(item_id: int, published: bool, now: datetime) -> Upserted:
 
     def attempt() -> Upserted:
-        found = _read_item(table, item_id)
+        found = _read_item(item_id)
         if found is None:
             raise NotFound(f"Catalog item {item_id} does not exist")
         existing, revision = found
@@ -350,7 +357,7 @@ def set_published(table: str, item_id: int, published: bool, now: datetime) -> U
                 "updated_at": format_timestamp(now),
             }
         )
-        _replace(table, updated, revision)
+        _replace(updated, revision)
         return Upserted(updated, Change.PUBLISHED if published else Change.UNPUBLISHED)
 
     try:
@@ -359,10 +366,10 @@ def set_published(table: str, item_id: int, published: bool, now: datetime) -> U
         raise Conflict(f"Catalog item {item_id} is being changed concurrently; retry") from raced
 
 
-def catalog_items(table: str) -> Iterator[CatalogItem]:
+def catalog_items() -> Iterator[CatalogItem]:
     """Every catalog item, by id (the indexer's read; never on a request path)."""
     request: dict[str, Any] = {
-        "TableName": table,
+        "TableName": _table(),
         "KeyConditionExpression": "pk = :pk AND begins_with(sk, :item)",
         "ExpressionAttributeValues": {":pk": {"S": CATALOG_PK}, ":item": {"S": _ITEM_PREFIX}},
         "ConsistentRead": True,
@@ -377,12 +384,12 @@ def catalog_items(table: str) -> Iterator[CatalogItem]:
 _POINTER_KEY = {"pk": {"S": "INDEX"}, "sk": {"S": "CURRENT"}}
 
 
-def next_index_version(table: str) -> int:
-    return next_id(table, "RC_INDEX")
+def next_index_version() -> int:
+    return next_id(_table(), "RC_INDEX")
 
 
-def index_pointer(table: str) -> IndexPointer | None:
-    item = read_item(table, _POINTER_KEY, "resource center index pointer read")
+def index_pointer() -> IndexPointer | None:
+    item = read_item(_table(), _POINTER_KEY, "resource center index pointer read")
     if item is None:
         return None
     return IndexPointer(
@@ -393,7 +400,7 @@ def index_pointer(table: str) -> IndexPointer | None:
     )
 
 
-def publish_index(table: str, pointer: IndexPointer) -> bool:
+def publish_index(pointer: IndexPointer) -> bool:
     """Points searches at a new artifact unless a newer one is already in use: the rebuild
     that started later saw every catalog write the earlier one saw, so it must win."""
     attributes = {
@@ -405,7 +412,7 @@ def publish_index(table: str, pointer: IndexPointer) -> bool:
     try:
         with translated("resource center index pointer write"):
             dynamodb().put_item(
-                TableName=table,
+                TableName=_table(),
                 Item={**_POINTER_KEY, **to_item(attributes)},
                 ConditionExpression="attribute_not_exists(pk) OR version < :new",
                 ExpressionAttributeValues={":new": {"N": str(pointer.version)}},
@@ -430,14 +437,14 @@ def licenses_key(tenant_id: int) -> dict[str, dict[str, str]]:
     return {"pk": {"S": tenant_pk(tenant_id)}, "sk": {"S": "LICENSES"}}
 
 
-def grant_license(table: str, tenant_id: int, license_name: str, now: datetime) -> None:
+def grant_license(tenant_id: int, license_name: str, now: datetime) -> None:
     """Idempotent: granting a held license again only refreshes its grantedAt."""
     attributes = {"tenantId": tenant_id, "licenseName": license_name}
     transact_write(
         [
             {
                 "Put": {
-                    "TableName": table,
+                    "TableName": _table(),
                     "Item": {
                         **license_key(tenant_id, license_name),
                         **to_item({**attributes, "grantedAt": format_timestamp(now)}),
@@ -446,7 +453,7 @@ def grant_license(table: str, tenant_id: int, license_name: str, now: datetime) 
             },
             {
                 "Update": {
-                    "TableName": table,
+                    "TableName": _table(),
                     "Key": licenses_key(tenant_id),
                     "UpdateExpression": "ADD licenseNames :name SET tenantId = :tenant",
                     "ExpressionAttributeValues": {
@@ -459,21 +466,21 @@ def grant_license(table: str, tenant_id: int, license_name: str, now: datetime) 
     )
 
 
-def revoke_license(table: str, tenant_id: int, license_name: str) -> bool:
+def revoke_license(tenant_id: int, license_name: str) -> bool:
     """False when the tenant did not hold the license (then nothing is written)."""
     try:
         transact_write(
             [
                 {
                     "Delete": {
-                        "TableName": table,
+                        "TableName": _table(),
                         "Key": license_key(tenant_id, license_name),
                         "ConditionExpression": "attribute_exists(pk)",
                     }
                 },
                 {
                     "Update": {
-                        "TableName": table,
+                        "TableName": _table(),
                         "Key": licenses_key(tenant_id),
                         # DynamoDB removes the attribute when its last name goes.
                         "UpdateExpression": "DELETE licenseNames :name",
@@ -487,10 +494,10 @@ def revoke_license(table: str, tenant_id: int, license_name: str) -> bool:
     return True
 
 
-def tenant_licenses(table: str, tenant_id: int) -> frozenset[str]:
+def tenant_licenses(tenant_id: int) -> frozenset[str]:
     """The license names the tenant holds: one GetItem, whatever the table holds."""
     item = read_item(
-        table,
+        _table(),
         licenses_key(tenant_id),
         "resource center license read",
         consistent=False,
@@ -499,7 +506,7 @@ def tenant_licenses(table: str, tenant_id: int) -> frozenset[str]:
     return frozenset(str(name) for name in (item or {}).get("licenseNames", ()))
 
 
-def record_import(table: str, tenant_id: int, item_id: int, version: int, now: datetime) -> None:
+def record_import(tenant_id: int, item_id: int, version: int, now: datetime) -> None:
     attributes = {
         "tenantId": tenant_id,
         "itemId": item_id,
@@ -508,16 +515,16 @@ def record_import(table: str, tenant_id: int, item_id: int, version: int, now: d
     }
     with translated("resource center import write"):
         dynamodb().put_item(
-            TableName=table, Item={**import_key(tenant_id, item_id), **to_item(attributes)}
+            TableName=_table(), Item={**import_key(tenant_id, item_id), **to_item(attributes)}
         )
 
 
-def imported_versions(table: str, tenant_id: int, item_ids: Sequence[int]) -> dict[int, int]:
+def imported_versions(tenant_id: int, item_ids: Sequence[int]) -> dict[int, int]:
     """item id -> the catalog version the tenant imported, for the items it imported."""
     if not item_ids:
         return {}
     items = batch_get(
-        table,
+        _table(),
         [import_key(tenant_id, item_id) for item_id in dict.fromkeys(item_ids)],
         projection="itemId, importedVersion",
     )
