@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from psap.clock import format_timestamp
-from psap.config import cad_table, tenant_data_table
+from psap.config import tenant_data_table
 from psap.errors import StoreUnavailable
 from psap.incidents import store as incidents
 from psap.incidents.models import Incident
@@ -62,7 +62,7 @@ class Applier:
         # One Query per upload: most tenants' uploads then never touch the webhook tables.
         self.notify = any(
             connector.wants(UpdateKind.INCIDENT_UPDATED.value)
-            for connector in webhooks.list_connectors(cad_table(), tenant_id)
+            for connector in webhooks.list_connectors(tenant_id)
         )
 
     def apply(self, rows: Sequence[ParsedRow]) -> list[RowResult]:
@@ -145,7 +145,6 @@ class Applier:
             return
         number = self._number(row)
         emit_update(
-            cad_table(),
             self.tenant_id,
             UpdateKind.INCIDENT_UPDATED,
             IncidentUpdated(
