@@ -15,7 +15,6 @@ from psap.auth import store as credentials
 from psap.auth.credentials import CredentialKind
 from psap.auth.permissions import Permission
 from psap.clock import utc_now
-from psap.config import auth_table
 from psap.knowledge.models import KnowledgeSource, KnowledgeType
 from psap.knowledge.store import NewEntry, create_entry
 
@@ -67,11 +66,11 @@ def seed() -> dict[str, Any]:
     """Creates the demo tenants and returns the facts stack.json publishes."""
     tenants: list[dict[str, Any]] = []
     for name, entries in DEMO_KNOWLEDGE.items():
-        tenant = credentials.create_tenant(auth_table(), name)
+        tenant = credentials.create_tenant(name)
         tokens: dict[str, str] = {}
         for label, (kind, permissions) in DEMO_CREDENTIALS.items():
             issued = credentials.issue_credential(
-                auth_table(), tenant.tenant_id, kind, permissions, f"demo {label}"
+                tenant.tenant_id, kind, permissions, f"demo {label}"
             )
             tokens[label] = issued.token
         ids = []

@@ -10,7 +10,6 @@ import secrets
 from typing import Any
 
 from psap.clock import utc_now
-from psap.config import cad_table
 
 RECEIVER_URL_VARIABLE = "CAD_RECEIVER_URL"
 
@@ -32,7 +31,6 @@ def seed_cad_connector(tenant_id: int, name: str) -> dict[str, Any] | None:
     # What the CAD vendor would issue to the service for calling its endpoint.
     bearer = f"demo-cad-{secrets.token_urlsafe(16)}"
     created = create_connector(
-        cad_table(),
         tenant_id,
         name=f"{name} CAD (sample receiver)",
         url=base_url + receiver_path(tenant_id),

@@ -32,7 +32,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from psap.auth import issuing, store
 from psap.auth.credentials import CredentialKind
 from psap.clock import format_timestamp, utc_now
-from psap.config import AwsTarget, Settings, auth_table, configure, settings
+from psap.config import AwsTarget, Settings, configure, settings
 from psap.errors import DomainError, StoreUnavailable
 from psap.knowledge.authoring import edit_service_section
 from psap.knowledge.card import redigest
@@ -122,19 +122,18 @@ def target_settings(arguments: argparse.Namespace, base: Settings) -> Settings:
 
 
 def tenant_create(arguments: argparse.Namespace) -> None:
-    tenant = store.create_tenant(auth_table(), arguments.name)
+    tenant = store.create_tenant(arguments.name)
     print(f"created tenant {tenant.tenant_id} ({tenant.name})")
 
 
 def tenant_list(arguments: argparse.Namespace) -> None:
-    for tenant in store.list_tenants(auth_table()):
+    for tenant in store.list_tenants():
         print(f"{tenant.tenant_id}\t{tenant.name}\tcreated {tenant.created_at}")
 
 
 def credential_issue(arguments: argparse.Namespace) -> None:
     # The operator's tool: no grant check and no rate limit (psap.auth.issuing says why).
     issued = issuing.issue(
-        auth_table(),
         arguments.tenant,
         issuing.CredentialRequest(
             kind=CredentialKind(arguments.kind),
@@ -153,8 +152,8 @@ def credential_issue(arguments: argparse.Namespace) -> None:
 
 
 def credential_list(arguments: argparse.Namespace) -> None:
-    store.get_tenant(auth_table(), arguments.tenant)
-    for credential in store.list_credentials(auth_table(), arguments.tenant):
+    store.get_tenant(arguments.tenant)
+    for credential in store.list_credentials(arguments.tenant):
         state = "revoked" if credential.revoked else "active"
         expiry = format_timestamp(credential.expires_at) if credential.expires_at else "never"
         permissions = ",".join(sorted(credential.permissions)) or "-"
@@ -165,7 +164,7 @@ def credential_list(arguments: argparse.Namespace) -> None:
 
 
 def credential_revoke(arguments: argparse.Namespace) -> None:
-    credential = issuing.revoke(auth_table(), arguments.tenant, arguments.credential)
+    credential = issuing.revoke(arguments.tenant, arguments.credential)
     print(issuing.revocation_notice(credential))
 
 

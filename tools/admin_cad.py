@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from psap.clock import format_timestamp, utc_now
-from psap.config import Settings, cad_table
+from psap.config import Settings
 from psap.errors import InvalidInput
 from psap.webhooks import administration, store
 from psap.webhooks.connectors import (
@@ -91,7 +91,6 @@ def _local_dev_hint(error: InvalidInput, url: str | None, local_dev: bool | None
 def connector_create(arguments: argparse.Namespace) -> None:
     try:
         created = create_connector(
-            cad_table(),
             arguments.tenant,
             name=arguments.name,
             url=arguments.url,
@@ -108,7 +107,7 @@ def connector_create(arguments: argparse.Namespace) -> None:
 
 
 def connector_list(arguments: argparse.Namespace) -> None:
-    for connector in store.list_connectors(cad_table(), arguments.tenant):
+    for connector in store.list_connectors(arguments.tenant):
         types = ",".join(connector.event_types) if connector.event_types is not None else "all"
         print(
             f"{connector.connector_id}\t{connector.status}\t{connector.profile}\t{types}\t"
@@ -119,7 +118,6 @@ def connector_list(arguments: argparse.Namespace) -> None:
 def connector_update(arguments: argparse.Namespace) -> None:
     try:
         result = update_connector(
-            cad_table(),
             arguments.tenant,
             arguments.connector,
             now=utc_now(),
@@ -141,9 +139,7 @@ def connector_update(arguments: argparse.Namespace) -> None:
 
 
 def _set_status(arguments: argparse.Namespace, status: ConnectorStatus) -> None:
-    updated = update_connector(
-        cad_table(), arguments.tenant, arguments.connector, now=utc_now(), status=status
-    )
+    updated = update_connector(arguments.tenant, arguments.connector, now=utc_now(), status=status)
     connector = updated.connector if isinstance(updated, ConnectorWithSecret) else updated
     print(f"{connector.connector_id} is {connector.status}")
 
@@ -160,9 +156,7 @@ def connector_rotate(arguments: argparse.Namespace) -> None:
     now = utc_now()
     lead = timedelta(hours=arguments.activate_in_hours)
     overlap = timedelta(hours=arguments.overlap_hours)
-    rotated = rotate_secret(
-        cad_table(), arguments.tenant, arguments.connector, overlap, now, lead=lead
-    )
+    rotated = rotate_secret(arguments.tenant, arguments.connector, overlap, now, lead=lead)
     activation = now + lead
     print(
         f"the new secret signs from {format_timestamp(activation)} (the previous one until "
@@ -172,9 +166,7 @@ def connector_rotate(arguments: argparse.Namespace) -> None:
 
 
 def connector_test(arguments: argparse.Namespace) -> None:
-    delivery_id = administration.send_test(
-        cad_table(), arguments.tenant, arguments.connector, utc_now()
-    )
+    delivery_id = administration.send_test(arguments.tenant, arguments.connector, utc_now())
     print(
         f"queued {delivery_id}; see it with: psap-admin connector delivery"
         f" --tenant {arguments.tenant} --delivery {delivery_id}"
@@ -193,12 +185,11 @@ def _delivery_line(delivery: Delivery) -> str:
 def connector_deliveries(arguments: argparse.Namespace) -> None:
     if arguments.dead:
         deliveries, before = store.list_dead(
-            cad_table(), arguments.tenant, arguments.connector, arguments.limit, arguments.before
+            arguments.tenant, arguments.connector, arguments.limit, arguments.before
         )
         more = f"--dead --before '{before}'" if before else None
     else:
         deliveries, cursor = administration.delivery_log(
-            cad_table(),
             arguments.tenant,
             arguments.connector,
             limit=arguments.limit,
@@ -215,9 +206,7 @@ def connector_deliveries(arguments: argparse.Namespace) -> None:
 
 
 def connector_delivery(arguments: argparse.Namespace) -> None:
-    delivery, attempts = administration.delivery_detail(
-        cad_table(), arguments.tenant, arguments.delivery
-    )
+    delivery, attempts = administration.delivery_detail(arguments.tenant, arguments.delivery)
     _print_json(
         {
             **delivery.model_dump(mode="json", by_alias=True),
@@ -228,13 +217,13 @@ def connector_delivery(arguments: argparse.Namespace) -> None:
 
 
 def connector_replay(arguments: argparse.Namespace) -> None:
-    delivery = replay(cad_table(), arguments.tenant, arguments.delivery, utc_now())
+    delivery = replay(arguments.tenant, arguments.delivery, utc_now())
     print(f"{delivery.delivery_id} queued again (same id, same body)")
 
 
 def connector_recover(arguments: argparse.Namespace) -> None:
     since = administration.parse_since(arguments.since)
-    recovered = recover(cad_table(), arguments.tenant, arguments.connector, since, utc_now())
+    recovered = recover(arguments.tenant, arguments.connector, since, utc_now())
     for delivery_id in recovered:
         print(delivery_id)
     print(f"{len(recovered)} dead-letter or held deliveries queued again, oldest first")

@@ -30,7 +30,7 @@ from pydantic import BaseModel, ValidationError
 
 from psap.auth import store as tenants
 from psap.clock import utc_now
-from psap.config import Settings, auth_table, configure, settings, tenant_data_table
+from psap.config import Settings, configure, settings, tenant_data_table
 from psap.errors import DomainError, InvalidInput, StoreUnavailable
 from psap.events.models import Event
 from psap.events.store import import_event
@@ -260,7 +260,7 @@ def import_files(
     progress: TextIO | None = None,
 ) -> list[FileReport]:
     """Imports the files in dependency order (users first); the tenant must exist."""
-    tenants.get_tenant(auth_table(), tenant_id)
+    tenants.get_tenant(tenant_id)
     missing = [str(path) for path in paths if not path.is_file()]
     if missing:
         raise InvalidInput(f"no such file: {', '.join(missing)}")

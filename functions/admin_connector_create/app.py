@@ -7,7 +7,6 @@ from aws_lambda_powertools.event_handler.openapi.params import Body
 
 from psap.audit.changes import note_change
 from psap.clock import utc_now
-from psap.config import cad_table
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.openapi_answers import answers
 from psap.webhooks import openapi_text as text
@@ -29,7 +28,7 @@ app = create_resolver()
     ),
 )
 def create_connector(body: Annotated[CreateConnectorBody, Body()]) -> Response[str]:
-    created = create(cad_table(), current_principal(app).tenant_id, body, utc_now())
+    created = create(current_principal(app).tenant_id, body, utc_now())
     connector_id = created.connector.connector_id
     note_change("connector", connector_id, "CREATED")
     shown = ConnectorWithSecretView(

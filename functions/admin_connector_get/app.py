@@ -4,7 +4,6 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
-from psap.config import cad_table
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.webhooks import openapi_text as text
 from psap.webhooks import store
@@ -23,7 +22,7 @@ def connector(
     connector_id: Annotated[str, Path(alias="connectorId", max_length=64)],
 ) -> ConnectorView:
     tenant_id = current_principal(app).tenant_id
-    return ConnectorView.of(store.get_connector(cad_table(), tenant_id, connector_id))
+    return ConnectorView.of(store.get_connector(tenant_id, connector_id))
 
 
 handler = lambda_handler(app)

@@ -1,6 +1,5 @@
 """GET /api/v1/external/admin/connectors: the tenant's CAD connectors."""
 
-from psap.config import cad_table
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.webhooks import openapi_text as text
 from psap.webhooks.admin_models import ConnectorList, ConnectorView
@@ -16,7 +15,7 @@ app = create_resolver()
     tags=[text.TAG_CONNECTORS],
 )
 def connectors() -> ConnectorList:
-    found = list_connectors(cad_table(), current_principal(app).tenant_id)
+    found = list_connectors(current_principal(app).tenant_id)
     return ConnectorList(items=[ConnectorView.of(connector) for connector in found])
 
 

@@ -6,7 +6,6 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
 from psap.audit.changes import note_change
 from psap.clock import utc_now
-from psap.config import cad_table
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.openapi_answers import RATE_LIMITED, answers
 from psap.webhooks import connectors
@@ -36,7 +35,7 @@ def rotate_secret(
 ) -> RotatedSecretView:
     tenant_id, now = current_principal(app).tenant_id, utc_now()
     rotated = connectors.rotate_secret(
-        cad_table(), tenant_id, connector_id, body.overlap, now, rate=ROTATION_RATE
+        tenant_id, connector_id, body.overlap, now, rate=ROTATION_RATE
     )
     note_change("connectorSecret", connector_id, "UPDATED")
     return RotatedSecretView(

@@ -6,7 +6,6 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from psap.audit.changes import note_change
 from psap.clock import utc_now
-from psap.config import cad_table
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.openapi_answers import answers
 from psap.webhooks import openapi_text as text
@@ -20,7 +19,7 @@ ConnectorId = Annotated[str, Path(alias="connectorId", max_length=64)]
 
 def _set(connector_id: str, status: ConnectorStatus) -> ConnectorView:
     tenant_id = current_principal(app).tenant_id
-    changed = set_status(cad_table(), tenant_id, connector_id, status, utc_now())
+    changed = set_status(tenant_id, connector_id, status, utc_now())
     note_change("connector", connector_id, "UPDATED")
     return ConnectorView.of(changed)
 

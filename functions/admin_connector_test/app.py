@@ -7,7 +7,6 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from psap.audit.changes import note_change
 from psap.clock import utc_now
-from psap.config import cad_table
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.openapi_answers import answers
 from psap.webhooks import openapi_text as text
@@ -27,7 +26,7 @@ app = create_resolver()
     responses=answers(202, "The test update, queued", TestSentView, text.CONFLICT),
 )
 def send(connector_id: Annotated[str, Path(alias="connectorId", max_length=64)]) -> Response[str]:
-    delivery_id = send_test(cad_table(), current_principal(app).tenant_id, connector_id, utc_now())
+    delivery_id = send_test(current_principal(app).tenant_id, connector_id, utc_now())
     note_change("delivery", delivery_id, "CREATED")
     return Response(
         status_code=202,

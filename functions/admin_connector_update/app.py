@@ -6,7 +6,6 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
 from psap.audit.changes import note_change
 from psap.clock import utc_now
-from psap.config import cad_table
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.openapi_answers import answers
 from psap.webhooks import openapi_text as text
@@ -35,7 +34,7 @@ def change_connector(
     body: Annotated[UpdateConnectorBody, Body()],
 ) -> ConnectorWithSecretView:
     tenant_id = current_principal(app).tenant_id
-    result = update(cad_table(), tenant_id, connector_id, body, utc_now())
+    result = update(tenant_id, connector_id, body, utc_now())
     note_change("connector", connector_id, "UPDATED")
     secret = result.signing_secret if isinstance(result, ConnectorWithSecret) else None
     return ConnectorWithSecretView(

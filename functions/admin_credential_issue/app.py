@@ -9,7 +9,6 @@ from psap.audit.changes import note_change
 from psap.auth import openapi_text as text
 from psap.auth.issuing import CredentialView, IssueCredentialBody, IssuedCredentialView, issue
 from psap.clock import utc_now
-from psap.config import auth_table
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.openapi_answers import RATE_LIMITED, answers
 
@@ -30,7 +29,6 @@ app = create_resolver()
 def issue_credential(body: Annotated[IssueCredentialBody, Body()]) -> Response[str]:
     principal = current_principal(app)
     issued = issue(
-        auth_table(),
         principal.tenant_id,
         body.to_request(),
         utc_now(),

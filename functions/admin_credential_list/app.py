@@ -13,7 +13,6 @@ from psap.auth.issuing import (
     CredentialPage,
     list_page,
 )
-from psap.config import auth_table
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 
 app = create_resolver()
@@ -30,7 +29,7 @@ def credentials(
     limit: Annotated[int, Query(ge=1, le=LIST_PAGE_MAX)] = LIST_PAGE_DEFAULT,
     cursor: Annotated[str | None, list_parameters.cursor(CURSOR_PATTERN)] = None,
 ) -> CredentialPage:
-    return list_page(auth_table(), current_principal(app).tenant_id, limit, cursor)
+    return list_page(current_principal(app).tenant_id, limit, cursor)
 
 
 handler = lambda_handler(app)

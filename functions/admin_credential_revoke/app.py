@@ -7,7 +7,6 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 from psap.audit.changes import note_change
 from psap.auth import openapi_text as text
 from psap.auth.issuing import CredentialView, RevokedCredentialView, revoke
-from psap.config import auth_table
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 
 app = create_resolver()
@@ -23,7 +22,7 @@ app = create_resolver()
 def revoke_credential(
     credential_id: Annotated[str, Path(alias="credentialId", max_length=64)],
 ) -> RevokedCredentialView:
-    revoked = revoke(auth_table(), current_principal(app).tenant_id, credential_id)
+    revoked = revoke(current_principal(app).tenant_id, credential_id)
     note_change("credential", credential_id, "UPDATED")
     return RevokedCredentialView(credential=CredentialView.of(revoked))
 

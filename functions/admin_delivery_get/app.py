@@ -4,7 +4,6 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
-from psap.config import cad_table
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.webhooks import openapi_text as text
 from psap.webhooks.admin_models import DeliveryDetail
@@ -23,7 +22,7 @@ app = create_resolver()
 def delivery(
     delivery_id: Annotated[str, Path(alias="deliveryId", max_length=64)],
 ) -> DeliveryDetail:
-    found, attempts = delivery_detail(cad_table(), current_principal(app).tenant_id, delivery_id)
+    found, attempts = delivery_detail(current_principal(app).tenant_id, delivery_id)
     return DeliveryDetail.with_attempts(found, attempts)
 
 

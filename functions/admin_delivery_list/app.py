@@ -5,7 +5,6 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from psap import list_parameters
-from psap.config import cad_table
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.models import Timestamp
 from psap.webhooks import openapi_text as text
@@ -38,7 +37,6 @@ def deliveries(
     cursor: Annotated[str | None, list_parameters.cursor(CURSOR_PATTERN)] = None,
 ) -> DeliveryPage:
     found, next_cursor = delivery_log(
-        cad_table(),
         current_principal(app).tenant_id,
         connector_id,
         limit=limit,

@@ -8,7 +8,6 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 
 from psap.audit.changes import note_change
 from psap.clock import utc_now
-from psap.config import cad_table
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.openapi_answers import answers
 from psap.webhooks import openapi_text as text
@@ -32,9 +31,7 @@ def recover(
     body: Annotated[RecoverBody, Body()],
 ) -> Response[str]:
     tenant_id = current_principal(app).tenant_id
-    recovered = recover_since(
-        cad_table(), tenant_id, connector_id, body.since, utc_now(), API_RECOVER_LIMIT
-    )
+    recovered = recover_since(tenant_id, connector_id, body.since, utc_now(), API_RECOVER_LIMIT)
     for delivery_id in recovered:
         note_change("delivery", delivery_id, "UPDATED")
     shown = RecoveredView(delivery_ids=recovered, more=len(recovered) >= API_RECOVER_LIMIT)

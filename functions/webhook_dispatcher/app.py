@@ -12,7 +12,6 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSEvent
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import ValidationError
 
-from psap.config import cad_table
 from psap.observability import logger, metrics, tracer
 from psap.webhooks.deliveries import DispatchMessage
 from psap.webhooks.dispatcher import dispatch_batch
@@ -30,5 +29,5 @@ def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailure
         except ValidationError:
             logger.exception("unreadable dispatch message", extra={"message_id": record.message_id})
             failed.append(record.message_id)
-    failed += dispatch_batch(cad_table(), messages)
+    failed += dispatch_batch(messages)
     return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in failed]}

@@ -7,7 +7,6 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from psap.config import cad_table
 from psap.observability import logger, metrics, tracer
 from psap.webhooks.dispatcher import enqueue_due
 
@@ -16,6 +15,6 @@ from psap.webhooks.dispatcher import enqueue_due
 @metrics.log_metrics
 @tracer().capture_lambda_handler
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    enqueued = enqueue_due(cad_table())
+    enqueued = enqueue_due()
     logger.info("due deliveries enqueued", extra={"enqueued": enqueued})
     return {"enqueued": enqueued}

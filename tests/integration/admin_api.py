@@ -11,7 +11,6 @@ import pytest
 
 from local.template import load_template
 from psap.auth import store as auth_store
-from psap.config import auth_table
 from tests.integration.cad_support import TEMPLATE as CAD_TEMPLATE
 from tests.integration.handler_harness import (
     HandlerHarness,
@@ -103,8 +102,8 @@ def admin_env(cad_aws: None, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]
             for name, value in function.environment.items():
                 monkeypatch.setenv(name, value)
     monkeypatch.setenv("WEBHOOK_LOCAL_DEV", "true")  # receivers here listen on loopback
-    first = auth_store.create_tenant(auth_table(), "Riverside County 911").tenant_id
-    second = auth_store.create_tenant(auth_table(), "Lakeshore 911").tenant_id
+    first = auth_store.create_tenant("Riverside County 911").tenant_id
+    second = auth_store.create_tenant("Lakeshore 911").tenant_id
     return first, second
 
 

@@ -197,7 +197,6 @@ def add_connector(
     bearer: str | None = BEARER,
 ) -> ConnectorWithSecret:
     return create_connector(
-        cad_table(),
         tenant,
         name="Riverside CAD",
         url=url,

@@ -83,7 +83,7 @@ def secret_names() -> list[str]:
 
 def verifies(connector_id: str, tenant: int, secret: str) -> bool:
     """Whether a delivery signed now with the connector's active secrets verifies with it."""
-    connector = store.get_connector(cad_table(), tenant, connector_id)
+    connector = store.get_connector(tenant, connector_id)
     now = clock.utc_now()
     active = vault.read_secret(connector.secret_name, fresh=True).active_signing(now)
     stamp = int(now.timestamp())
@@ -368,7 +368,7 @@ def test_rotation_is_rate_limited_per_tenant_with_retry_after(
     for _ in range(ROTATION_RATE.limit):
         assert admin.call("POST", rotate, path=path, body={}).status == 200
     secret_before = vault.read_secret(
-        store.get_connector(cad_table(), admin.tenant, path["connectorId"]).secret_name, fresh=True
+        store.get_connector(admin.tenant, path["connectorId"]).secret_name, fresh=True
     )
     refused = admin.call("POST", rotate, path=path, body={})
     # Then the extra one is 429 with Retry-After, and the secret did not change
@@ -376,7 +376,7 @@ def test_rotation_is_rate_limited_per_tenant_with_retry_after(
     assert 0 < int(refused.headers["Retry-After"]) <= ROTATION_RATE.window_seconds
     assert (
         vault.read_secret(
-            store.get_connector(cad_table(), admin.tenant, path["connectorId"]).secret_name,
+            store.get_connector(admin.tenant, path["connectorId"]).secret_name,
             fresh=True,
         )
         == secret_before
@@ -433,7 +433,7 @@ def test_a_test_event_reaches_the_cad_signed_and_is_in_the_delivery_log(
 
 
 def _emit(tenant: int, connector_id: str, kind: UpdateKind, seed: str) -> str:
-    connector = store.get_connector(cad_table(), tenant, connector_id)
+    connector = store.get_connector(tenant, connector_id)
     data: Any
     if kind is UpdateKind.INCIDENT_UPDATED:
         data = IncidentUpdated(incident_id=1, number="2026-1", upload_id="u-1", line=1)
@@ -442,7 +442,6 @@ def _emit(tenant: int, connector_id: str, kind: UpdateKind, seed: str) -> str:
 
         data = ConnectorTest(connector_id=connector_id, message="x")
     (delivery_id,) = emit_update(
-        cad_table(),
         tenant,
         kind,
         data,
@@ -724,10 +723,10 @@ def test_credential_issue_is_rate_limited_per_tenant(
     body = {"kind": "partner", "permissions": [], "label": "bulk"}
     for _ in range(ISSUE_RATE.limit):
         assert admin.call("POST", "/credentials", body=body).status == 201
-    count = len(auth_store.list_credentials(auth_table(), admin.tenant))
+    count = len(auth_store.list_credentials(admin.tenant))
     refused = admin.call("POST", "/credentials", body=body)
     assert refused.status == 429 and int(refused.headers["Retry-After"]) > 0
-    assert len(auth_store.list_credentials(auth_table(), admin.tenant)) == count
+    assert len(auth_store.list_credentials(admin.tenant)) == count
     assert admin.call("POST", "/credentials", body=body, tenant=admin_env[1]).status == 201
 
 

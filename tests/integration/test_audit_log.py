@@ -375,7 +375,7 @@ def test_only_admins_start_or_read_exports(aws: None, api: ApiCaller) -> None:
 
 
 def _seed(tenant: int, records: list[AuditRecord]) -> None:
-    audit_store.append_records(audit_table(), records, retention_days=365)
+    audit_store.append_records(records, retention_days=365)
 
 
 def _download(url: str) -> str:

@@ -21,7 +21,7 @@ P = Permission
 
 @pytest.fixture
 def tenant(aws_server: str) -> int:
-    return store.create_tenant(auth_table(), "Riverside County 911").tenant_id
+    return store.create_tenant("Riverside County 911").tenant_id
 
 
 @pytest.fixture
@@ -45,9 +45,7 @@ def request(load_event: Any, authorization: str | None) -> dict[str, Any]:
 
 
 def issue(tenant: int, kind: CredentialKind, *permissions: Permission, **extra: Any) -> str:
-    issued = store.issue_credential(
-        auth_table(), tenant, kind, frozenset(permissions), "test", **extra
-    )
+    issued = store.issue_credential(tenant, kind, frozenset(permissions), "test", **extra)
     return issued.token
 
 
@@ -84,8 +82,8 @@ def test_revoked_token_is_unauthorized(
     tenant: int, authorizer: Any, load_event: Any, lambda_context: Any
 ) -> None:
     token = issue(tenant, CredentialKind.PARTNER, P.VIEW_KNOWLEDGE)
-    (credential,) = store.list_credentials(auth_table(), tenant)
-    store.revoke_credential(auth_table(), tenant, credential.credential_id)
+    (credential,) = store.list_credentials(tenant)
+    store.revoke_credential(tenant, credential.credential_id)
     with pytest.raises(Unauthorized):
         authorizer("partner").handler(request(load_event, f"Bearer {token}"), lambda_context)
 

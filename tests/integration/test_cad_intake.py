@@ -10,7 +10,6 @@ import pytest
 from psap import clock
 from psap.cad import store
 from psap.cad.store import SubmissionKey, SubmissionState
-from psap.config import cad_table
 from psap.limits import CAD_BODY_LIMIT
 from tests.integration.cad_support import (
     OTHER_TENANT,
@@ -38,7 +37,7 @@ def test_a_valid_submission_is_stored_queued_and_answered_202_with_a_receipt(
     assert set(body) == {"receiptId", "status"}
     assert body["status"] == "ACCEPTED"
     assert body["receiptId"].startswith("rcpt-")
-    record = store.get(cad_table(), SubmissionKey(TENANT, "urn:cad:riverside", "A-1"))
+    record = store.get(SubmissionKey(TENANT, "urn:cad:riverside", "A-1"))
     assert record is not None
     assert record.state is SubmissionState.ACCEPTED
     assert json.loads(record.raw) == submission
@@ -89,9 +88,7 @@ def test_a_concurrent_duplicate_still_in_flight_is_409(cad: CadFunctions) -> Non
     from psap.cad.intake import canonical_hash
 
     raw = json.dumps(submission).encode()
-    assert store.begin(
-        cad_table(), key, "rcpt-first", canonical_hash(submission), raw, clock.utc_now()
-    )
+    assert store.begin(key, "rcpt-first", canonical_hash(submission), raw, clock.utc_now())
     # When the duplicate arrives
     status, body = cad.submit(submission)
     # Then it is 409 and nothing is queued for it
@@ -119,7 +116,7 @@ def test_an_in_flight_record_left_by_a_dead_request_is_taken_over(
 
     long_ago = clock.utc_now().replace(year=2025)
     raw = json.dumps(submission).encode()
-    store.begin(cad_table(), key, "rcpt-dead", canonical_hash(submission), raw, long_ago)
+    store.begin(key, "rcpt-dead", canonical_hash(submission), raw, long_ago)
     status, body = cad.submit(submission)
     assert status == 202
     assert body["receiptId"] != "rcpt-dead"
@@ -239,4 +236,4 @@ def test_when_the_queue_is_unreachable_the_answer_is_503_and_nothing_is_kept(
     status, body = cad.submit(flat_submission())
     assert status == 503
     assert body["reason"] == "SERVICE_UNAVAILABLE"
-    assert store.get(cad_table(), SubmissionKey(TENANT, "urn:cad:riverside", "A-1")) is None
+    assert store.get(SubmissionKey(TENANT, "urn:cad:riverside", "A-1")) is None

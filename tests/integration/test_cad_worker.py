@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from psap.cad import worker
-from psap.config import cad_table
 from psap.errors import StoreUnavailable
 from psap.incidents import store as incidents
 from psap.webhooks import store as webhook_store
@@ -67,7 +66,7 @@ def updates() -> list[dict[str, Any]]:
     messages = drain("WebhookQueue")
     bodies = []
     for message in messages:
-        delivery = webhook_store.get_delivery(cad_table(), TENANT, message["deliveryId"])
+        delivery = webhook_store.get_delivery(TENANT, message["deliveryId"])
         bodies.append(json.loads(delivery.body))
     return bodies
 
@@ -242,17 +241,12 @@ def test_updates_go_to_every_active_connector_that_wants_them(cad: CadFunctions)
     wants_accepted = add_connector(["incident.accepted"])
     add_connector(["incident.rejected"])
     disabled = add_connector()
-    update_connector(cad_table(), TENANT, disabled, now=_now(), status=ConnectorStatus.DISABLED)
+    update_connector(TENANT, disabled, now=_now(), status=ConnectorStatus.DISABLED)
     process(cad, flat_submission())
     messages = drain("WebhookQueue")
-    targets = {
-        webhook_store.get_delivery(cad_table(), TENANT, m["deliveryId"]).connector_id
-        for m in messages
-    }
+    targets = {webhook_store.get_delivery(TENANT, m["deliveryId"]).connector_id for m in messages}
     assert targets == {wants_all, wants_accepted}
-    bodies = {
-        webhook_store.get_delivery(cad_table(), TENANT, m["deliveryId"]).body for m in messages
-    }
+    bodies = {webhook_store.get_delivery(TENANT, m["deliveryId"]).body for m in messages}
     assert len(bodies) == 1  # one event, the same bytes for every connector
 
 
@@ -267,9 +261,7 @@ def test_running_the_worker_twice_never_duplicates_a_delivery(cad: CadFunctions)
         assert cad.worker(event, cad.context) == {"batchItemFailures": []}
     messages = drain("WebhookQueue")
     assert len({m["deliveryId"] for m in messages}) == 1
-    update = json.loads(
-        webhook_store.get_delivery(cad_table(), TENANT, messages[0]["deliveryId"]).body
-    )
+    update = json.loads(webhook_store.get_delivery(TENANT, messages[0]["deliveryId"]).body)
     assert update["data"]["outcome"] == "CREATED"  # the stored answer, not "stale"
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from psap import clock
 from psap.audit.changes import take_changes
-from psap.config import cad_table, incident_upload_bucket
+from psap.config import incident_upload_bucket
 from psap.incidents import store as incidents
 from psap.incidents.models import Incident
 from psap.incidents.upload import service
@@ -448,7 +448,7 @@ def test_an_updated_incident_emits_incident_updated_once(cad_aws: None, call: Ca
     # Then one incident.updated delivery names the incident, the upload and the line
     messages = drain("WebhookQueue")
     assert len(messages) == 1
-    delivery = webhook_store.get_delivery(cad_table(), TENANT, messages[0]["deliveryId"])
+    delivery = webhook_store.get_delivery(TENANT, messages[0]["deliveryId"])
     assert delivery is not None and delivery.connector_id == connector.connector.connector_id
     event = json.loads(delivery.body)
     assert event["type"] == "incident.updated"

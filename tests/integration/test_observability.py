@@ -10,7 +10,6 @@ import pytest
 from psap.auth import store
 from psap.auth.credentials import CredentialKind
 from psap.auth.permissions import Permission
-from psap.config import auth_table
 from psap.observability import logger
 
 
@@ -57,9 +56,9 @@ def test_authorizer_logs_never_contain_the_token(
     lambda_context: Any,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    tenant = store.create_tenant(auth_table(), "Riverside County 911").tenant_id
+    tenant = store.create_tenant("Riverside County 911").tenant_id
     token = store.issue_credential(
-        auth_table(), tenant, CredentialKind.PARTNER, frozenset({Permission.ADMIN}), "t"
+        tenant, CredentialKind.PARTNER, frozenset({Permission.ADMIN}), "t"
     ).token
     monkeypatch.setenv("CREDENTIAL_KIND", "partner")
     authorizer = import_function("authorizer")

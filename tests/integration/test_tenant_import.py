@@ -28,7 +28,7 @@ def api(
     lambda_context: Any,
 ) -> TenantDataApi:
     api = TenantDataApi(import_function, load_event, lambda_context)
-    api.tenant = tenants.create_tenant(auth_table(), "Import test").tenant_id
+    api.tenant = tenants.create_tenant("Import test").tenant_id
     return api
 
 

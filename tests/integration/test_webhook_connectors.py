@@ -7,7 +7,6 @@ from datetime import timedelta
 import pytest
 
 from psap import clock
-from psap.config import cad_table
 from psap.errors import InvalidInput, NotFound
 from psap.webhooks import secrets as vault
 from psap.webhooks import store
@@ -47,12 +46,12 @@ def create(url: str = URL, **options: object) -> ConnectorWithSecret:
         "now": clock.utc_now(),
     }
     arguments.update(options)
-    return create_connector(cad_table(), TENANT, **arguments)  # type: ignore[arg-type]
+    return create_connector(TENANT, **arguments)  # type: ignore[arg-type]
 
 
 def signs_for(connector_id: str, secret: str | list[str], at_seconds_from_now: float = 0) -> bool:
     """Whether a delivery signed now (plus an offset) verifies with `secret` (or a list)."""
-    connector = store.get_connector(cad_table(), TENANT, connector_id)
+    connector = store.get_connector(TENANT, connector_id)
     moment = clock.utc_now() + timedelta(seconds=at_seconds_from_now)
     secrets = vault.read_secret(connector.secret_name, fresh=True)
     stamp = int(moment.timestamp())
@@ -94,7 +93,6 @@ def test_the_connector_json_never_shows_a_secret(cad_aws: None) -> None:
 def test_list_shows_the_tenants_connectors_only(cad_aws: None) -> None:
     mine = create()
     create_connector(
-        cad_table(),
         OTHER_TENANT,
         name="Other",
         url=URL,
@@ -104,9 +102,7 @@ def test_list_shows_the_tenants_connectors_only(cad_aws: None) -> None:
         local_dev=False,
         now=clock.utc_now(),
     )
-    assert [c.connector_id for c in list_connectors(cad_table(), TENANT)] == [
-        mine.connector.connector_id
-    ]
+    assert [c.connector_id for c in list_connectors(TENANT)] == [mine.connector.connector_id]
 
 
 @pytest.mark.parametrize(
@@ -147,7 +143,7 @@ def test_rotation_signs_with_the_new_secret_only_and_a_receiver_holding_both_acc
 ) -> None:
     created = create()
     connector_id = created.connector.connector_id
-    rotated = rotate_secret(cad_table(), TENANT, connector_id, timedelta(hours=24), clock.utc_now())
+    rotated = rotate_secret(TENANT, connector_id, timedelta(hours=24), clock.utc_now())
     assert rotated.signing_secret != created.signing_secret
     both = [rotated.signing_secret, created.signing_secret]
     # During the overlap the service signs with the new secret only (one digest) ...
@@ -159,7 +155,7 @@ def test_rotation_signs_with_the_new_secret_only_and_a_receiver_holding_both_acc
     assert signs_for(connector_id, both)
     assert signs_for(connector_id, rotated.signing_secret)
     secrets_after = vault.read_secret(
-        store.get_connector(cad_table(), TENANT, connector_id).secret_name, fresh=True
+        store.get_connector(TENANT, connector_id).secret_name, fresh=True
     )
     assert len(secrets_after.active_signing(clock.utc_now())) == 1
 
@@ -171,7 +167,6 @@ def test_a_rotation_with_a_lead_time_keeps_the_old_secret_signing_until_activati
     created = create()
     connector_id = created.connector.connector_id
     rotated = rotate_secret(
-        cad_table(),
         TENANT,
         connector_id,
         timedelta(hours=24),
@@ -192,7 +187,7 @@ def test_rotation_refuses_a_lead_time_or_overlap_out_of_range(cad_aws: None) -> 
     connector_id = create().connector.connector_id
     for overlap, lead in ((timedelta(days=31), timedelta(0)), (timedelta(0), timedelta(days=-1))):
         with pytest.raises(InvalidInput):
-            rotate_secret(cad_table(), TENANT, connector_id, overlap, clock.utc_now(), lead=lead)
+            rotate_secret(TENANT, connector_id, overlap, clock.utc_now(), lead=lead)
 
 
 def test_rotation_without_overlap_retires_the_old_secret_at_once(
@@ -200,7 +195,7 @@ def test_rotation_without_overlap_retires_the_old_secret_at_once(
 ) -> None:
     created = create()
     connector_id = created.connector.connector_id
-    rotated = rotate_secret(cad_table(), TENANT, connector_id, timedelta(0), clock.utc_now())
+    rotated = rotate_secret(TENANT, connector_id, timedelta(0), clock.utc_now())
     assert not signs_for(connector_id, created.signing_secret)
     assert signs_for(connector_id, rotated.signing_secret)
 
@@ -208,7 +203,6 @@ def test_rotation_without_overlap_retires_the_old_secret_at_once(
 def test_changing_the_profile_issues_a_secret_in_the_new_form(cad_aws: None) -> None:
     created = create()
     changed = update_connector(
-        cad_table(),
         TENANT,
         created.connector.connector_id,
         now=clock.utc_now(),
@@ -222,7 +216,6 @@ def test_changing_the_profile_issues_a_secret_in_the_new_form(cad_aws: None) -> 
 def test_update_changes_url_and_filter_and_keeps_the_secret(cad_aws: None) -> None:
     created = create()
     updated = update_connector(
-        cad_table(),
         TENANT,
         created.connector.connector_id,
         now=clock.utc_now(),
@@ -230,7 +223,7 @@ def test_update_changes_url_and_filter_and_keeps_the_secret(cad_aws: None) -> No
         event_types=["incident.rejected"],
     )
     assert not isinstance(updated, ConnectorWithSecret)
-    stored = store.get_connector(cad_table(), TENANT, created.connector.connector_id)
+    stored = store.get_connector(TENANT, created.connector.connector_id)
     assert stored.url == "https://cad2.riverside.example/hook"
     assert stored.event_types == ["incident.rejected"]
     assert signs_for(stored.connector_id, created.signing_secret)
@@ -239,20 +232,16 @@ def test_update_changes_url_and_filter_and_keeps_the_secret(cad_aws: None) -> No
 def test_disable_and_enable(cad_aws: None) -> None:
     created = create()
     connector_id = created.connector.connector_id
-    update_connector(
-        cad_table(), TENANT, connector_id, now=clock.utc_now(), status=ConnectorStatus.DISABLED
-    )
-    assert not store.get_connector(cad_table(), TENANT, connector_id).active
-    update_connector(
-        cad_table(), TENANT, connector_id, now=clock.utc_now(), status=ConnectorStatus.ACTIVE
-    )
-    assert store.get_connector(cad_table(), TENANT, connector_id).active
+    update_connector(TENANT, connector_id, now=clock.utc_now(), status=ConnectorStatus.DISABLED)
+    assert not store.get_connector(TENANT, connector_id).active
+    update_connector(TENANT, connector_id, now=clock.utc_now(), status=ConnectorStatus.ACTIVE)
+    assert store.get_connector(TENANT, connector_id).active
 
 
 def test_another_tenants_connector_is_not_found(cad_aws: None) -> None:
     created = add_connector("http://127.0.0.1:9/")
     with pytest.raises(NotFound):
-        store.get_connector(cad_table(), OTHER_TENANT, created.connector.connector_id)
+        store.get_connector(OTHER_TENANT, created.connector.connector_id)
 
 
 def test_the_admin_cli_creates_lists_rotates_and_tests_a_connector(
@@ -270,7 +259,7 @@ def test_the_admin_cli_creates_lists_rotates_and_tests_a_connector(
     assert BEARER not in created
     secret = created.strip().splitlines()[-1]
     assert secret.startswith("psapsec_")
-    (connector,) = list_connectors(cad_table(), TENANT)
+    (connector,) = list_connectors(TENANT)
     connector_id = connector.connector_id
     # List never shows a secret
     assert admin.main([*target, "connector", "list", "--tenant", str(TENANT)]) == 0

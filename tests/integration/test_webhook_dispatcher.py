@@ -13,7 +13,6 @@ import pytest
 from standardwebhooks import Webhook
 
 from psap import clock
-from psap.config import cad_table
 from psap.webhooks import dispatcher, store
 from psap.webhooks.catalogue import ConnectorTest, UpdateKind
 from psap.webhooks.connectors import ConnectorWithSecret, rotate_secret, update_connector
@@ -46,7 +45,6 @@ __all__ = ["cad", "cad_aws", "fake_clock", "receiver"]
 
 def send_update(connector: ConnectorWithSecret, seed: str = "seed-1") -> str:
     (delivery_id,) = emit_update(
-        cad_table(),
         TENANT,
         UpdateKind.CONNECTOR_TEST,
         ConnectorTest(connector_id=connector.connector.connector_id, message="hello"),
@@ -60,13 +58,13 @@ def send_update(connector: ConnectorWithSecret, seed: str = "seed-1") -> str:
 
 def attempt_now(cad: CadFunctions, delivery_id: str) -> dict[str, Any]:
     """Runs the dispatcher for the delivery's pending attempt, as its queue message would."""
-    delivery = store.get_delivery(cad_table(), TENANT, delivery_id)
+    delivery = store.get_delivery(TENANT, delivery_id)
     message = DispatchMessage.of(TENANT, delivery_id, delivery.attempt_count)
     return cad.dispatch([message.body()])
 
 
 def wait_for_next_attempt(clock: Clock, delivery_id: str) -> float:
-    delivery = store.get_delivery(cad_table(), TENANT, delivery_id)
+    delivery = store.get_delivery(TENANT, delivery_id)
     assert delivery.next_attempt_at is not None
     waited = (delivery.next_attempt_at - clock.now).total_seconds()
     clock.now = delivery.next_attempt_at
@@ -110,9 +108,9 @@ def test_500_twice_then_200_is_three_attempts_same_id_and_body_new_valid_signatu
     assert 4 <= waits[0] <= 6
     assert 24 <= waits[1] <= 36
     # ... and every attempt is recorded
-    delivery = store.get_delivery(cad_table(), TENANT, delivery_id)
+    delivery = store.get_delivery(TENANT, delivery_id)
     assert delivery.status is DeliveryStatus.DELIVERED
-    attempts = store.list_attempts(cad_table(), TENANT, delivery_id)
+    attempts = store.list_attempts(TENANT, delivery_id)
     assert [a.status_code for a in attempts] == [500, 500, 200]
     assert [a.error_class for a in attempts] == [ErrorClass.HTTP, ErrorClass.HTTP, None]
     assert attempts[0].response_excerpt == "boom"
@@ -126,7 +124,7 @@ def test_the_body_is_serialized_once_and_sent_as_stored(
     connector = add_connector(receiver.url)
     delivery_id = send_update(connector)
     cad.run_dispatcher()
-    stored = store.get_delivery(cad_table(), TENANT, delivery_id).body
+    stored = store.get_delivery(TENANT, delivery_id).body
     assert receiver.requests[0].body == stored
     assert json.loads(stored)["type"] == "connector.test"
 
@@ -138,14 +136,14 @@ def test_410_stops_the_delivery_and_disables_the_connector_with_a_reason(
     connector = add_connector(receiver.url)
     delivery_id = send_update(connector)
     cad.run_dispatcher()
-    delivery = store.get_delivery(cad_table(), TENANT, delivery_id)
+    delivery = store.get_delivery(TENANT, delivery_id)
     assert delivery.status is DeliveryStatus.STOPPED
     assert delivery.next_attempt_at is None
-    flagged = store.get_connector(cad_table(), TENANT, connector.connector.connector_id)
+    flagged = store.get_connector(TENANT, connector.connector.connector_id)
     assert flagged.status is ConnectorStatus.DISABLED
     assert flagged.flag_reason is not None and "410" in flagged.flag_reason
     assert delayed("WebhookQueue") == 0
-    dead, _ = store.list_dead(cad_table(), TENANT, connector.connector.connector_id, 10)
+    dead, _ = store.list_dead(TENANT, connector.connector.connector_id, 10)
     assert [d.delivery_id for d in dead] == [delivery_id]
     # Nothing more is sent to it: its new updates are held (tests/.../test_webhook_held.py).
     assert not flagged.active
@@ -160,9 +158,9 @@ def test_a_timeout_is_recorded_and_the_next_attempt_waits_at_least_60_s(
     monkeypatch.setattr(
         dispatcher, "outbound_client", lambda *lane: OutboundClient(total_timeout=0.5)
     )
-    result = dispatch(cad_table(), DispatchMessage.of(TENANT, delivery_id, 0))
+    result = dispatch(DispatchMessage.of(TENANT, delivery_id, 0))
     assert result is DispatchResult.RETRY_SCHEDULED
-    (attempt,) = store.list_attempts(cad_table(), TENANT, delivery_id)
+    (attempt,) = store.list_attempts(TENANT, delivery_id)
     assert attempt.error_class is ErrorClass.TIMEOUT
     assert attempt.status_code is None
     assert wait_for_next_attempt(fake_clock, delivery_id) >= 60
@@ -199,15 +197,15 @@ def test_a_redirect_is_not_followed(cad: CadFunctions, receiver: Receiver) -> No
     delivery_id = send_update(add_connector(receiver.url))
     cad.run_dispatcher()
     assert [r.path for r in receiver.requests] == ["/cad/webhooks"]
-    (attempt,) = store.list_attempts(cad_table(), TENANT, delivery_id)
+    (attempt,) = store.list_attempts(TENANT, delivery_id)
     assert (attempt.status_code, attempt.error_class) == (302, ErrorClass.HTTP)
-    assert store.get_delivery(cad_table(), TENANT, delivery_id).status is DeliveryStatus.PENDING
+    assert store.get_delivery(TENANT, delivery_id).status is DeliveryStatus.PENDING
 
 
 def test_a_refused_connection_is_a_connect_error(cad: CadFunctions) -> None:
     delivery_id = send_update(add_connector("http://127.0.0.1:9/closed"))
     cad.run_dispatcher()
-    (attempt,) = store.list_attempts(cad_table(), TENANT, delivery_id)
+    (attempt,) = store.list_attempts(TENANT, delivery_id)
     assert attempt.error_class is ErrorClass.CONNECT
 
 
@@ -222,12 +220,12 @@ def test_every_attempt_of_the_schedule_failing_leaves_a_dead_letter_delivery(
     for _ in range(MAX_ATTEMPTS - 1):
         wait_for_next_attempt(fake_clock, delivery_id)
         attempt_now(cad, delivery_id)
-    delivery = store.get_delivery(cad_table(), TENANT, delivery_id)
+    delivery = store.get_delivery(TENANT, delivery_id)
     assert delivery.status is DeliveryStatus.FAILED
     assert delivery.attempt_count == MAX_ATTEMPTS == 12
     hours = (fake_clock.now - started).total_seconds() / 3600
     assert 18 <= hours <= 30  # about a day
-    dead, _ = store.list_dead(cad_table(), TENANT, connector.connector.connector_id, 10)
+    dead, _ = store.list_dead(TENANT, connector.connector.connector_id, 10)
     assert [d.delivery_id for d in dead] == [delivery_id]
 
 
@@ -241,20 +239,16 @@ def test_recover_since_resends_dead_deliveries_with_the_same_id_and_body(
     cad.run_dispatcher()
     # The CAD fixed its endpoint; the operator re-enables the connector and recovers.
     receiver.default = Answer(200)
-    update_connector(
-        cad_table(), TENANT, connector_id, now=fake_clock.now, status=ConnectorStatus.ACTIVE
-    )
+    update_connector(TENANT, connector_id, now=fake_clock.now, status=ConnectorStatus.ACTIVE)
     dispatcher.forget_connectors()
-    recovered = recover(
-        cad_table(), TENANT, connector_id, fake_clock.now.replace(hour=0), fake_clock.now
-    )
+    recovered = recover(TENANT, connector_id, fake_clock.now.replace(hour=0), fake_clock.now)
     assert recovered == [delivery_id]
     cad.run_dispatcher()
     first, again = receiver.requests
     assert again.headers["X-SVC-Delivery-Id"] == first.headers["X-SVC-Delivery-Id"]
     assert again.body == first.body
-    assert store.get_delivery(cad_table(), TENANT, delivery_id).status is DeliveryStatus.DELIVERED
-    assert store.list_dead(cad_table(), TENANT, connector_id, 10)[0] == []
+    assert store.get_delivery(TENANT, delivery_id).status is DeliveryStatus.DELIVERED
+    assert store.list_dead(TENANT, connector_id, 10)[0] == []
 
 
 def test_replay_of_a_delivered_delivery_keeps_its_id_and_body(
@@ -264,7 +258,7 @@ def test_replay_of_a_delivered_delivery_keeps_its_id_and_body(
     delivery_id = send_update(connector)
     cad.run_dispatcher()
     fake_clock.advance(3600)
-    replay(cad_table(), TENANT, delivery_id, fake_clock.now)
+    replay(TENANT, delivery_id, fake_clock.now)
     cad.run_dispatcher()
     first, again = receiver.requests
     assert again.headers["X-SVC-Delivery-Id"] == delivery_id
@@ -272,7 +266,7 @@ def test_replay_of_a_delivered_delivery_keeps_its_id_and_body(
     assert verify(connector, again.headers, again.body) > verify(
         connector, first.headers, first.body
     )
-    assert store.get_delivery(cad_table(), TENANT, delivery_id).attempt_count == 2
+    assert store.get_delivery(TENANT, delivery_id).attempt_count == 2
 
 
 def test_standard_webhooks_profile_verifies_with_the_public_library(
@@ -319,15 +313,15 @@ def test_a_duplicate_message_never_sends_twice(cad: CadFunctions, receiver: Rece
     (message,) = drain("WebhookQueue")
     cad.dispatch([message, message])
     assert len(receiver.requests) == 1
-    assert store.get_delivery(cad_table(), TENANT, delivery_id).attempt_count == 1
+    assert store.get_delivery(TENANT, delivery_id).attempt_count == 1
 
 
 def test_a_message_for_an_attempt_already_made_is_dropped(
     cad_aws: None, receiver: Receiver
 ) -> None:
     delivery_id = send_update(add_connector(receiver.url))
-    dispatch(cad_table(), DispatchMessage.of(TENANT, delivery_id, 0))
-    stale = dispatch(cad_table(), DispatchMessage.of(TENANT, delivery_id, 0))
+    dispatch(DispatchMessage.of(TENANT, delivery_id, 0))
+    stale = dispatch(DispatchMessage.of(TENANT, delivery_id, 0))
     assert stale is DispatchResult.STALE
     assert len(receiver.requests) == 1
 
@@ -341,11 +335,10 @@ def test_long_waits_live_in_dynamodb_and_the_scheduler_enqueues_them_when_due(
     # Attempts 1-6 (waits of 5 s .. 15 min ride on SQS delays)
     for _ in range(6):
         dispatch(
-            cad_table(),
             DispatchMessage.of(
                 TENANT,
                 delivery_id,
-                store.get_delivery(cad_table(), TENANT, delivery_id).attempt_count,
+                store.get_delivery(TENANT, delivery_id).attempt_count,
             ),
         )
         if _ < 5:
@@ -353,13 +346,13 @@ def test_long_waits_live_in_dynamodb_and_the_scheduler_enqueues_them_when_due(
     # The next wait is 30 min: more than SQS can delay, so no message carries it.
     drain("WebhookQueue")
     before = delayed("WebhookQueue")
-    delivery = store.get_delivery(cad_table(), TENANT, delivery_id)
+    delivery = store.get_delivery(TENANT, delivery_id)
     assert delivery.next_attempt_at is not None
     assert (delivery.next_attempt_at - fake_clock.now).total_seconds() > 900
-    assert enqueue_due(cad_table(), fake_clock.now) == 0
+    assert enqueue_due(fake_clock.now) == 0
     # When it is due, the scheduler enqueues it for that attempt
     fake_clock.now = delivery.next_attempt_at
-    assert enqueue_due(cad_table(), fake_clock.now) == 1
+    assert enqueue_due(fake_clock.now) == 1
     assert drain("WebhookQueue") == [
         {"tenantId": TENANT, "deliveryId": delivery_id, "attemptCount": 6}
     ]
@@ -372,8 +365,8 @@ def test_a_message_arriving_early_goes_back_with_the_remaining_delay(
     receiver.default = Answer(500)
     delivery_id = send_update(add_connector(receiver.url))
     drain("WebhookQueue")
-    dispatch(cad_table(), DispatchMessage.of(TENANT, delivery_id, 0))
-    early = dispatch(cad_table(), DispatchMessage.of(TENANT, delivery_id, 1))
+    dispatch(DispatchMessage.of(TENANT, delivery_id, 0))
+    early = dispatch(DispatchMessage.of(TENANT, delivery_id, 1))
     assert early is DispatchResult.REQUEUED
     assert len(receiver.requests) == 1
 
@@ -401,7 +394,7 @@ def test_a_local_dev_connector_is_refused_where_local_dev_is_not_allowed(
     monkeypatch.setenv("WEBHOOK_LOCAL_DEV", "false")
     cad.run_dispatcher()
     assert receiver.requests == []
-    (attempt,) = store.list_attempts(cad_table(), TENANT, delivery_id)
+    (attempt,) = store.list_attempts(TENANT, delivery_id)
     assert attempt.error_class is ErrorClass.BLOCKED
 
 
@@ -460,9 +453,9 @@ def test_a_certificate_that_does_not_verify_is_a_tls_error(
     server.join(timeout=5)
     listener.close()
     # Then the attempt failed as tls, and is retried
-    (attempt,) = store.list_attempts(cad_table(), TENANT, delivery_id)
+    (attempt,) = store.list_attempts(TENANT, delivery_id)
     assert attempt.error_class is ErrorClass.TLS
-    assert store.get_delivery(cad_table(), TENANT, delivery_id).status is DeliveryStatus.PENDING
+    assert store.get_delivery(TENANT, delivery_id).status is DeliveryStatus.PENDING
 
 
 # ---------------------------------------------------------------- secret rotation
@@ -487,7 +480,7 @@ def test_during_a_rotation_a_spec_receiver_holding_both_secrets_accepts_every_de
     # Given a connector whose secret was just rotated, with a 24 h overlap
     connector = add_connector(receiver.url)
     connector_id = connector.connector.connector_id
-    rotated = rotate_secret(cad_table(), TENANT, connector_id, timedelta(hours=24), fake_clock.now)
+    rotated = rotate_secret(TENANT, connector_id, timedelta(hours=24), fake_clock.now)
     both = [rotated.signing_secret, connector.signing_secret]
     # When deliveries go out during the overlap (first attempts and retries)
     receiver.script = [Answer(500)]
@@ -496,7 +489,7 @@ def test_during_a_rotation_a_spec_receiver_holding_both_secrets_accepts_every_de
     cad.run_dispatcher()
     fake_clock.advance(3600)
     for delivery_id in (first, second):
-        if store.get_delivery(cad_table(), TENANT, delivery_id).status is DeliveryStatus.PENDING:
+        if store.get_delivery(TENANT, delivery_id).status is DeliveryStatus.PENDING:
             wait_for_next_attempt(fake_clock, delivery_id)
             attempt_now(cad, delivery_id)
     # Then each carries exactly one digest, which the receiver holding both secrets accepts
@@ -519,7 +512,7 @@ def test_standard_webhooks_profile_verifies_with_the_public_library_during_a_rot
 ) -> None:
     connector = add_connector(receiver.url, profile=SigningProfile.STANDARD_WEBHOOKS)
     connector_id = connector.connector.connector_id
-    rotated = rotate_secret(cad_table(), TENANT, connector_id, timedelta(hours=24), fake_clock.now)
+    rotated = rotate_secret(TENANT, connector_id, timedelta(hours=24), fake_clock.now)
     send_update(connector)
     cad.run_dispatcher()
     (request,) = receiver.requests

@@ -8,7 +8,6 @@ from datetime import timedelta
 import pytest
 
 from psap import clock
-from psap.config import cad_table
 from psap.errors import Conflict
 from psap.webhooks import dispatcher, store
 from psap.webhooks.catalogue import ConnectorTest, UpdateKind
@@ -35,7 +34,6 @@ __all__ = ["cad", "cad_aws", "fake_clock", "receiver"]
 def update(seed: str) -> str:
     """An update as the CAD worker emits it: to every connector of the tenant that wants it."""
     (delivery_id,) = emit_update(
-        cad_table(),
         TENANT,
         UpdateKind.CONNECTOR_TEST,
         ConnectorTest(connector_id="any", message=seed),
@@ -47,14 +45,12 @@ def update(seed: str) -> str:
 
 
 def set_status(connector: ConnectorWithSecret, status: ConnectorStatus) -> None:
-    update_connector(
-        cad_table(), TENANT, connector.connector.connector_id, now=clock.utc_now(), status=status
-    )
+    update_connector(TENANT, connector.connector.connector_id, now=clock.utc_now(), status=status)
     dispatcher.forget_connectors()
 
 
 def listed(connector: ConnectorWithSecret) -> dict[str, DeliveryStatus]:
-    deliveries, _ = store.list_deliveries(cad_table(), TENANT, connector.connector.connector_id, 50)
+    deliveries, _ = store.list_deliveries(TENANT, connector.connector.connector_id, 50)
     return {delivery.delivery_id: delivery.status for delivery in deliveries}
 
 
@@ -73,7 +69,7 @@ def test_an_update_for_a_disabled_connector_is_held_and_delivered_in_order_on_en
     assert cad.run_dispatcher() == []
     assert receiver.requests == []
     assert listed(connector) == dict.fromkeys(held, DeliveryStatus.HELD)
-    bodies = [store.get_delivery(cad_table(), TENANT, d).body for d in held]
+    bodies = [store.get_delivery(TENANT, d).body for d in held]
     # When the connector is enabled
     set_status(connector, ConnectorStatus.ACTIVE)
     cad.run_dispatcher()
@@ -94,8 +90,8 @@ def test_a_pending_delivery_whose_connector_was_disabled_is_held_not_cancelled(
     cad.run_dispatcher()
     # Then it is held (not sent, not dead-lettered)
     assert receiver.requests == []
-    assert store.get_delivery(cad_table(), TENANT, delivery_id).status is DeliveryStatus.HELD
-    assert store.list_dead(cad_table(), TENANT, connector.connector.connector_id, 10)[0] == []
+    assert store.get_delivery(TENANT, delivery_id).status is DeliveryStatus.HELD
+    assert store.list_dead(TENANT, connector.connector.connector_id, 10)[0] == []
     # And it goes out on enable
     set_status(connector, ConnectorStatus.ACTIVE)
     cad.run_dispatcher()
@@ -111,19 +107,18 @@ def test_a_410_disables_the_connector_with_a_reason_and_later_updates_are_held(
     gone = update("seed-gone")
     cad.run_dispatcher()
     # Then the delivery stopped, and the connector is disabled with the reason
-    disabled = store.get_connector(cad_table(), TENANT, connector.connector.connector_id)
+    disabled = store.get_connector(TENANT, connector.connector.connector_id)
     assert disabled.status is ConnectorStatus.DISABLED
     assert disabled.flag_reason is not None and "410" in disabled.flag_reason
-    assert store.get_delivery(cad_table(), TENANT, gone).status is DeliveryStatus.STOPPED
+    assert store.get_delivery(TENANT, gone).status is DeliveryStatus.STOPPED
     # When updates arrive meanwhile, they are held
     fake_clock.advance(60)
     later = update("seed-later")
-    assert store.get_delivery(cad_table(), TENANT, later).status is DeliveryStatus.HELD
+    assert store.get_delivery(TENANT, later).status is DeliveryStatus.HELD
     # When the CAD is back and the operator enables, then recovers since before the 410
     receiver.default = Answer(200)
     set_status(connector, ConnectorStatus.ACTIVE)
     recovered = recover(
-        cad_table(),
         TENANT,
         connector.connector.connector_id,
         fake_clock.now - timedelta(hours=1),
@@ -151,12 +146,12 @@ def test_recover_since_sends_held_deliveries_in_order_with_dead_ones(
     held = [update("seed-a")]
     fake_clock.advance(1)
     held.append(update("seed-b"))
-    store.set_connector_status(cad_table(), TENANT, connector_id, ConnectorStatus.ACTIVE)
+    store.set_connector_status(TENANT, connector_id, ConnectorStatus.ACTIVE)
     dispatcher.forget_connectors()
     receiver.default = Answer(200)
     # When the operator recovers since before all of them
     since = fake_clock.now - timedelta(minutes=5)
-    assert recover(cad_table(), TENANT, connector_id, since, fake_clock.now) == [dead, *held]
+    assert recover(TENANT, connector_id, since, fake_clock.now) == [dead, *held]
     cad.run_dispatcher()
     # Then every one is delivered, in creation order
     assert [r.headers["X-SVC-Delivery-Id"] for r in receiver.requests[1:]] == [dead, *held]
@@ -168,7 +163,6 @@ def test_recover_on_a_disabled_connector_is_refused(cad_aws: None, fake_clock: C
     update("seed-1")
     with pytest.raises(Conflict):
         recover(
-            cad_table(),
             TENANT,
             connector.connector.connector_id,
             fake_clock.now - timedelta(hours=1),
@@ -191,11 +185,11 @@ def test_a_delivery_held_longer_than_the_retention_expires_instead_of_being_sent
     cad.run_dispatcher()
     # Then only the recent one is sent; the old one is EXPIRED in the dead-letter list
     assert [r.headers["X-SVC-Delivery-Id"] for r in receiver.requests] == [recent]
-    assert store.get_delivery(cad_table(), TENANT, old).status is DeliveryStatus.EXPIRED
-    dead, _ = store.list_dead(cad_table(), TENANT, connector.connector.connector_id, 10)
+    assert store.get_delivery(TENANT, old).status is DeliveryStatus.EXPIRED
+    dead, _ = store.list_dead(TENANT, connector.connector.connector_id, 10)
     assert [d.delivery_id for d in dead] == [old]
     # And it can still be sent deliberately, with its original id and body
-    replay(cad_table(), TENANT, old, fake_clock.now)
+    replay(TENANT, old, fake_clock.now)
     cad.run_dispatcher()
     assert receiver.requests[-1].headers["X-SVC-Delivery-Id"] == old
 

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 from psap import clock
-from psap.config import cad_table
 from psap.webhooks import dispatcher, store
 from psap.webhooks.catalogue import ConnectorTest, UpdateKind
 from psap.webhooks.connectors import ConnectorWithSecret
@@ -92,7 +91,6 @@ def short_timeouts(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def update(connector: ConnectorWithSecret, tenant: int, seed: str) -> str:
     (delivery_id,) = emit_update(
-        cad_table(),
         tenant,
         UpdateKind.CONNECTOR_TEST,
         ConnectorTest(connector_id=connector.connector.connector_id, message=seed),
@@ -144,9 +142,9 @@ def test_after_a_timeout_a_connectors_deliveries_go_to_the_slow_lane_without_an_
     slow = add_connector(hanging.url, tenant=HANGING_TENANT)
     first = update(slow, HANGING_TENANT, "first")
     cad.run_dispatcher()
-    (attempt,) = store.list_attempts(cad_table(), HANGING_TENANT, first)
+    (attempt,) = store.list_attempts(HANGING_TENANT, first)
     assert attempt.error_class is ErrorClass.TIMEOUT
-    connector = store.get_connector(cad_table(), HANGING_TENANT, slow.connector.connector_id)
+    connector = store.get_connector(HANGING_TENANT, slow.connector.connector_id)
     assert connector.slow_until is not None and connector.slow_until > fake_clock.now
     tried = hanging.connections
     # When its next deliveries reach the main lane
@@ -154,7 +152,7 @@ def test_after_a_timeout_a_connectors_deliveries_go_to_the_slow_lane_without_an_
     cad.run_dispatcher()
     # Then they are passed to the slow lane's queue at once, without an attempt
     assert hanging.connections == tried
-    assert all(store.list_attempts(cad_table(), HANGING_TENANT, d) == [] for d in later)
+    assert all(store.list_attempts(HANGING_TENANT, d) == [] for d in later)
     # (the first delivery's own retry may show up there too once its 60 s delay is over)
     diverted = [m for m in drain("WebhookSlowQueue") if m["deliveryId"] != first]
     assert sorted(m["deliveryId"] for m in diverted) == sorted(later)
@@ -163,11 +161,10 @@ def test_after_a_timeout_a_connectors_deliveries_go_to_the_slow_lane_without_an_
     hanging.release.set()
     cad.dispatch(diverted, queue="WebhookSlowQueue")
     assert all(
-        store.get_delivery(cad_table(), HANGING_TENANT, d).status is DeliveryStatus.DELIVERED
-        for d in later
+        store.get_delivery(HANGING_TENANT, d).status is DeliveryStatus.DELIVERED for d in later
     )
     # ... and a quick success brings the connector back to the main lane
-    connector = store.get_connector(cad_table(), HANGING_TENANT, slow.connector.connector_id)
+    connector = store.get_connector(HANGING_TENANT, slow.connector.connector_id)
     assert connector.slow_until is None
 
 
@@ -177,7 +174,7 @@ def test_a_retry_after_a_timeout_is_queued_on_the_slow_lane(
     slow = add_connector(hanging.url, tenant=HANGING_TENANT)
     delivery_id = update(slow, HANGING_TENANT, "first")
     cad.run_dispatcher()
-    assert store.get_delivery(cad_table(), HANGING_TENANT, delivery_id).next_attempt_at
+    assert store.get_delivery(HANGING_TENANT, delivery_id).next_attempt_at
     assert drain("WebhookQueue") == []
     # The retry (60 s later) rides on the slow lane's queue as a delayed message
     assert delayed("WebhookSlowQueue") == 1
@@ -197,7 +194,7 @@ def test_a_message_without_its_connector_is_diverted_after_its_claim_is_given_ba
     drain("WebhookQueue")
     drain("WebhookSlowQueue")
     # When the main lane gets it
-    result = dispatcher.dispatch(cad_table(), DispatchMessage.of(HANGING_TENANT, later, 0))
+    result = dispatcher.dispatch(DispatchMessage.of(HANGING_TENANT, later, 0))
     # Then it is passed to the slow lane without an attempt, and its lease is given back
     assert result is dispatcher.DispatchResult.DIVERTED
     assert hanging.connections == tried
@@ -205,4 +202,4 @@ def test_a_message_without_its_connector_is_diverted_after_its_claim_is_given_ba
     assert passed_on == [later]
     hanging.release.set()
     slow_lane = DispatchMessage.of(HANGING_TENANT, later, 0, Lane.SLOW)
-    assert dispatcher.dispatch(cad_table(), slow_lane) is dispatcher.DispatchResult.DELIVERED
+    assert dispatcher.dispatch(slow_lane) is dispatcher.DispatchResult.DELIVERED

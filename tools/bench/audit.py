@@ -17,7 +17,6 @@ from moto import mock_aws
 
 from psap.audit.recording import AuditRecord
 from psap.audit.store import append_records
-from psap.config import audit_table
 from tools.bench.core import Options, Progress, Row, Section, median, milliseconds, ratio_row
 from tools.bench.knowledge import (
     CONTEXT,
@@ -128,7 +127,7 @@ def audit_overhead(options: Options) -> list[Row]:
         line_seconds = _line_cost(event)
         records = _records(WRITER_RECORDS)
         started = time.perf_counter()
-        append_records(audit_table(), records, retention_days=365)
+        append_records(records, retention_days=365)
         writer_seconds = time.perf_counter() - started
     progress(f"{len(timings['with'])} timed reads per side")
     with_audit = median(timings["with"])

@@ -164,14 +164,12 @@ def run(options: Options) -> list[Row]:
     with mock_aws():
         create_template_resources()
         from psap.clock import utc_now  # noqa: PLC0415 - after the environment is set
-        from psap.config import cad_table  # noqa: PLC0415
         from psap.webhooks.connectors import create_connector  # noqa: PLC0415
         from psap.webhooks.signing import SigningProfile  # noqa: PLC0415
 
         port = free_port()
         path = f"/cad/{TENANT}/webhooks"
         connector = create_connector(
-            cad_table(),
             TENANT,
             name="bench",
             url=f"http://127.0.0.1:{port}{path}",
@@ -324,7 +322,6 @@ def _send_path(url: str, secret_name: str, progress: Progress) -> list[Row]:
 
 def _dispatcher(connector_id: str, progress: Progress) -> list[Row]:
     from psap.clock import utc_now  # noqa: PLC0415 - after the environment is set
-    from psap.config import cad_table  # noqa: PLC0415
     from psap.webhooks import store  # noqa: PLC0415
     from psap.webhooks.models import DeliveryStatus  # noqa: PLC0415
 
@@ -334,7 +331,7 @@ def _dispatcher(connector_id: str, progress: Progress) -> list[Row]:
     ids = [f"dlv-bench{index:06d}" for index in range(DISPATCHER_DELIVERIES)]
     for delivery_id in ids:
         new = store.NewDelivery(delivery_id, connector_id, "evt-bench", "connector.test", body)
-        store.create_delivery(cad_table(), TENANT, new, utc_now())
+        store.create_delivery(TENANT, new, utc_now())
     events = [
         {
             "Records": [
@@ -350,7 +347,7 @@ def _dispatcher(connector_id: str, progress: Progress) -> list[Row]:
             dispatcher.handler(event, CONTEXT)
         seconds = time.perf_counter() - started
     delivered = sum(
-        store.get_delivery(cad_table(), TENANT, delivery_id).status is DeliveryStatus.DELIVERED
+        store.get_delivery(TENANT, delivery_id).status is DeliveryStatus.DELIVERED
         for delivery_id in ids
     )
     return [
@@ -394,7 +391,7 @@ def _isolation(healthy: Any, progress: Progress) -> list[Row]:
     """Tenant A's delay while tenant B's endpoint hangs, through the real dispatcher handler
     fed by POLLERS pollers from the (moto) webhook queue."""
     from psap.clock import utc_now  # noqa: PLC0415 - after the environment is set
-    from psap.config import cad_table, webhook_queue_url  # noqa: PLC0415
+    from psap.config import webhook_queue_url  # noqa: PLC0415
     from psap.storage.sqs import sqs  # noqa: PLC0415
     from psap.webhooks import store  # noqa: PLC0415
     from psap.webhooks.catalogue import ConnectorTest, UpdateKind  # noqa: PLC0415
@@ -410,7 +407,6 @@ def _isolation(healthy: Any, progress: Progress) -> list[Row]:
     dispatcher = _load("webhook_dispatcher")
     hanging = _HangingEndpoint()
     hanging_connector = create_connector(
-        cad_table(),
         HANGING_TENANT,
         name="bench hanging",
         url=hanging.url,
@@ -424,7 +420,6 @@ def _isolation(healthy: Any, progress: Progress) -> list[Row]:
 
     def update(tenant: int, seed: str) -> str:
         (delivery_id,) = emit_update(
-            cad_table(),
             tenant,
             UpdateKind.CONNECTOR_TEST,
             ConnectorTest(connector_id=connectors[tenant].connector_id, message=seed),
@@ -472,7 +467,7 @@ def _isolation(healthy: Any, progress: Progress) -> list[Row]:
     delay = float("inf")
     deadline = produced + 120
     while time.perf_counter() < deadline:
-        delivery = store.get_delivery(cad_table(), HEALTHY_TENANT, wanted)
+        delivery = store.get_delivery(HEALTHY_TENANT, wanted)
         if delivery.status is DeliveryStatus.DELIVERED and delivery.delivered_at is not None:
             delay = time.perf_counter() - produced
             break

@@ -23,7 +23,6 @@ from psap.clock import format_timestamp, utc_now
 from psap.config import (
     audit_export_bucket,
     audit_export_queue_url,
-    audit_table,
     tenant_data_table,
 )
 from psap.errors import NotFound, StoreUnavailable
@@ -247,7 +246,7 @@ def _write_file(tenant_id: int, export: AuditExport) -> tuple[int, int]:
     ) as file:
         if export.format is ExportFormat.CSV:
             file.write(_csv_rows([list(CSV_COLUMNS)]))
-        for page in records_between(audit_table(), tenant_id, export.start, export.end, where):
+        for page in records_between(tenant_id, export.start, export.end, where):
             if export.format is ExportFormat.NDJSON:
                 file.write(
                     "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in page)

@@ -19,10 +19,16 @@ from typing import Any
 
 from psap.audit.recording import AuditRecord, audit_line
 from psap.clock import format_timestamp
+from psap.config import audit_table
 from psap.storage.dynamodb import batch_put
 from psap.storage.queries import query_pages
 
 _PAGE = 500  # records per Query page: an export holds one page in memory at a time
+
+
+def _table() -> str:
+    """This store's table, from the settings read at cold start (psap.config)."""
+    return audit_table()
 
 
 def day_key(tenant_id: int, day: date) -> str:
@@ -42,7 +48,7 @@ def record_item(record: AuditRecord, retention_days: int) -> dict[str, Any]:
     }
 
 
-def append_records(table: str, records: Sequence[AuditRecord], retention_days: int) -> None:
+def append_records(records: Sequence[AuditRecord], retention_days: int) -> None:
     # One item per request id: a batch may carry a line twice (redelivery).
     items = {
         (record.tenant_id, record.request_id, format_timestamp(record.time)): record_item(
@@ -50,7 +56,7 @@ def append_records(table: str, records: Sequence[AuditRecord], retention_days: i
         )
         for record in records
     }
-    batch_put(table, list(items.values()))
+    batch_put(_table(), list(items.values()))
 
 
 @dataclass(frozen=True)
@@ -61,17 +67,16 @@ class RecordFilter:
 
 
 def records_between(
-    table: str, tenant_id: int, start: datetime, end: datetime, where: RecordFilter
+    tenant_id: int, start: datetime, end: datetime, where: RecordFilter
 ) -> Iterator[list[dict[str, Any]]]:
     """The tenant's records with start <= time < end, a page at a time, in time order."""
     day = start.date()
     while day <= end.date():
-        yield from _day_pages(table, tenant_id, day, start, end, where)
+        yield from _day_pages(tenant_id, day, start, end, where)
         day += timedelta(days=1)
 
 
 def _day_pages(
-    table: str,
     tenant_id: int,
     day: date,
     start: datetime,
@@ -99,7 +104,7 @@ def _day_pages(
         values[":status"] = {"N": str(where.status)}
         conditions.append("#status = :status")
     request: dict[str, Any] = {
-        "TableName": table,
+        "TableName": _table(),
         "KeyConditionExpression": "pk = :pk AND sk BETWEEN :low AND :high",
         "ExpressionAttributeNames": names,
         "ExpressionAttributeValues": values,

@@ -36,7 +36,7 @@ def records_of(event: Mapping[str, Any]) -> list[AuditRecord]:
     return records
 
 
-def write_batch(event: Mapping[str, Any], table: str, retention_days: int) -> int:
+def write_batch(event: Mapping[str, Any], retention_days: int) -> int:
     records = records_of(event)
-    append_records(table, records, retention_days)
+    append_records(records, retention_days)
     return len(records)

@@ -23,6 +23,7 @@ from pydantic import ConfigDict, Field, WithJsonSchema, field_validator
 from psap.auth import store
 from psap.auth.credentials import Credential, CredentialKind
 from psap.auth.permissions import Permission
+from psap.config import auth_table
 from psap.errors import InvalidField, InvalidParameter, NotFound, PermissionDenied
 from psap.models import Timestamp, WireModel
 from psap.storage.rate_limits import RateLimit, consume
@@ -95,7 +96,6 @@ class CredentialRequest:
 
 
 def issue(
-    table: str,
     tenant_id: int,
     request: CredentialRequest,
     now: datetime,
@@ -111,17 +111,15 @@ def issue(
     if granted_by is not None:
         check_grant(request.permissions, granted_by)
     if rate_limited:
-        consume(table, f"TENANT#{tenant_id}", "RATE#credential-issue", ISSUE_RATE, now)
-    return store.issue_credential(
-        table, tenant_id, request.kind, request.permissions, label, expires_at
-    )
+        consume(auth_table(), f"TENANT#{tenant_id}", "RATE#credential-issue", ISSUE_RATE, now)
+    return store.issue_credential(tenant_id, request.kind, request.permissions, label, expires_at)
 
 
-def revoke(table: str, tenant_id: int, credential_id: str) -> Credential:
+def revoke(tenant_id: int, credential_id: str) -> Credential:
     if not _CREDENTIAL_ID.match(credential_id):
         # Not an id we ever issue: answered like an unknown one, without a read.
         raise NotFound(f"Credential {credential_id[:40]} does not exist")
-    return store.revoke_credential(table, tenant_id, credential_id)
+    return store.revoke_credential(tenant_id, credential_id)
 
 
 def revocation_notice(credential: Credential) -> str:
@@ -224,9 +222,9 @@ class RevokedCredentialView(WireModel):
     )
 
 
-def list_page(table: str, tenant_id: int, limit: int, cursor: str | None) -> CredentialPage:
+def list_page(tenant_id: int, limit: int, cursor: str | None) -> CredentialPage:
     after = _decode_cursor(cursor) if cursor is not None else None
-    credentials, last = store.credential_page(table, tenant_id, limit, after)
+    credentials, last = store.credential_page(tenant_id, limit, after)
     return CredentialPage(
         items=[CredentialView.of(credential) for credential in credentials],
         next_cursor=_encode_cursor(last) if last else None,

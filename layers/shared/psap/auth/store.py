@@ -20,6 +20,7 @@ from psap.auth.credentials import (
 from psap.auth.permissions import Permission
 from psap.auth.tokens import new_token, token_hash
 from psap.clock import format_timestamp, utc_now
+from psap.config import auth_table
 from psap.errors import Conflict, InvalidInput, NotFound
 from psap.storage.attributes import from_item, to_item
 from psap.storage.dynamodb import read_item, transact_write
@@ -27,6 +28,11 @@ from psap.storage.queries import query_all, query_page
 from psap.storage.sequences import next_id
 
 _TENANT_DIRECTORY = "TENANTS"
+
+
+def _table() -> str:
+    """This store's table, from the settings read at cold start (psap.config)."""
+    return auth_table()
 
 
 @dataclass(frozen=True)
@@ -42,25 +48,25 @@ class IssuedCredential:
     credential: Credential
 
 
-def create_tenant(table: str, name: str) -> Tenant:
+def create_tenant(name: str) -> Tenant:
     name = name.strip()
     if not name:
         raise InvalidInput("A tenant needs a non-empty name")
-    tenant_id = next_id(table, "TENANT")
+    tenant_id = next_id(_table(), "TENANT")
     created = format_timestamp(utc_now())
     profile = {"tenantId": tenant_id, "name": name, "createdAt": created}
     transact_write(
         [
             {
                 "Put": {
-                    "TableName": table,
+                    "TableName": _table(),
                     "Item": to_item({"pk": f"TENANT#{tenant_id}", "sk": "PROFILE", **profile}),
                     "ConditionExpression": "attribute_not_exists(pk)",
                 }
             },
             {
                 "Put": {
-                    "TableName": table,
+                    "TableName": _table(),
                     "Item": to_item(
                         {"pk": _TENANT_DIRECTORY, "sk": f"{tenant_id:012d}", **profile}
                     ),
@@ -72,9 +78,9 @@ def create_tenant(table: str, name: str) -> Tenant:
     return Tenant(tenant_id, name, created)
 
 
-def list_tenants(table: str) -> list[Tenant]:
+def list_tenants() -> list[Tenant]:
     request = {
-        "TableName": table,
+        "TableName": _table(),
         "KeyConditionExpression": "pk = :d",
         "ExpressionAttributeValues": {":d": {"S": _TENANT_DIRECTORY}},
     }
@@ -85,16 +91,15 @@ def _tenant(item: dict[str, Any]) -> Tenant:
     return Tenant(int(item["tenantId"]), str(item["name"]), str(item["createdAt"]))
 
 
-def get_tenant(table: str, tenant_id: int) -> Tenant:
+def get_tenant(tenant_id: int) -> Tenant:
     profile = {"pk": {"S": f"TENANT#{tenant_id}"}, "sk": {"S": "PROFILE"}}
-    item = read_item(table, profile, "tenant read failed", consistent=False)
+    item = read_item(_table(), profile, "tenant read failed", consistent=False)
     if item is None:
         raise NotFound(f"Tenant {tenant_id} does not exist")
     return _tenant(item)
 
 
 def issue_credential(
-    table: str,
     tenant_id: int,
     kind: CredentialKind,
     permissions: frozenset[Permission],
@@ -126,21 +131,21 @@ def issue_credential(
         [
             {
                 "ConditionCheck": {
-                    "TableName": table,
+                    "TableName": _table(),
                     "Key": {"pk": {"S": f"TENANT#{tenant_id}"}, "sk": {"S": "PROFILE"}},
                     "ConditionExpression": "attribute_exists(pk)",
                 }
             },
             {
                 "Put": {
-                    "TableName": table,
+                    "TableName": _table(),
                     "Item": {**lookup_key(hashed), **to_item(lookup)},
                     "ConditionExpression": "attribute_not_exists(pk)",
                 }
             },
             {
                 "Put": {
-                    "TableName": table,
+                    "TableName": _table(),
                     "Item": {
                         **listing_key(tenant_id, credential.credential_id),
                         **to_item({**attributes, "tokenHash": hashed}),
@@ -153,27 +158,27 @@ def issue_credential(
     return IssuedCredential(token=token, credential=credential)
 
 
-def list_credentials(table: str, tenant_id: int) -> list[Credential]:
+def list_credentials(tenant_id: int) -> list[Credential]:
     return [
         credential_from_attributes(item)
-        for item in query_all(_credentials_request(table, tenant_id), "credential listing failed")
+        for item in query_all(_credentials_request(tenant_id), "credential listing failed")
     ]
 
 
-def _credentials_request(table: str, tenant_id: int) -> dict[str, Any]:
+def _credentials_request(tenant_id: int) -> dict[str, Any]:
     return {
-        "TableName": table,
+        "TableName": _table(),
         "KeyConditionExpression": "pk = :t AND begins_with(sk, :c)",
         "ExpressionAttributeValues": {":t": {"S": f"TENANT#{tenant_id}"}, ":c": {"S": "CRED#"}},
     }
 
 
 def credential_page(
-    table: str, tenant_id: int, limit: int, after: str | None
+    tenant_id: int, limit: int, after: str | None
 ) -> tuple[list[Credential], str | None]:
     """One page of a tenant's credentials by id: one Query of at most `limit` items. The
     second value is the last id of the page when more may follow."""
-    request = {**_credentials_request(table, tenant_id), "Limit": limit}
+    request = {**_credentials_request(tenant_id), "Limit": limit}
     start = listing_key(tenant_id, after) if after is not None else None
     answer = query_page(request, "credential listing failed", start)
     credentials = [credential_from_attributes(from_item(raw)) for raw in answer.get("Items", [])]
@@ -181,8 +186,8 @@ def credential_page(
     return credentials, credentials[-1].credential_id if more else None
 
 
-def revoke_credential(table: str, tenant_id: int, credential_id: str) -> Credential:
-    listing = read_item(table, listing_key(tenant_id, credential_id), "credential read failed")
+def revoke_credential(tenant_id: int, credential_id: str) -> Credential:
+    listing = read_item(_table(), listing_key(tenant_id, credential_id), "credential read failed")
     if listing is None:
         raise NotFound(f"Credential {credential_id} does not exist in tenant {tenant_id}")
     revoke = {
@@ -194,12 +199,12 @@ def revoke_credential(table: str, tenant_id: int, credential_id: str) -> Credent
         [
             {
                 "Update": {
-                    "TableName": table,
+                    "TableName": _table(),
                     "Key": listing_key(tenant_id, credential_id),
                     **revoke,
                 }
             },
-            {"Update": {"TableName": table, "Key": lookup_key(listing["tokenHash"]), **revoke}},
+            {"Update": {"TableName": _table(), "Key": lookup_key(listing["tokenHash"]), **revoke}},
         ],
         on_cancel=lambda codes: NotFound(f"Credential {credential_id} does not exist"),
     )

@@ -21,7 +21,7 @@ from psap import clock
 from psap.cad import store
 from psap.cad.envelope import parse_document, parse_envelope, parse_incident
 from psap.cad.store import SubmissionKey, SubmissionState
-from psap.config import cad_intake_queue_url, cad_table
+from psap.config import cad_intake_queue_url
 from psap.errors import (
     IdempotencyKeyReused,
     PayloadTooLarge,
@@ -87,20 +87,19 @@ def accept_submission(tenant_id: int, content_type: str | None, body: bytes) -> 
     parse_incident(envelope)
     key = SubmissionKey(tenant_id, envelope.source, envelope.id)
     payload_hash = canonical_hash(document)
-    table = cad_table()
     receipt_id = f"rcpt-{uuid.uuid4().hex}"
-    record = store.begin(table, key, receipt_id, payload_hash, body, clock.utc_now())
+    record = store.begin(key, receipt_id, payload_hash, body, clock.utc_now())
     if record is None:
-        return _answer_again(table, key, payload_hash)
+        return _answer_again(key, payload_hash)
     message = IntakeMessage(
         tenant_id=tenant_id, source=envelope.source, event_id=envelope.id, receipt_id=receipt_id
     )
     try:
         send_message(cad_intake_queue_url(), message.model_dump(mode="json", by_alias=True))
     except StoreUnavailable:
-        store.abandon(table, key, receipt_id)
+        store.abandon(key, receipt_id)
         raise
-    store.mark_accepted(table, key, receipt_id)
+    store.mark_accepted(key, receipt_id)
     logger.info(
         "submission accepted",
         extra={"receipt_id": receipt_id, "cad_event_id": envelope.id, "type": envelope.type},
@@ -108,8 +107,8 @@ def accept_submission(tenant_id: int, content_type: str | None, body: bytes) -> 
     return IntakeReceipt(receipt_id=receipt_id)
 
 
-def _answer_again(table: str, key: SubmissionKey, payload_hash: str) -> IntakeReceipt:
-    existing = store.get(table, key)
+def _answer_again(key: SubmissionKey, payload_hash: str) -> IntakeReceipt:
+    existing = store.get(key)
     if existing is None:
         # Expired between our write and this read: the CAD's retry will start afresh.
         raise RequestInFlight("The submission is being processed; retry shortly")

@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import quote
 
 from psap.clock import format_timestamp
+from psap.config import cad_table
 from psap.errors import StoreUnavailable
 from psap.storage.attributes import to_item
 from psap.storage.aws import ConditionFailed, translated
@@ -28,6 +29,11 @@ from psap.storage.dynamodb import dynamodb, read_item
 
 IN_FLIGHT_SECONDS = 30
 RETENTION_DAYS = 30
+
+
+def _table() -> str:
+    """This store's table, from the settings read at cold start (psap.config)."""
+    return cad_table()
 
 
 class SubmissionState(StrEnum):
@@ -63,7 +69,6 @@ class SubmissionRecord:
 
 
 def begin(
-    table: str,
     key: SubmissionKey,
     receipt_id: str,
     payload_hash: str,
@@ -92,7 +97,7 @@ def begin(
     try:
         with translated("submission write failed"):
             dynamodb().put_item(
-                TableName=table,
+                TableName=_table(),
                 Item=item,
                 # A record abandoned IN_FLIGHT by a writer that died is taken over.
                 ConditionExpression=(
@@ -118,8 +123,8 @@ def begin(
     )
 
 
-def get(table: str, key: SubmissionKey) -> SubmissionRecord | None:
-    item = read_item(table, key.key(), "submission read failed")
+def get(key: SubmissionKey) -> SubmissionRecord | None:
+    item = read_item(_table(), key.key(), "submission read failed")
     if item is None:
         return None
     return SubmissionRecord(
@@ -135,7 +140,6 @@ def get(table: str, key: SubmissionKey) -> SubmissionRecord | None:
 
 
 def _set_state(
-    table: str,
     key: SubmissionKey,
     receipt_id: str,
     state: SubmissionState,
@@ -148,7 +152,7 @@ def _set_state(
         values[":outcome"] = outcome
     with translated("submission update failed"):
         dynamodb().update_item(
-            TableName=table,
+            TableName=_table(),
             Key=key.key(),
             UpdateExpression=expression,
             ConditionExpression="receiptId = :receipt",
@@ -157,22 +161,22 @@ def _set_state(
         )
 
 
-def mark_accepted(table: str, key: SubmissionKey, receipt_id: str) -> None:
-    _set_state(table, key, receipt_id, SubmissionState.ACCEPTED)
+def mark_accepted(key: SubmissionKey, receipt_id: str) -> None:
+    _set_state(key, receipt_id, SubmissionState.ACCEPTED)
 
 
 def mark_done(
-    table: str, key: SubmissionKey, receipt_id: str, state: SubmissionState, outcome: dict[str, Any]
+    key: SubmissionKey, receipt_id: str, state: SubmissionState, outcome: dict[str, Any]
 ) -> None:
-    _set_state(table, key, receipt_id, state, outcome)
+    _set_state(key, receipt_id, state, outcome)
 
 
-def abandon(table: str, key: SubmissionKey, receipt_id: str) -> None:
+def abandon(key: SubmissionKey, receipt_id: str) -> None:
     """Removes an IN_FLIGHT record whose request failed, so the CAD's retry starts afresh."""
     # On failure it expires as IN_FLIGHT and is taken over by the CAD's next attempt.
     with contextlib.suppress(StoreUnavailable), translated("submission abandon"):
         dynamodb().delete_item(
-            TableName=table,
+            TableName=_table(),
             Key=key.key(),
             ConditionExpression="receiptId = :receipt AND #state = :inflight",
             ExpressionAttributeNames={"#state": "state"},

@@ -20,7 +20,7 @@ from psap.cad.envelope import CadEventType, Submission, parse_submission
 from psap.cad.intake import IntakeMessage
 from psap.cad.mapping import carry_forward, map_submission
 from psap.cad.store import SubmissionRecord, SubmissionState
-from psap.config import cad_intake_max_receives, cad_table
+from psap.config import cad_intake_max_receives
 from psap.errors import DomainError, StoreUnavailable
 from psap.events import store as events
 from psap.incidents import store as incidents
@@ -51,8 +51,7 @@ class WorkerResult(StrEnum):
 
 
 def process_submission(message: IntakeMessage, receive_count: int = 1) -> WorkerResult:
-    table = cad_table()
-    record = store.get(table, message.key())
+    record = store.get(message.key())
     if record is None or record.receipt_id != message.receipt_id:
         logger.warning("no submission for this message", extra={"receipt_id": message.receipt_id})
         return WorkerResult.GONE
@@ -67,7 +66,7 @@ def process_submission(message: IntakeMessage, receive_count: int = 1) -> Worker
             _tell_cad_of_failure(record, error)
         raise
     store.mark_done(
-        table, record.key, record.receipt_id, state, answer.model_dump(mode="json", by_alias=True)
+        record.key, record.receipt_id, state, answer.model_dump(mode="json", by_alias=True)
     )
     _emit(record, answer)
     logger.info(
@@ -151,7 +150,6 @@ def _emit(record: SubmissionRecord, answer: Answer, seed: str | None = None) -> 
         else UpdateKind.INCIDENT_REJECTED
     )
     emit_update(
-        cad_table(),
         record.key.tenant_id,
         kind,
         answer,

@@ -58,13 +58,10 @@ def _kind_values(kinds: list[UpdateKind] | None) -> list[str] | None:
     return [kind.value for kind in kinds] if kinds is not None else None
 
 
-def create(
-    table: str, tenant_id: int, body: CreateConnectorBody, now: datetime
-) -> ConnectorWithSecret:
+def create(tenant_id: int, body: CreateConnectorBody, now: datetime) -> ConnectorWithSecret:
     """Over the API: a new connector and its signing secret (shown once)."""
     _check_local_dev(body.local_dev)
     return create_connector(
-        table,
         tenant_id,
         name=body.name,
         url=body.url,
@@ -77,14 +74,13 @@ def create(
 
 
 def update(
-    table: str, tenant_id: int, connector_id: str, body: UpdateConnectorBody, now: datetime
+    tenant_id: int, connector_id: str, body: UpdateConnectorBody, now: datetime
 ) -> ConnectorWithSecret | Connector:
     """Over the API: changes the fields given; `eventTypes: null` given means every kind."""
     _check_local_dev(body.local_dev)
     given = body.model_fields_set
     try:
         return update_connector(
-            table,
             tenant_id,
             connector_id,
             now=now,
@@ -108,20 +104,19 @@ def update(
 
 
 def set_status(
-    table: str, tenant_id: int, connector_id: str, status: ConnectorStatus, now: datetime
+    tenant_id: int, connector_id: str, status: ConnectorStatus, now: datetime
 ) -> Connector:
     """Disable (deliveries wait or are cancelled, see the dispatcher) or enable again (which
     also clears a 410 Gone flag)."""
-    return connector_of(update_connector(table, tenant_id, connector_id, now=now, status=status))
+    return connector_of(update_connector(tenant_id, connector_id, now=now, status=status))
 
 
-def send_test(table: str, tenant_id: int, connector_id: str, now: datetime) -> str:
+def send_test(tenant_id: int, connector_id: str, now: datetime) -> str:
     """Queues a connector.test update for this connector only; returns the delivery id."""
-    connector = store.get_connector(table, tenant_id, connector_id)
+    connector = store.get_connector(tenant_id, connector_id)
     if connector.status is not ConnectorStatus.ACTIVE:
         raise Conflict(f"Connector {connector_id} is {connector.status}; enable it first")
     (delivery_id,) = emit_update(
-        table,
         tenant_id,
         UpdateKind.CONNECTOR_TEST,
         ConnectorTest(connector_id=connector.connector_id, message="test delivery"),
@@ -133,22 +128,21 @@ def send_test(table: str, tenant_id: int, connector_id: str, now: datetime) -> s
     return delivery_id
 
 
-def replay_one(table: str, tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
+def replay_one(tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
     """The same delivery id and body again, with a fresh schedule."""
-    return replay(table, tenant_id, delivery_id, now)
+    return replay(tenant_id, delivery_id, now)
 
 
 def recover_since(
-    table: str, tenant_id: int, connector_id: str, since: datetime, now: datetime, limit: int
+    tenant_id: int, connector_id: str, since: datetime, now: datetime, limit: int
 ) -> list[str]:
-    return recover(table, tenant_id, connector_id, since, now, limit)
+    return recover(tenant_id, connector_id, since, now, limit)
 
 
 # ---------------------------------------------------------------- the delivery log
 
 
 def delivery_log(
-    table: str,
     tenant_id: int,
     connector_id: str,
     *,
@@ -170,16 +164,16 @@ def delivery_log(
     before = decode_cursor(cursor) if cursor is not None else None
     if since is not None and since.tzinfo is None:
         since = since.replace(tzinfo=UTC)  # a time without an offset is UTC, as everywhere
-    store.get_connector(table, tenant_id, connector_id)  # 404 for another tenant's connector
+    store.get_connector(tenant_id, connector_id)  # 404 for another tenant's connector
     found: list[Delivery] = []
     examined = 0
     while True:
         chunk = min(max(limit - len(found), 1) * 2, LOG_EXAMINE_MAX - examined, LOG_PAGE_MAX)
         pointers, more = store.delivery_log_pointers(
-            table, tenant_id, connector_id, limit=chunk, before=before, since=since
+            tenant_id, connector_id, limit=chunk, before=before, since=since
         )
         examined += len(pointers)
-        by_id = store.deliveries_by_id(table, tenant_id, [p.delivery_id for p in pointers])
+        by_id = store.deliveries_by_id(tenant_id, [p.delivery_id for p in pointers])
         for index, pointer in enumerate(pointers):
             delivery = by_id.get(pointer.delivery_id)
             if delivery is None or not _matches(delivery, status, event_type):
@@ -213,10 +207,10 @@ def decode_cursor(cursor: str) -> str:
     return cursor
 
 
-def delivery_detail(table: str, tenant_id: int, delivery_id: str) -> tuple[Delivery, list[Attempt]]:
+def delivery_detail(tenant_id: int, delivery_id: str) -> tuple[Delivery, list[Attempt]]:
     """A delivery and its latest attempts (newest first), each answer excerpt bounded."""
-    delivery = store.get_delivery(table, tenant_id, delivery_id)
-    attempts = store.recent_attempts(table, tenant_id, delivery_id, ATTEMPTS_SHOWN)
+    delivery = store.get_delivery(tenant_id, delivery_id)
+    attempts = store.recent_attempts(tenant_id, delivery_id, ATTEMPTS_SHOWN)
     return delivery, [_bounded(attempt) for attempt in attempts]
 
 

@@ -11,6 +11,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from psap.config import cad_table
 from psap.errors import InvalidField, StoreUnavailable
 from psap.storage.rate_limits import RateLimit, consume
 from psap.webhooks import secrets as vault
@@ -73,7 +74,6 @@ def _check_bearer(profile: SigningProfile, bearer: str | None) -> None:
 
 
 def create_connector(
-    table: str,
     tenant_id: int,
     *,
     name: str,
@@ -109,16 +109,15 @@ def create_connector(
     vault.create_secret(
         secret_name, vault.ConnectorSecrets((signing,), bearer_credential), tenant_id
     )
-    store.put_new_connector(table, connector)
+    store.put_new_connector(connector)
     return ConnectorWithSecret(connector, presented_secret(signing.raw, profile))
 
 
-def list_connectors(table: str, tenant_id: int) -> list[Connector]:
-    return store.list_connectors(table, tenant_id)
+def list_connectors(tenant_id: int) -> list[Connector]:
+    return store.list_connectors(tenant_id)
 
 
 def update_connector(
-    table: str,
     tenant_id: int,
     connector_id: str,
     *,
@@ -134,7 +133,7 @@ def update_connector(
 ) -> ConnectorWithSecret | Connector:
     """Changes what is given. A new profile needs a secret in its own form, so it comes with
     a new signing secret (returned, shown once) and no overlap: the old form cannot verify."""
-    current = store.get_connector(table, tenant_id, connector_id)
+    current = store.get_connector(tenant_id, connector_id)
     changes: dict[str, object] = {"updated_at": now}
     if name is not None:
         if not name.strip() or len(name.strip()) > _MAX_NAME:
@@ -165,16 +164,15 @@ def update_connector(
     if updated_secrets != secrets_now:
         vault.write_secret(current.secret_name, updated_secrets)
     updated = current.model_copy(update=changes)
-    store.replace_connector(table, updated, _stamp(current.updated_at))
+    store.replace_connector(updated, _stamp(current.updated_at))
     if updated.active and not current.active:
         # After the status write: a delivery held from now on fails its "not active" check
         # and is sent instead, so none can be left behind.
-        release_held(table, tenant_id, connector_id, now)
+        release_held(tenant_id, connector_id, now)
     return ConnectorWithSecret(updated, shown) if shown else updated
 
 
 def rotate_secret(
-    table: str,
     tenant_id: int,
     connector_id: str,
     overlap: timedelta,
@@ -185,9 +183,9 @@ def rotate_secret(
 ) -> ConnectorWithSecret:
     """A new signing secret, signing from `now + lead`; the old one retires `overlap` later.
     With `rate` (the admin API's), each rotation counts against the tenant's limit."""
-    connector = store.get_connector(table, tenant_id, connector_id)  # 404 before a unit is spent
+    connector = store.get_connector(tenant_id, connector_id)  # 404 before a unit is spent
     if rate is not None:
-        consume(table, f"T#{tenant_id}#RATE", "rotate-secret", rate, now)
+        consume(cad_table(), f"T#{tenant_id}#RATE", "rotate-secret", rate, now)
     if overlap < timedelta(0) or overlap > MAX_OVERLAP:
         raise InvalidField("overlapHours", f"between 0 and {MAX_OVERLAP.days * 24} hours")
     if lead < timedelta(0) or lead > MAX_LEAD:

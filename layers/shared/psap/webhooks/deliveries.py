@@ -71,7 +71,6 @@ def _digest(*parts: object) -> str:
 
 
 def emit_update(
-    table: str,
     tenant_id: int,
     kind: UpdateKind,
     data: UpdateData,
@@ -85,7 +84,7 @@ def emit_update(
     connectors = (
         [only_connector]
         if only_connector is not None
-        else [c for c in store.list_connectors(table, tenant_id) if c.wants(kind.value)]
+        else [c for c in store.list_connectors(tenant_id) if c.wants(kind.value)]
     )
     if not connectors:
         return []
@@ -98,7 +97,6 @@ def emit_update(
     for connector in connectors:
         delivery_id = f"dlv-{_digest(tenant_id, seed, kind.value, connector.connector_id)}"
         status = store.create_delivery(
-            table,
             tenant_id,
             store.NewDelivery(delivery_id, connector.connector_id, event.id, kind.value, body),
             now,
@@ -131,9 +129,9 @@ def to_slow_lane(messages: list[DispatchMessage]) -> None:
     )
 
 
-def replay(table: str, tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
+def replay(tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
     """Sends a delivery again (whatever its state) with a fresh schedule: same id, same body."""
-    delivery = store.rearm(table, tenant_id, delivery_id, now)
+    delivery = store.rearm(tenant_id, delivery_id, now)
     enqueue(
         DispatchMessage.of(
             tenant_id, delivery_id, delivery.attempt_count, connector_id=delivery.connector_id
@@ -143,7 +141,6 @@ def replay(table: str, tenant_id: int, delivery_id: str, now: datetime) -> Deliv
 
 
 def release_held(
-    table: str,
     tenant_id: int,
     connector_id: str,
     now: datetime,
@@ -153,7 +150,7 @@ def release_held(
     those held longer than HELD_RETENTION become EXPIRED instead. Returns the ids sent."""
     released: list[str] = []
     while True:
-        page = _rearm_held(table, tenant_id, connector_id, now, since, _RELEASE_PAGE)
+        page = _rearm_held(tenant_id, connector_id, now, since, _RELEASE_PAGE)
         if page is None:
             return released
         _enqueue_in_order(tenant_id, page)
@@ -161,7 +158,6 @@ def release_held(
 
 
 def _rearm_held(
-    table: str,
     tenant_id: int,
     connector_id: str,
     now: datetime,
@@ -170,15 +166,15 @@ def _rearm_held(
 ) -> list[Delivery] | None:
     """Re-arms up to `limit` held deliveries, oldest first (expiring the too old); None
     when none was left."""
-    page = store.held_deliveries(table, tenant_id, connector_id, since, limit)
+    page = store.held_deliveries(tenant_id, connector_id, since, limit)
     if not page:
         return None
     rearmed: list[Delivery] = []
     for held in page:
         if now - held.created_at > HELD_RETENTION:
-            store.expire_held(table, tenant_id, held.delivery_id, now)
+            store.expire_held(tenant_id, held.delivery_id, now)
         else:
-            rearmed.append(store.rearm(table, tenant_id, held.delivery_id, now))
+            rearmed.append(store.rearm(tenant_id, held.delivery_id, now))
     return rearmed
 
 
@@ -197,7 +193,6 @@ def _enqueue_in_order(tenant_id: int, deliveries: list[Delivery]) -> None:
 
 
 def recover(
-    table: str,
     tenant_id: int,
     connector_id: str,
     since: datetime,
@@ -209,20 +204,19 @@ def recover(
     recovered one leaves its list: call again for more). The connector must be active."""
     if since > now:
         raise InvalidField("since", "is in the future")
-    connector = store.get_connector(table, tenant_id, connector_id)
+    connector = store.get_connector(tenant_id, connector_id)
     if not connector.active:
         raise Conflict(f"Connector {connector_id} is disabled; enable it first")
     rearmed: list[Delivery] = []
-    for delivery_id in store.dead_since(table, tenant_id, connector_id, since):
+    for delivery_id in store.dead_since(tenant_id, connector_id, since):
         if len(rearmed) >= limit:
             break
         try:
-            rearmed.append(store.rearm(table, tenant_id, delivery_id, now))
+            rearmed.append(store.rearm(tenant_id, delivery_id, now))
         except NotFound:
             continue
     while len(rearmed) < limit:
         page = _rearm_held(
-            table,
             tenant_id,
             connector_id,
             now,
@@ -237,9 +231,5 @@ def recover(
     return [delivery.delivery_id for delivery in rearmed]
 
 
-def delivery_with_attempts(
-    table: str, tenant_id: int, delivery_id: str
-) -> tuple[Delivery, list[Attempt]]:
-    return store.get_delivery(table, tenant_id, delivery_id), store.list_attempts(
-        table, tenant_id, delivery_id
-    )
+def delivery_with_attempts(tenant_id: int, delivery_id: str) -> tuple[Delivery, list[Attempt]]:
+    return store.get_delivery(tenant_id, delivery_id), store.list_attempts(tenant_id, delivery_id)

@@ -87,12 +87,12 @@ class _CachedConnector:
 _connectors: dict[tuple[int, str], _CachedConnector] = {}
 
 
-def _connector(table: str, tenant_id: int, connector_id: str) -> Connector:
+def _connector(tenant_id: int, connector_id: str) -> Connector:
     key = (tenant_id, connector_id)
     cached = _connectors.get(key)
     if cached is not None and time.monotonic() - cached.read_at < _CONNECTOR_CACHE_SECONDS:
         return cached.connector
-    connector = store.get_connector(table, tenant_id, connector_id)
+    connector = store.get_connector(tenant_id, connector_id)
     _connectors[key] = _CachedConnector(connector, time.monotonic())
     return connector
 
@@ -111,7 +111,7 @@ def _in_slow_lane(connector: Connector, now: datetime) -> bool:
     return connector.slow_until is not None and connector.slow_until > now
 
 
-def dispatch_batch(table: str, messages: Sequence[tuple[str, DispatchMessage]]) -> list[str]:
+def dispatch_batch(messages: Sequence[tuple[str, DispatchMessage]]) -> list[str]:
     """Dispatches a queue batch; returns the ids of the messages that failed (to retry).
 
     Tenants are sent side by side, so a hanging endpoint holds back only its own tenant's
@@ -121,22 +121,22 @@ def dispatch_batch(table: str, messages: Sequence[tuple[str, DispatchMessage]]) 
         by_tenant.setdefault(message.tenant_id, []).append((message_id, message))
     groups = list(by_tenant.values())
     if len(groups) == 1:
-        return _dispatch_in_order(table, groups[0])
+        return _dispatch_in_order(groups[0])
     failed: list[str] = []
-    for result in _executor().map(lambda group: _dispatch_in_order(table, group), groups):
+    for result in _executor().map(_dispatch_in_order, groups):
         failed += result
     return failed
 
 
-def _dispatch_in_order(table: str, messages: list[tuple[str, DispatchMessage]]) -> list[str]:
+def _dispatch_in_order(messages: list[tuple[str, DispatchMessage]]) -> list[str]:
     failed: list[str] = []
     diverted: list[tuple[str, DispatchMessage]] = []
     for message_id, message in messages:
         try:
-            if _for_slow_lane(table, message):
+            if _for_slow_lane(message):
                 diverted.append((message_id, message))  # no claim, no attempt: passed on
                 continue
-            dispatch(table, message)
+            dispatch(message)
         except Exception:  # reported as a batch item failure: SQS retries it, then the DLQ
             logger.exception("dispatch failed", extra=_log(message.tenant_id, message.delivery_id))
             failed.append(message_id)
@@ -152,11 +152,11 @@ def _dispatch_in_order(table: str, messages: list[tuple[str, DispatchMessage]]) 
     return failed
 
 
-def _for_slow_lane(table: str, message: DispatchMessage) -> bool:
+def _for_slow_lane(message: DispatchMessage) -> bool:
     """A main-lane message whose connector (named in the message) is in the slow lane."""
     if message.lane is not Lane.MAIN or message.connector_id is None:
         return False
-    connector = _connector(table, message.tenant_id, message.connector_id)
+    connector = _connector(message.tenant_id, message.connector_id)
     return connector.active and _in_slow_lane(connector, clock.utc_now())
 
 
@@ -170,37 +170,35 @@ def _executor() -> ThreadPoolExecutor:
     return _pool[0]
 
 
-def dispatch(
-    table: str, message: DispatchMessage, client: OutboundClient | None = None
-) -> DispatchResult:
+def dispatch(message: DispatchMessage, client: OutboundClient | None = None) -> DispatchResult:
     now = clock.utc_now()
     tenant_id = message.tenant_id
     # The common case costs one conditional write: the claim succeeds. Why it did not
     # (finished, attempted already, early, leased) is read only when it fails.
     claimed = store.claim(
-        table, tenant_id, message.delivery_id, message.attempt_count, now + _EARLY_TOLERANCE, now
+        tenant_id, message.delivery_id, message.attempt_count, now + _EARLY_TOLERANCE, now
     )
     if claimed is None:
-        return _not_claimed(table, message, now)
+        return _not_claimed(message, now)
     delivery = claimed.delivery
-    connector = _connector(table, tenant_id, delivery.connector_id)
+    connector = _connector(tenant_id, delivery.connector_id)
     if not connector.active:
-        if store.hold(table, tenant_id, claimed, now):
+        if store.hold(tenant_id, claimed, now):
             logger.info(
                 "delivery held: connector not active", extra=_log(tenant_id, delivery.delivery_id)
             )
             return DispatchResult.HELD
         forget_connectors()  # enabled meanwhile: send it, with what the connector says now
-        connector = _connector(table, tenant_id, delivery.connector_id)
+        connector = _connector(tenant_id, delivery.connector_id)
     if message.lane is Lane.MAIN and _in_slow_lane(connector, now):
-        store.release(table, tenant_id, claimed)
+        store.release(tenant_id, claimed)
         enqueue(message.model_copy(update={"lane": Lane.SLOW}))
         return DispatchResult.DIVERTED
     started = clock.utc_now()
     timestamp = int(started.timestamp())
     outcome = _send(connector, delivery, timestamp, client or outbound_client(message.lane))
     finished = clock.utc_now()
-    slow = _track_lane(table, connector, outcome, finished)
+    slow = _track_lane(connector, outcome, finished)
     step = next_step(outcome, delivery.run_attempts + 1, finished)
     status, result = _VERDICT_STATUS[step.verdict]
     enqueued = False
@@ -220,14 +218,13 @@ def dispatch(
         response_excerpt=outcome.response_excerpt or None,
     )
     store.record_attempt(
-        table,
         tenant_id,
         claimed,
         store.AttemptResult(attempt, status, step.next_attempt_at, enqueued),
         finished,
     )
     if step.verdict is Verdict.GONE:
-        store.disable_connector(table, tenant_id, connector.connector_id, GONE_REASON, finished)
+        store.disable_connector(tenant_id, connector.connector_id, GONE_REASON, finished)
         forget_connectors()
     if enqueued:
         try:
@@ -258,7 +255,7 @@ def dispatch(
     return result
 
 
-def _track_lane(table: str, connector: Connector, outcome: AttemptOutcome, now: datetime) -> bool:
+def _track_lane(connector: Connector, outcome: AttemptOutcome, now: datetime) -> bool:
     """Moves a connector to the slow lane after a timeout, and back after a quick success;
     returns whether it is in the slow lane now."""
     slow = _in_slow_lane(connector, now)
@@ -276,7 +273,7 @@ def _track_lane(table: str, connector: Connector, outcome: AttemptOutcome, now: 
         until = None
     else:
         return slow
-    store.mark_connector_slow(table, connector.tenant_id, connector.connector_id, until)
+    store.mark_connector_slow(connector.tenant_id, connector.connector_id, until)
     _remember(connector.model_copy(update={"slow_until": until}))
     logger.info(
         "connector lane changed",
@@ -313,8 +310,8 @@ def _send(
     return client.post(connector.url, headers, delivery.body, local_dev=connector.local_dev)
 
 
-def _not_claimed(table: str, message: DispatchMessage, now: datetime) -> DispatchResult:
-    delivery = store.find_delivery(table, message.tenant_id, message.delivery_id)
+def _not_claimed(message: DispatchMessage, now: datetime) -> DispatchResult:
+    delivery = store.find_delivery(message.tenant_id, message.delivery_id)
     if (
         delivery is None
         or delivery.status is not DeliveryStatus.PENDING
@@ -336,12 +333,12 @@ def _log(tenant_id: int, delivery_id: str) -> dict[str, object]:
     return {"tenant_id": tenant_id, "delivery_id": delivery_id}
 
 
-def enqueue_due(table: str, now: datetime | None = None) -> int:
+def enqueue_due(now: datetime | None = None) -> int:
     """The scheduler: enqueues every delivery that is due and has no message on its way."""
     now = now or clock.utc_now()
     sent = 0
-    for tenant_id in store.webhook_tenants(table):
-        due = store.due_deliveries(table, tenant_id, now, SCHEDULER_BATCH)
+    for tenant_id in store.webhook_tenants():
+        due = store.due_deliveries(tenant_id, now, SCHEDULER_BATCH)
         messages = [
             DispatchMessage.of(tenant_id, item.delivery_id, item.attempt_count).body()
             for item in due

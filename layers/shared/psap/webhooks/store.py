@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from psap.clock import format_timestamp, parse_timestamp
+from psap.config import cad_table
 from psap.errors import Conflict, NotFound
 from psap.storage.attributes import from_item, to_item
 from psap.storage.aws import ConditionFailed, TransactionCancelled, translated
@@ -42,6 +43,11 @@ from psap.webhooks.signing import SigningProfile
 LEASE_SECONDS = 60  # longer than one attempt (10 s) plus its bookkeeping
 TENANT_DIRECTORY = "DIRECTORY#WEBHOOK_TENANTS"
 _DELIVERY_SK = "DELIVERY"
+
+
+def _table() -> str:
+    """This store's table, from the settings read at cold start (psap.config)."""
+    return cad_table()
 
 
 def _connectors_pk(tenant_id: int) -> str:
@@ -72,12 +78,12 @@ def _held_pk(tenant_id: int, connector_id: str) -> str:
     return f"T#{tenant_id}#CON#{connector_id}#HELD"
 
 
-def _connector_not_active(table: str, tenant_id: int, connector_id: str) -> dict[str, Any]:
+def _connector_not_active(tenant_id: int, connector_id: str) -> dict[str, Any]:
     """A transaction item: holding is right only while the connector is not active. With
     it, a hold and an enable (which writes the status, then releases) cannot cross."""
     return {
         "ConditionCheck": {
-            "TableName": table,
+            "TableName": _table(),
             "Key": _key(_connectors_pk(tenant_id), connector_id),
             "ConditionExpression": "#s <> :active",
             "ExpressionAttributeNames": {"#s": "status"},
@@ -99,19 +105,19 @@ def _connector_item(connector: Connector) -> dict[str, Any]:
     return to_item(item)
 
 
-def put_new_connector(table: str, connector: Connector) -> None:
+def put_new_connector(connector: Connector) -> None:
     transact_write(
         [
             {
                 "Put": {
-                    "TableName": table,
+                    "TableName": _table(),
                     "Item": _connector_item(connector),
                     "ConditionExpression": "attribute_not_exists(pk)",
                 }
             },
             {
                 "Put": {
-                    "TableName": table,
+                    "TableName": _table(),
                     "Item": to_item(
                         {
                             "pk": TENANT_DIRECTORY,
@@ -126,13 +132,13 @@ def put_new_connector(table: str, connector: Connector) -> None:
     )
 
 
-def replace_connector(table: str, connector: Connector, expected_updated_at: str) -> None:
+def replace_connector(connector: Connector, expected_updated_at: str) -> None:
     """Writes a changed connector unless someone else changed it since it was read."""
     transact_write(
         [
             {
                 "Put": {
-                    "TableName": table,
+                    "TableName": _table(),
                     "Item": _connector_item(connector),
                     "ConditionExpression": "updatedAt = :seen",
                     "ExpressionAttributeValues": {":seen": {"S": expected_updated_at}},
@@ -145,29 +151,24 @@ def replace_connector(table: str, connector: Connector, expected_updated_at: str
     )
 
 
-def get_connector(table: str, tenant_id: int, connector_id: str) -> Connector:
-    item = _get(table, _key(_connectors_pk(tenant_id), connector_id), consistent=True)
+def get_connector(tenant_id: int, connector_id: str) -> Connector:
+    item = _get(_key(_connectors_pk(tenant_id), connector_id), consistent=True)
     if item is None:
         raise NotFound(f"Connector {connector_id} does not exist")
     return _connector(item)
 
 
-def list_connectors(table: str, tenant_id: int) -> list[Connector]:
+def list_connectors(tenant_id: int) -> list[Connector]:
     return [
         _connector(item)
-        for item in _query_all(
-            table, "pk = :p", {":p": {"S": _connectors_pk(tenant_id)}}, consistent=True
-        )
+        for item in _query_all("pk = :p", {":p": {"S": _connectors_pk(tenant_id)}}, consistent=True)
     ]
 
 
-def disable_connector(
-    table: str, tenant_id: int, connector_id: str, reason: str, now: datetime
-) -> None:
+def disable_connector(tenant_id: int, connector_id: str, reason: str, now: datetime) -> None:
     """Disables an active connector for a reason (410 Gone): its updates are held from now."""
     stamp = format_timestamp(now)
     _update(
-        table,
         _key(_connectors_pk(tenant_id), connector_id),
         "SET #s = :disabled, flaggedAt = :now, flagReason = :why, updatedAt = :now",
         {
@@ -182,12 +183,9 @@ def disable_connector(
     )
 
 
-def set_connector_status(
-    table: str, tenant_id: int, connector_id: str, status: ConnectorStatus
-) -> None:
+def set_connector_status(tenant_id: int, connector_id: str, status: ConnectorStatus) -> None:
     """The status alone, nothing released (tests and repairs; operators use update)."""
     _update(
-        table,
         _key(_connectors_pk(tenant_id), connector_id),
         "SET #s = :status",
         {":status": {"S": status.value}},
@@ -195,21 +193,18 @@ def set_connector_status(
     )
 
 
-def mark_connector_slow(
-    table: str, tenant_id: int, connector_id: str, until: datetime | None
-) -> None:
+def mark_connector_slow(tenant_id: int, connector_id: str, until: datetime | None) -> None:
     """Sends the connector's deliveries through the slow lane until `until` (None: no more)."""
     key = _key(_connectors_pk(tenant_id), connector_id)
     if until is None:
-        _update(table, key, "REMOVE slowUntil", {})
+        _update(key, "REMOVE slowUntil", {})
         return
-    _update(table, key, "SET slowUntil = :until", {":until": {"S": format_timestamp(until)}})
+    _update(key, "SET slowUntil = :until", {":until": {"S": format_timestamp(until)}})
 
 
-def webhook_tenants(table: str) -> list[int]:
+def webhook_tenants() -> list[int]:
     return [
-        int(item["tenantId"])
-        for item in _query_all(table, "pk = :p", {":p": {"S": TENANT_DIRECTORY}})
+        int(item["tenantId"]) for item in _query_all("pk = :p", {":p": {"S": TENANT_DIRECTORY}})
     ]
 
 
@@ -245,14 +240,14 @@ class NewDelivery:
 
 
 def create_delivery(
-    table: str, tenant_id: int, new: NewDelivery, now: datetime, *, held: bool = False
+    tenant_id: int, new: NewDelivery, now: datetime, *, held: bool = False
 ) -> DeliveryStatus | None:
     """Stores a delivery due now (or held, for a connector that is not active), with its
     pointers; returns its status. None when it exists already (a worker retry): delivery
     ids are derived from what they answer, so a retry cannot duplicate."""
     if held:
         try:
-            _create_held(table, tenant_id, new, now)
+            _create_held(tenant_id, new, now)
         except TransactionCancelled as cancelled:
             if cancelled.item_failed(0):
                 return None  # already there
@@ -269,8 +264,13 @@ def create_delivery(
     try:
         transact_write(
             [
-                *_new_delivery_puts(table, tenant_id, new, stamp, pending),
-                {"Put": {"TableName": table, "Item": to_item(_due_pointer(tenant_id, due_sk, 0))}},
+                *_new_delivery_puts(tenant_id, new, stamp, pending),
+                {
+                    "Put": {
+                        "TableName": _table(),
+                        "Item": to_item(_due_pointer(tenant_id, due_sk, 0)),
+                    }
+                },
             ]
         )
     except TransactionCancelled:
@@ -278,21 +278,21 @@ def create_delivery(
     return DeliveryStatus.PENDING
 
 
-def _create_held(table: str, tenant_id: int, new: NewDelivery, now: datetime) -> None:
+def _create_held(tenant_id: int, new: NewDelivery, now: datetime) -> None:
     stamp = format_timestamp(now)
     held_sk = f"{stamp}#{new.delivery_id}"
     held = {"status": DeliveryStatus.HELD.value, "heldSk": held_sk}
     transact_write(
         [
-            *_new_delivery_puts(table, tenant_id, new, stamp, held),
-            _held_pointer_put(table, tenant_id, new.connector_id, held_sk),
-            _connector_not_active(table, tenant_id, new.connector_id),
+            *_new_delivery_puts(tenant_id, new, stamp, held),
+            _held_pointer_put(tenant_id, new.connector_id, held_sk),
+            _connector_not_active(tenant_id, new.connector_id),
         ]
     )
 
 
 def _new_delivery_puts(
-    table: str, tenant_id: int, new: NewDelivery, stamp: str, state: dict[str, Any]
+    tenant_id: int, new: NewDelivery, stamp: str, state: dict[str, Any]
 ) -> list[dict[str, Any]]:
     """The two writes every new delivery starts with: the record (only if it is not there
     yet: ids are derived, so a retry finds it) with its `state` (status and pointer keys),
@@ -320,21 +320,19 @@ def _new_delivery_puts(
     return [
         {
             "Put": {
-                "TableName": table,
+                "TableName": _table(),
                 "Item": to_item(delivery),
                 "ConditionExpression": "attribute_not_exists(pk)",
             }
         },
-        {"Put": {"TableName": table, "Item": to_item(listing)}},
+        {"Put": {"TableName": _table(), "Item": to_item(listing)}},
     ]
 
 
-def _held_pointer_put(
-    table: str, tenant_id: int, connector_id: str, held_sk: str
-) -> dict[str, Any]:
+def _held_pointer_put(tenant_id: int, connector_id: str, held_sk: str) -> dict[str, Any]:
     return {
         "Put": {
-            "TableName": table,
+            "TableName": _table(),
             "Item": to_item(
                 {
                     "pk": _held_pk(tenant_id, connector_id),
@@ -362,15 +360,15 @@ def _due_pointer(
     }
 
 
-def get_delivery(table: str, tenant_id: int, delivery_id: str) -> Delivery:
-    item = _get(table, _delivery_key(tenant_id, delivery_id), consistent=True)
+def get_delivery(tenant_id: int, delivery_id: str) -> Delivery:
+    item = _get(_delivery_key(tenant_id, delivery_id), consistent=True)
     if item is None:
         raise NotFound(f"Delivery {delivery_id} does not exist")
     return _delivery(item)
 
 
-def find_delivery(table: str, tenant_id: int, delivery_id: str) -> Delivery | None:
-    item = _get(table, _delivery_key(tenant_id, delivery_id), consistent=True)
+def find_delivery(tenant_id: int, delivery_id: str) -> Delivery | None:
+    item = _get(_delivery_key(tenant_id, delivery_id), consistent=True)
     return _delivery(item) if item is not None else None
 
 
@@ -382,7 +380,6 @@ class Claim:
 
 
 def claim(
-    table: str,
     tenant_id: int,
     delivery_id: str,
     attempt_count: int,
@@ -397,7 +394,7 @@ def claim(
     try:
         with translated("delivery claim failed"):
             answer = dynamodb().update_item(
-                TableName=table,
+                TableName=_table(),
                 Key=_delivery_key(tenant_id, delivery_id),
                 UpdateExpression="SET leaseId = :lease, leaseUntil = :until",
                 ConditionExpression=(
@@ -421,10 +418,9 @@ def claim(
     return Claim(_delivery(item), lease_id, str(item["dueSk"]))
 
 
-def release(table: str, tenant_id: int, claimed: Claim) -> None:
+def release(tenant_id: int, claimed: Claim) -> None:
     """Gives the lease back without an attempt (the delivery moves to another lane)."""
     _update(
-        table,
         _delivery_key(tenant_id, claimed.delivery.delivery_id),
         "REMOVE leaseId, leaseUntil",
         {":lease": {"S": claimed.lease_id}},
@@ -443,9 +439,7 @@ class AttemptResult:
     enqueued: bool  # an SQS message will carry the next attempt (delay <= 15 min)
 
 
-def record_attempt(
-    table: str, tenant_id: int, claimed: Claim, result: AttemptResult, now: datetime
-) -> None:
+def record_attempt(tenant_id: int, claimed: Claim, result: AttemptResult, now: datetime) -> None:
     """Writes the attempt and the delivery's new state at once, if the lease is still ours."""
     delivery = claimed.delivery
     stamp = format_timestamp(now)
@@ -474,8 +468,8 @@ def record_attempt(
     ]
     removes = ["leaseId", "leaseUntil"]
     writes: list[dict[str, Any]] = [
-        {"Put": {"TableName": table, "Item": to_item(attempt_item)}},
-        {"Delete": {"TableName": table, "Key": _key(_due_pk(tenant_id), claimed.due_sk)}},
+        {"Put": {"TableName": _table(), "Item": to_item(attempt_item)}},
+        {"Delete": {"TableName": _table(), "Key": _key(_due_pk(tenant_id), claimed.due_sk)}},
     ]
     if result.status is DeliveryStatus.PENDING and result.next_attempt_at is not None:
         next_stamp = format_timestamp(result.next_attempt_at)
@@ -485,7 +479,7 @@ def record_attempt(
         writes.append(
             {
                 "Put": {
-                    "TableName": table,
+                    "TableName": _table(),
                     "Item": to_item(
                         _due_pointer(tenant_id, due_sk, attempt.number, result.enqueued)
                     ),
@@ -497,14 +491,14 @@ def record_attempt(
     if result.status is DeliveryStatus.DELIVERED:
         sets.append("deliveredAt = :now")
     if result.status.dead:
-        writes.append(_dead_pointer_put(table, tenant_id, delivery, stamp))
+        writes.append(_dead_pointer_put(tenant_id, delivery, stamp))
         sets.append("deadSk = :dead")
         values[":dead"] = f"{stamp}#{delivery.delivery_id}"
     writes.insert(
         0,
         {
             "Update": {
-                "TableName": table,
+                "TableName": _table(),
                 "Key": _delivery_key(tenant_id, delivery.delivery_id),
                 "UpdateExpression": f"SET {', '.join(sets)} REMOVE {', '.join(removes)}",
                 "ConditionExpression": "leaseId = :lease",
@@ -520,10 +514,10 @@ def record_attempt(
     )
 
 
-def _dead_pointer_put(table: str, tenant_id: int, delivery: Delivery, stamp: str) -> dict[str, Any]:
+def _dead_pointer_put(tenant_id: int, delivery: Delivery, stamp: str) -> dict[str, Any]:
     return {
         "Put": {
-            "TableName": table,
+            "TableName": _table(),
             "Item": to_item(
                 {
                     "pk": _dead_pk(tenant_id, delivery.connector_id),
@@ -535,7 +529,7 @@ def _dead_pointer_put(table: str, tenant_id: int, delivery: Delivery, stamp: str
     }
 
 
-def hold(table: str, tenant_id: int, claimed: Claim, now: datetime) -> bool:
+def hold(tenant_id: int, claimed: Claim, now: datetime) -> bool:
     """Holds a pending delivery whose connector is not active: no attempt, no dead letter;
     it waits, in creation order, for the connector to be enabled. False when the connector
     was enabled meanwhile (then the delivery is still ours to send)."""
@@ -546,7 +540,7 @@ def hold(table: str, tenant_id: int, claimed: Claim, now: datetime) -> bool:
             [
                 {
                     "Update": {
-                        "TableName": table,
+                        "TableName": _table(),
                         "Key": _delivery_key(tenant_id, delivery.delivery_id),
                         "UpdateExpression": (
                             "SET #s = :held, updatedAt = :now, heldSk = :held_sk "
@@ -562,9 +556,14 @@ def hold(table: str, tenant_id: int, claimed: Claim, now: datetime) -> bool:
                         },
                     }
                 },
-                {"Delete": {"TableName": table, "Key": _key(_due_pk(tenant_id), claimed.due_sk)}},
-                _held_pointer_put(table, tenant_id, delivery.connector_id, held_sk),
-                _connector_not_active(table, tenant_id, delivery.connector_id),
+                {
+                    "Delete": {
+                        "TableName": _table(),
+                        "Key": _key(_due_pk(tenant_id), claimed.due_sk),
+                    }
+                },
+                _held_pointer_put(tenant_id, delivery.connector_id, held_sk),
+                _connector_not_active(tenant_id, delivery.connector_id),
             ]
         )
     except TransactionCancelled as cancelled:
@@ -581,23 +580,23 @@ class HeldDelivery:
 
 
 def held_deliveries(
-    table: str, tenant_id: int, connector_id: str, since: datetime | None, limit: int
+    tenant_id: int, connector_id: str, since: datetime | None, limit: int
 ) -> list[HeldDelivery]:
     """A connector's held deliveries created at or after `since`, oldest first."""
     condition, values = "pk = :p", {":p": {"S": _held_pk(tenant_id, connector_id)}}
     if since is not None:
         condition += " AND sk >= :since"
         values[":since"] = {"S": format_timestamp(since)}
-    items, _ = _query_page(table, condition, values, limit=limit)
+    items, _ = _query_page(condition, values, limit=limit)
     return [
         HeldDelivery(str(item["deliveryId"]), parse_timestamp(str(item["sk"]).split("#", 1)[0]))
         for item in items
     ]
 
 
-def expire_held(table: str, tenant_id: int, delivery_id: str, now: datetime) -> None:
+def expire_held(tenant_id: int, delivery_id: str, now: datetime) -> None:
     """A delivery held past the retention: dead-letter state (listed, replayable), not sent."""
-    item = _get(table, _delivery_key(tenant_id, delivery_id), consistent=True)
+    item = _get(_delivery_key(tenant_id, delivery_id), consistent=True)
     if item is None or item.get("status") != DeliveryStatus.HELD.value:
         return
     delivery = _delivery(item)
@@ -606,7 +605,7 @@ def expire_held(table: str, tenant_id: int, delivery_id: str, now: datetime) -> 
         [
             {
                 "Update": {
-                    "TableName": table,
+                    "TableName": _table(),
                     "Key": _delivery_key(tenant_id, delivery_id),
                     "UpdateExpression": (
                         "SET #s = :expired, updatedAt = :now, deadSk = :dead REMOVE heldSk"
@@ -623,19 +622,19 @@ def expire_held(table: str, tenant_id: int, delivery_id: str, now: datetime) -> 
             },
             {
                 "Delete": {
-                    "TableName": table,
+                    "TableName": _table(),
                     "Key": _key(_held_pk(tenant_id, delivery.connector_id), str(item["heldSk"])),
                 }
             },
-            _dead_pointer_put(table, tenant_id, delivery, stamp),
+            _dead_pointer_put(tenant_id, delivery, stamp),
         ],
         on_cancel=lambda codes: Conflict(f"Delivery {delivery_id} changed meanwhile"),
     )
 
 
-def rearm(table: str, tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
+def rearm(tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
     """Makes a delivery due now with a fresh schedule (replay, recovery). Same id, same body."""
-    item = _get(table, _delivery_key(tenant_id, delivery_id), consistent=True)
+    item = _get(_delivery_key(tenant_id, delivery_id), consistent=True)
     if item is None:
         raise NotFound(f"Delivery {delivery_id} does not exist")
     current = _delivery(item)
@@ -644,7 +643,7 @@ def rearm(table: str, tenant_id: int, delivery_id: str, now: datetime) -> Delive
     writes: list[dict[str, Any]] = [
         {
             "Update": {
-                "TableName": table,
+                "TableName": _table(),
                 "Key": _delivery_key(tenant_id, delivery_id),
                 "UpdateExpression": (
                     "SET #s = :pending, runAttempts = :zero, nextAttemptAt = :now, "
@@ -668,20 +667,20 @@ def rearm(table: str, tenant_id: int, delivery_id: str, now: datetime) -> Delive
         },
         {
             "Put": {
-                "TableName": table,
+                "TableName": _table(),
                 "Item": to_item(_due_pointer(tenant_id, due_sk, current.attempt_count)),
             }
         },
     ]
     if item.get("dueSk") and item["dueSk"] != due_sk:
         writes.append(
-            {"Delete": {"TableName": table, "Key": _key(_due_pk(tenant_id), str(item["dueSk"]))}}
+            {"Delete": {"TableName": _table(), "Key": _key(_due_pk(tenant_id), str(item["dueSk"]))}}
         )
     if item.get("deadSk"):
         writes.append(
             {
                 "Delete": {
-                    "TableName": table,
+                    "TableName": _table(),
                     "Key": _key(_dead_pk(tenant_id, current.connector_id), str(item["deadSk"])),
                 }
             }
@@ -690,7 +689,7 @@ def rearm(table: str, tenant_id: int, delivery_id: str, now: datetime) -> Delive
         writes.append(
             {
                 "Delete": {
-                    "TableName": table,
+                    "TableName": _table(),
                     "Key": _key(_held_pk(tenant_id, current.connector_id), str(item["heldSk"])),
                 }
             }
@@ -711,9 +710,8 @@ def rearm(table: str, tenant_id: int, delivery_id: str, now: datetime) -> Delive
     )
 
 
-def list_attempts(table: str, tenant_id: int, delivery_id: str) -> list[Attempt]:
+def list_attempts(tenant_id: int, delivery_id: str) -> list[Attempt]:
     items = _query_all(
-        table,
         "pk = :p AND begins_with(sk, :a)",
         {":p": {"S": _delivery_pk(tenant_id, delivery_id)}, ":a": {"S": "ATTEMPT#"}},
         consistent=True,
@@ -722,23 +720,22 @@ def list_attempts(table: str, tenant_id: int, delivery_id: str) -> list[Attempt]
 
 
 def list_deliveries(
-    table: str, tenant_id: int, connector_id: str, limit: int, before: str | None = None
+    tenant_id: int, connector_id: str, limit: int, before: str | None = None
 ) -> tuple[list[Delivery], str | None]:
     """A connector's deliveries, newest first: one keys-only Query and one BatchGetItem."""
-    return _page_of(table, tenant_id, _listing_pk(tenant_id, connector_id), limit, before)
+    return _page_of(tenant_id, _listing_pk(tenant_id, connector_id), limit, before)
 
 
 def list_dead(
-    table: str, tenant_id: int, connector_id: str, limit: int, before: str | None = None
+    tenant_id: int, connector_id: str, limit: int, before: str | None = None
 ) -> tuple[list[Delivery], str | None]:
     """A connector's dead-letter deliveries (failed, stopped by 410, expired), newest first."""
-    return _page_of(table, tenant_id, _dead_pk(tenant_id, connector_id), limit, before)
+    return _page_of(tenant_id, _dead_pk(tenant_id, connector_id), limit, before)
 
 
-def dead_since(table: str, tenant_id: int, connector_id: str, since: datetime) -> Iterator[str]:
+def dead_since(tenant_id: int, connector_id: str, since: datetime) -> Iterator[str]:
     """Ids of the connector's dead-letter deliveries that died at or after `since`."""
     for item in _query_all(
-        table,
         "pk = :p AND sk >= :since",
         {":p": {"S": _dead_pk(tenant_id, connector_id)}, ":since": {"S": format_timestamp(since)}},
         consistent=True,
@@ -754,10 +751,9 @@ class DueDelivery:
     enqueued: bool
 
 
-def due_deliveries(table: str, tenant_id: int, until: datetime, limit: int) -> list[DueDelivery]:
+def due_deliveries(tenant_id: int, until: datetime, limit: int) -> list[DueDelivery]:
     """Pending deliveries due at or before `until`, earliest first."""
     answer = _query_page(
-        table,
         "pk = :p AND sk <= :until",
         {":p": {"S": _due_pk(tenant_id)}, ":until": {"S": format_timestamp(until) + "~"}},
         limit=limit,
@@ -774,17 +770,17 @@ def due_deliveries(table: str, tenant_id: int, until: datetime, limit: int) -> l
 
 
 def _page_of(
-    table: str, tenant_id: int, pk: str, limit: int, before: str | None
+    tenant_id: int, pk: str, limit: int, before: str | None
 ) -> tuple[list[Delivery], str | None]:
     condition = "pk = :p AND sk < :before" if before else "pk = :p"
     values = {":p": {"S": pk}}
     if before:
         values[":before"] = {"S": before}
-    pointers, more = _query_page(table, condition, values, limit=limit, newest_first=True)
+    pointers, more = _query_page(condition, values, limit=limit, newest_first=True)
     if not pointers:
         return [], None
     found = batch_get(
-        table, [_delivery_key(tenant_id, str(pointer["deliveryId"])) for pointer in pointers]
+        _table(), [_delivery_key(tenant_id, str(pointer["deliveryId"])) for pointer in pointers]
     )
     by_id = {item["deliveryId"]: _delivery(item) for item in found}
     deliveries = [by_id[p["deliveryId"]] for p in pointers if p["deliveryId"] in by_id]
@@ -829,12 +825,11 @@ def _attribute(value: Any) -> dict[str, Any]:
 # ---------------------------------------------------------------- low-level reads
 
 
-def _get(table: str, key: Mapping[str, Any], consistent: bool = False) -> dict[str, Any] | None:
-    return read_item(table, key, "read failed", consistent=consistent)
+def _get(key: Mapping[str, Any], consistent: bool = False) -> dict[str, Any] | None:
+    return read_item(_table(), key, "read failed", consistent=consistent)
 
 
 def _query_page(
-    table: str,
     condition: str,
     values: Mapping[str, Any],
     *,
@@ -843,7 +838,7 @@ def _query_page(
     consistent: bool = True,
 ) -> tuple[list[dict[str, Any]], bool]:
     request = {
-        "TableName": table,
+        "TableName": _table(),
         "KeyConditionExpression": condition,
         "ExpressionAttributeValues": dict(values),
         "Limit": limit,
@@ -855,10 +850,10 @@ def _query_page(
 
 
 def _query_all(
-    table: str, condition: str, values: Mapping[str, Any], consistent: bool = False
+    condition: str, values: Mapping[str, Any], consistent: bool = False
 ) -> Iterator[dict[str, Any]]:
     request: dict[str, Any] = {
-        "TableName": table,
+        "TableName": _table(),
         "KeyConditionExpression": condition,
         "ExpressionAttributeValues": dict(values),
         "ConsistentRead": consistent,
@@ -868,7 +863,6 @@ def _query_all(
 
 
 def _update(
-    table: str,
     key: Mapping[str, Any],
     expression: str,
     values: Mapping[str, Any],
@@ -878,7 +872,7 @@ def _update(
     tolerate_condition: bool = False,
 ) -> None:
     request: dict[str, Any] = {
-        "TableName": table,
+        "TableName": _table(),
         "Key": dict(key),
         "UpdateExpression": expression,
     }
@@ -906,7 +900,6 @@ class LogPointer:
 
 
 def delivery_log_pointers(
-    table: str,
     tenant_id: int,
     connector_id: str,
     *,
@@ -931,7 +924,7 @@ def delivery_log_pointers(
     else:
         condition = "pk = :p"
     extra = 1 if before is not None and low is not None else 0
-    items, more = _query_page(table, condition, values, limit=limit + extra, newest_first=True)
+    items, more = _query_page(condition, values, limit=limit + extra, newest_first=True)
     pointers = [
         LogPointer(str(item["sk"]), str(item["deliveryId"]))
         for item in items
@@ -942,20 +935,19 @@ def delivery_log_pointers(
     return pointers, more
 
 
-def deliveries_by_id(table: str, tenant_id: int, delivery_ids: list[str]) -> dict[str, Delivery]:
+def deliveries_by_id(tenant_id: int, delivery_ids: list[str]) -> dict[str, Delivery]:
     """The deliveries with these ids (one BatchGetItem per 100); missing ones are left out."""
     if not delivery_ids:
         return {}
     found = batch_get(
-        table, [_delivery_key(tenant_id, delivery_id) for delivery_id in delivery_ids]
+        _table(), [_delivery_key(tenant_id, delivery_id) for delivery_id in delivery_ids]
     )
     return {str(item["deliveryId"]): _delivery(item) for item in found}
 
 
-def recent_attempts(table: str, tenant_id: int, delivery_id: str, limit: int) -> list[Attempt]:
+def recent_attempts(tenant_id: int, delivery_id: str, limit: int) -> list[Attempt]:
     """A delivery's latest `limit` attempts, newest first: one Query."""
     items, _ = _query_page(
-        table,
         "pk = :p AND begins_with(sk, :a)",
         {":p": {"S": _delivery_pk(tenant_id, delivery_id)}, ":a": {"S": "ATTEMPT#"}},
         limit=limit,

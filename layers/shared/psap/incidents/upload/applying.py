@@ -19,7 +19,6 @@ from datetime import datetime
 from typing import Any
 
 from psap.clock import format_timestamp
-from psap.config import cad_table
 from psap.errors import StoreUnavailable
 from psap.incidents import store as incidents
 from psap.incidents.models import Incident
@@ -61,7 +60,7 @@ class Applier:
         # One Query per upload: most tenants' uploads then never touch the webhook tables.
         self.notify = any(
             connector.wants(UpdateKind.INCIDENT_UPDATED.value)
-            for connector in webhooks.list_connectors(cad_table(), tenant_id)
+            for connector in webhooks.list_connectors(tenant_id)
         )
 
     def apply(self, rows: Sequence[ParsedRow]) -> list[RowResult]:
@@ -142,7 +141,6 @@ class Applier:
             return
         number = self._number(row)
         emit_update(
-            cad_table(),
             self.tenant_id,
             UpdateKind.INCIDENT_UPDATED,
             IncidentUpdated(
