@@ -211,18 +211,11 @@ def entry_dto(
 ) -> KnowledgeEntryDto:
     """The full entry: the entry's own fields with one version's stored content."""
     content = document.content if document else VersionContent()
+    fields = store.summary_fields(entry)
+    if document is not None:  # the version's own name and description: what was stored with it
+        fields.update(name=document.name, description=document.description)
     return KnowledgeEntryDto(
-        id=entry.id,
-        # The version's own name and description: what was stored with it.
-        name=document.name if document else entry.name,
-        description=document.description if document else entry.description,
-        source=entry.source,
-        provider=entry.provider,
-        knowledge_type=entry.knowledge_type,
-        external_id=entry.external_id,
-        published_version=entry.published_version,
-        created_at=entry.created_at,
-        updated_at=entry.updated_at,
+        **fields,
         latest_version=entry.latest_version,
         version=version.version if version else None,
         version_id=version.version_id if version else None,

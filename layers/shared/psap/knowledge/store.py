@@ -245,22 +245,28 @@ def card_of(item: Mapping[str, Any]) -> CardRecord:
     )
 
 
+def summary_fields(entry: KnowledgeEntry) -> dict[str, Any]:
+    """The summary's fields by their model names: all of ExternalKnowledgeDto, the first of
+    KnowledgeEntryDto."""
+    return {
+        "id": entry.id,
+        "name": entry.name,
+        "description": entry.description,
+        "source": entry.source,
+        "provider": entry.provider,
+        "knowledge_type": entry.knowledge_type,
+        "external_id": entry.external_id,
+        "published_version": entry.published_version,
+        "created_at": entry.created_at,
+        "updated_at": entry.updated_at,
+    }
+
+
 def summary_dto(entry: KnowledgeEntry) -> "ExternalKnowledgeDto":
     # Imported here: the light list imports this module and must not load pydantic.
     from psap.knowledge.models import ExternalKnowledgeDto  # noqa: PLC0415
 
-    return ExternalKnowledgeDto(
-        id=entry.id,
-        name=entry.name,
-        description=entry.description,
-        source=entry.source,
-        provider=entry.provider,
-        knowledge_type=entry.knowledge_type,
-        external_id=entry.external_id,
-        published_version=entry.published_version,
-        created_at=entry.created_at,
-        updated_at=entry.updated_at,
-    )
+    return ExternalKnowledgeDto(**summary_fields(entry))
 
 
 # ------------------------------------------------------------------- id sequences
