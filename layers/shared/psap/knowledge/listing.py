@@ -18,22 +18,17 @@ from psap.paging import PageRequest, total_pages
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
 
+
+class KnowledgeSummary(store.EntryDescription):
+    """ExternalKnowledgeDto's JSON: the entry's description as stored, with its numbers."""
+
+    id: int
+    publishedVersion: int | None  # noqa: N815 - the wire's names
+    createdAt: str  # noqa: N815
+    updatedAt: str  # noqa: N815
+
+
 # The wire names are camelCase, hence the functional form.
-KnowledgeSummary = TypedDict(  # noqa: UP013
-    "KnowledgeSummary",
-    {
-        "id": int,
-        "name": str,
-        "description": str | None,
-        "source": str,
-        "provider": str,
-        "knowledgeType": str,
-        "externalId": str | None,
-        "publishedVersion": int | None,
-        "createdAt": str,
-        "updatedAt": str,
-    },
-)
 KnowledgePage = TypedDict(  # noqa: UP013
     "KnowledgePage",
     {
@@ -56,12 +51,7 @@ def entry_summary(entry: KnowledgeEntry) -> KnowledgeSummary:
     `<ts>` form)."""
     return {
         "id": entry.id,
-        "name": entry.name,
-        "description": entry.description,
-        "source": entry.source.value,
-        "provider": entry.provider,
-        "knowledgeType": entry.knowledge_type.value,
-        "externalId": entry.external_id,
+        **store.entry_description(entry),
         "publishedVersion": entry.published_version,
         "createdAt": format_timestamp(entry.created_at),
         "updatedAt": format_timestamp(entry.updated_at),

@@ -24,7 +24,7 @@ records (psap.knowledge.records) and takes them back.
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 from urllib.parse import quote
 
 from psap.clock import format_timestamp, parse_timestamp
@@ -63,20 +63,34 @@ def _table() -> str:
 _COUNTER_SK = "#COUNT"  # sorts before every zero-padded id
 _FIRST_POINTER_SK = "0"
 _POINTERS = KeyRange(_FIRST_POINTER_SK, "9" * listing.ID_WIDTH)  # every pointer, not the counter
+# An entry's describing fields under the names, and in the forms, they are stored in (the
+# wire's): the light list answers them as they are. The wire names are camelCase, hence the
+# functional form.
+EntryDescription = TypedDict(  # noqa: UP013
+    "EntryDescription",
+    {
+        "name": str,
+        "description": str | None,
+        "source": str,
+        "provider": str,
+        "knowledgeType": str,
+        "externalId": str | None,
+    },
+)
+
+
+# What a list reads of an entry: its summary (id, description, numbers) and whether it is
+# deleted; DynamoDB's reserved words among them are read through placeholders.
+_SUMMARY_NAMES = {"#n": "name", "#s": "source"}
+_PLACEHOLDERS = {name: placeholder for placeholder, name in _SUMMARY_NAMES.items()}
 _SUMMARY_ATTRIBUTES = (
     "id",
-    "#n",
-    "description",
-    "#s",
-    "provider",
-    "knowledgeType",
-    "externalId",
+    *(_PLACEHOLDERS.get(name, name) for name in EntryDescription.__annotations__),
     "publishedVersion",
     "createdAt",
     "updatedAt",
     "deleted",
 )
-_SUMMARY_NAMES = {"#n": "name", "#s": "source"}
 _ENTRY_SEQUENCE = "KNOWLEDGE"
 _VERSION_SEQUENCE = "KNOWLEDGE_VERSION"
 
@@ -365,6 +379,17 @@ def find_by_external_id(tenant_id: int, provider: str, external_id: str) -> int 
     return int(item["knowledgeId"]) if item else None
 
 
+def entry_description(entry: KnowledgeEntry | NewEntry) -> EntryDescription:
+    return {
+        "name": entry.name,
+        "description": entry.description,
+        "source": entry.source.value,
+        "provider": entry.provider,
+        "knowledgeType": entry.knowledge_type.value,
+        "externalId": entry.external_id,
+    }
+
+
 def _new_entry_attributes(
     tenant_id: int, knowledge_id: int, entry: NewEntry, now: datetime
 ) -> dict[str, Any]:
@@ -372,12 +397,7 @@ def _new_entry_attributes(
     return {
         "id": knowledge_id,
         "tenantId": tenant_id,
-        "name": entry.name,
-        "description": entry.description,
-        "source": entry.source.value,
-        "provider": entry.provider,
-        "knowledgeType": entry.knowledge_type.value,
-        "externalId": entry.external_id,
+        **entry_description(entry),
         "createdAt": stamp,
         "updatedAt": stamp,
         "latestVersion": 0,
