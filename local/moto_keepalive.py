@@ -15,7 +15,9 @@ own `Connection: close` still close the connection, as before.
 from __future__ import annotations
 
 import selectors
+import socket
 import types
+import weakref
 from typing import IO, TYPE_CHECKING, Any, cast
 
 import werkzeug.serving
@@ -28,26 +30,37 @@ if TYPE_CHECKING:
 IDLE_SECONDS = 60  # an idle kept-alive connection's server thread ends after this
 
 
-class _NothingPending:
+# The connections KeepAliveRequestHandler serves: werkzeug's drain skips them, and only them.
+_KEPT_ALIVE: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+
+
+class _DrainOthersOnly:
     """werkzeug's post-answer drain reads every byte the socket has within 10 ms: on a kept-alive
     connection that is the client's next request, and its read(10 MB) then blocks until the
-    client closes. The handler below reads the rest of each body itself, so the drain finds
-    nothing pending here."""
+    client closes. KeepAliveRequestHandler reads the rest of each body itself, so for its
+    connections the drain finds nothing pending; any other werkzeug server in the process (a
+    test's plain moto server) drains as before."""
 
-    def register(self, *_arguments: Any) -> None:
-        return None
+    def __init__(self) -> None:
+        self._selector = selectors.DefaultSelector()
+        self._kept_alive = False
+
+    def register(self, connection: Any, events: int, data: Any = None) -> None:
+        self._kept_alive = connection in _KEPT_ALIVE
+        if not self._kept_alive:
+            self._selector.register(connection, events, data)
 
     def select(self, timeout: float | None = None) -> list[Any]:
-        return []
+        return [] if self._kept_alive else self._selector.select(timeout)
 
     def close(self) -> None:
-        return None
+        self._selector.close()
 
 
 def install() -> None:
-    """Turns werkzeug's drain off (this process serves werkzeug only as the embedded AWS)."""
+    """Makes werkzeug's drain skip the kept-alive connections (see _DrainOthersOnly)."""
     werkzeug.serving.selectors = types.SimpleNamespace(  # type: ignore[assignment,attr-defined]
-        DefaultSelector=_NothingPending, EVENT_READ=selectors.EVENT_READ
+        DefaultSelector=_DrainOthersOnly, EVENT_READ=selectors.EVENT_READ
     )
 
 
@@ -59,6 +72,10 @@ class KeepAliveRequestHandler(MotoRequestHandler):
     # Nagle's algorithm would hold the body until the client's delayed ACK (40 ms).
     disable_nagle_algorithm = True
     _body: LimitedStream | None = None
+
+    def setup(self) -> None:
+        super().setup()
+        _KEPT_ALIVE.add(self.connection)
 
     def make_environ(self) -> WSGIEnvironment:
         environ = super().make_environ()
