@@ -123,7 +123,7 @@ def serialize_dynamodb_requests() -> None:
     handle = DynamoHandler.call_action
 
     def call_action(self: DynamoHandler) -> Any:
-        with _DYNAMODB_REQUESTS:
+        with _DYNAMODB_REQUESTS, moto_queries.one_request_at_a_time():
             return handle(self)
 
     DynamoHandler.call_action = call_action  # type: ignore[method-assign]

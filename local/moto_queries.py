@@ -12,14 +12,18 @@ own compare). moto then pages, counts (ScannedCount), projects and serializes ex
 always (without a Limit the view is the rest of the partition: still not the table).
 Index queries, reverse order, legacy filters and unknown arguments go to moto untouched.
 
-The view is swapped into the table for the call: safe because the embedded AWS handles one
-DynamoDB request at a time (local.aws.serialize_dynamodb_requests) and an in-process bench
-is single-threaded. `tests/unit/local/test_local_moto_queries.py` holds the answers equal to
-plain moto's on tables and queries Hypothesis generates.
+The view is swapped into the table for the call, which is safe only while no other request
+can read the table: the installed query takes this path only inside a request the embedded
+AWS serializes (`one_request_at_a_time`, entered by local.aws.serialize_dynamodb_requests),
+and plain moto's path otherwise (a test's in-process moto with threads of its own, in the same
+process). An in-process bench, single-threaded, uses `indexed_queries`.
+`tests/unit/local/test_local_moto_queries.py` holds the answers equal to plain moto's on
+tables and queries Hypothesis generates.
 """
 
 import bisect
 import itertools
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -28,11 +32,26 @@ from moto.dynamodb.models.dynamo_type import DynamoType
 from moto.dynamodb.models.table import Table
 
 _PLAIN_QUERY = Table.query
+# Set on the thread that handles a serialized DynamoDB request, for its duration.
+_serialized = threading.local()
 
 
-def _indexed_query(sorted_keys: dict[tuple[int, Any], list[Any]] | None) -> Any:
+@contextmanager
+def one_request_at_a_time() -> Iterator[None]:
+    """Entered by the embedded AWS while it holds its one-request-at-a-time lock."""
+    _serialized.active = True
+    try:
+        yield
+    finally:
+        _serialized.active = False
+
+
+def _indexed_query(
+    sorted_keys: dict[tuple[int, Any], list[Any]] | None, serialized_only: bool
+) -> Any:
     """moto's Table.query with the view above. `sorted_keys` keeps each partition's sorted keys
-    between calls (the bench's huge read-only tenants); None sorts the partition every call."""
+    between calls (the bench's huge read-only tenants); None sorts the partition every call.
+    `serialized_only`: the view only inside `one_request_at_a_time`."""
 
     def query(
         self: Any,
@@ -66,7 +85,8 @@ def _indexed_query(sorted_keys: dict[tuple[int, Any], list[Any]] | None) -> Any:
 
         range_conditions = rest.get("range_key_conditions") or []
         simple = (
-            index_name is None
+            (not serialized_only or getattr(_serialized, "active", False))
+            and index_name is None
             and hash_key is not None
             and self.range_key_attr
             and (limit is None or isinstance(limit, int))  # None: no Limit, the rest of it
@@ -109,7 +129,7 @@ def _indexed_query(sorted_keys: dict[tuple[int, Any], list[Any]] | None) -> Any:
 def install() -> None:
     """For the embedded AWS, for good: partitions are sorted per call (writes come from many
     paths, transactions and their rollbacks included, so no sorted keys are kept)."""
-    Table.query = _indexed_query(None)  # type: ignore[method-assign]
+    Table.query = _indexed_query(None, serialized_only=True)  # type: ignore[method-assign]
 
 
 @contextmanager
@@ -128,7 +148,7 @@ def indexed_queries() -> Iterator[None]:
         return original_delete(self, *args, **kwargs)
 
     # Patched on the class for the duration only: moto creates its Table objects itself.
-    Table.query = _indexed_query(sorted_keys)  # type: ignore[method-assign]
+    Table.query = _indexed_query(sorted_keys, serialized_only=False)  # type: ignore[method-assign]
     Table.put_item = put_item  # type: ignore[method-assign]
     Table.delete_item = delete_item  # type: ignore[method-assign]
     try:
