@@ -14,7 +14,7 @@ import os
 import socket
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 import boto3
@@ -22,13 +22,20 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_ba
 from moto.server import ThreadedMotoServer
 from werkzeug.serving import make_server
 
-from local import iam_enforcement, moto_dynamodb_items, moto_keepalive, moto_queries
+from local import (
+    iam_enforcement,
+    moto_dynamodb_items,
+    moto_keepalive,
+    moto_queries,
+    moto_usage_plans,
+)
 from local.iam import OPERATOR_ACCESS_KEY_ID, OPERATOR_SECRET_ACCESS_KEY
 from local.moto_s3 import store_put_bodies_verbatim
 from local.moto_transactions import back_up_only_touched_items
 from local.template import REGION, StackTemplate, Table
 
 if TYPE_CHECKING:
+    from mypy_boto3_apigateway.client import APIGatewayClient
     from mypy_boto3_dynamodb.client import DynamoDBClient
     from mypy_boto3_s3.client import S3Client
     from mypy_boto3_secretsmanager.client import SecretsManagerClient
@@ -150,6 +157,7 @@ class EmbeddedAws:
         moto_keepalive.install()
         moto_dynamodb_items.install()
         moto_queries.install()
+        moto_usage_plans.install()
         if self._requested_port:
             _ensure_free(self._host, self._requested_port)
         server = _MotoServer(self._host, self._requested_port)
@@ -180,11 +188,15 @@ class CreatedResources:
     queues: int
     buckets: int
     secrets: int
+    # Usage plan logical id -> the id the embedded AWS gave it.
+    usage_plans: dict[str, str] = field(default_factory=dict)
 
     def summary(self, template_name: str) -> str:
         parts = [f"{self.tables} tables", f"{self.queues} queues", f"{self.buckets} buckets"]
         if self.secrets:
             parts.append(f"{self.secrets} secrets")
+        if self.usage_plans:
+            parts.append(f"{len(self.usage_plans)} usage plans")
         return f"created {', '.join(parts)} from {template_name}"
 
 
@@ -213,6 +225,37 @@ def secrets_client(endpoint_url: str) -> SecretsManagerClient:
     return boto3.client("secretsmanager", **_client_options(endpoint_url))
 
 
+def apigateway_client(endpoint_url: str) -> APIGatewayClient:
+    return boto3.client("apigateway", **_client_options(endpoint_url))
+
+
+def create_usage_plans(template: StackTemplate, endpoint_url: str) -> dict[str, str]:
+    """The template's usage plans in the embedded AWS, whose API stages name the local API
+    ids; the gateway reads them (and the operator's changes) from there."""
+    client = apigateway_client(endpoint_url)
+    created: dict[str, str] = {}
+    for plan in template.usage_plans.values():
+        stages: list[Any] = [
+            {
+                "apiId": template.apis[stage.api_id].api_id,
+                "stage": stage.stage,
+                "throttle": {
+                    method: {"rateLimit": limits.rate, "burstLimit": limits.burst}
+                    for method, limits in stage.method_throttles.items()
+                },
+            }
+            for stage in plan.stages
+        ]
+        options: dict[str, Any] = {"name": plan.name, "apiStages": stages}
+        if plan.throttle is not None:
+            options["throttle"] = {
+                "rateLimit": plan.throttle.rate,
+                "burstLimit": plan.throttle.burst,
+            }
+        created[plan.logical_id] = client.create_usage_plan(**options)["id"]
+    return created
+
+
 def create_resources(template: StackTemplate, endpoint_url: str) -> CreatedResources:
     """Create every table, queue, bucket and secret of the template in the embedded AWS."""
     dynamodb = dynamodb_client(endpoint_url)
@@ -238,6 +281,7 @@ def create_resources(template: StackTemplate, endpoint_url: str) -> CreatedResou
         queues=len(template.queues),
         buckets=len(template.buckets),
         secrets=len(template.secrets),
+        usage_plans=create_usage_plans(template, endpoint_url),
     )
 
 

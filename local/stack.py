@@ -39,12 +39,14 @@ from local.aws import (
     OPERATOR_CREDENTIALS,
     EmbeddedAws,
     PortInUseError,
+    apigateway_client,
     create_resources,
     local_aws_environment,
 )
 from local.cad_receiver import CadReceiver, Endpoint
 from local.demo_cad import RECEIVER_URL_VARIABLE
 from local.gateway import ApiGateway, GatewayServer
+from local.gateway.throttling import UsagePlanDirectory
 from local.iam import function_roles
 from local.log_subscriptions import LogSubscriptions
 from local.pollers import SqsPoller, create_pollers, stop_pollers
@@ -57,6 +59,7 @@ from local.template import (
     TemplateError,
     load_template,
 )
+from tools.tenant_limits import ensure_usage_key, target_from_state
 
 # The README test points every tool at its own stack's file with this variable.
 STATE_FILE_VARIABLE: Final = "PSAP_LOCAL_STATE_FILE"
@@ -208,6 +211,15 @@ def _interrupt(_signal: int, _frame: FrameType | None) -> None:
     raise _Interrupted
 
 
+def _operator_facts(endpoint_url: str) -> dict[str, str]:
+    return {
+        "awsEndpointUrl": endpoint_url,
+        "awsAccessKeyId": OPERATOR_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        "awsSecretAccessKey": OPERATOR_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+        "region": REGION,
+    }
+
+
 class LocalStack:
     """Everything `psap-local` runs, started and stopped in order."""
 
@@ -248,7 +260,8 @@ class LocalStack:
             for name, kind in function.ignored_events.items():
                 if (function.logical_id, name) not in driven:
                     note(f"  note: {function.logical_id}.{name} ({kind}) is not emulated locally")
-        note(create_resources(template, endpoint_url).summary(arguments.template.name))
+        created = create_resources(template, endpoint_url)
+        note(created.summary(arguments.template.name))
         roles = function_roles(
             arguments.template,
             stack_name=arguments.stack_name,
@@ -272,7 +285,11 @@ class LocalStack:
         )
         self.log_subscriptions.start()
         note(f"started {self.log_subscriptions.count} log subscriptions")
-        gateway = ApiGateway(template, self.runtime.invoke)
+        gateway = ApiGateway(
+            template,
+            self.runtime.invoke,
+            usage_plans=UsagePlanDirectory(lambda: apigateway_client(endpoint_url)),
+        )
         self.server.start(gateway)
         note(f"gateway listening on {self.server.url}")
         self.pollers = create_pollers(template, endpoint_url, self.runtime.invoke)
@@ -295,7 +312,20 @@ class LocalStack:
                 }
             )
             _register_demo_connectors(self.cad_receiver, tenants)
+        facts = {
+            "usagePlans": created.usage_plans,
+            "apis": {
+                api.logical_id: {"id": api.api_id, "stage": api.stage_name}
+                for api in template.apis.values()
+            },
+        }
+        plan_target = target_from_state({**facts, **_operator_facts(endpoint_url)})
+        if plan_target is not None:
+            # Each demo tenant's key in the default plan, as `psap-admin tenant create` does.
+            for tenant in tenants:
+                ensure_usage_key(plan_target, int(tenant["id"]))
         return {
+            **facts,
             "baseUrl": self.server.url,
             "awsEndpointUrl": endpoint_url,
             # The local operator's key (full access), for the admin CLI and the AWS CLI.

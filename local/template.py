@@ -37,6 +37,7 @@ BUCKET_TYPE: Final = "AWS::S3::Bucket"
 SECRETSMANAGER_TYPE: Final = "AWS::SecretsManager::Secret"
 FUNCTION_TYPES: Final = frozenset({"AWS::Serverless::Function", "AWS::Lambda::Function"})
 API_TYPE: Final = "AWS::Serverless::Api"
+USAGE_PLAN_TYPE: Final = "AWS::ApiGateway::UsagePlan"
 LAYER_TYPES: Final = frozenset({"AWS::Serverless::LayerVersion", "AWS::Lambda::LayerVersion"})
 
 
@@ -95,6 +96,8 @@ class ApiEvent:
     method: str
     # The authorizer that guards the route after defaults and per-route overrides; None = open.
     authorizer: str | None
+    # Auth.ApiKeyRequired after the API's default: the request needs a usage plan's API key.
+    api_key_required: bool = False
 
 
 @dataclass(frozen=True)
@@ -154,6 +157,8 @@ class Authorizer:
     identity_headers: tuple[str, ...]
     identity_query_strings: tuple[str, ...]
     reauthorize_every: int
+    # Identity.Context: $context variables that are part of the cache key (httpMethod...).
+    identity_context: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -173,6 +178,36 @@ class RestApi:
     authorizers: Mapping[str, Authorizer]
     gateway_responses: Mapping[str, GatewayResponse]
     binary_media_types: tuple[str, ...]
+    # Where API keys come from: HEADER (x-api-key) or AUTHORIZER (its usageIdentifierKey).
+    api_key_source: str = "HEADER"
+    # The stage's default method throttling (MethodSettings on /*/*): a bucket per method.
+    method_throttle: Throttle | None = None
+
+
+@dataclass(frozen=True)
+class Throttle:
+    """A token bucket of API Gateway: `rate` requests per second, `burst` at most at once."""
+
+    rate: float
+    burst: int
+
+
+@dataclass(frozen=True)
+class UsagePlanStage:
+    api_id: str  # the API's logical id
+    stage: str
+    # "resourcePath/METHOD" -> the bucket of each key for that method (ApiStages[].Throttle).
+    method_throttles: Mapping[str, Throttle]
+
+
+@dataclass(frozen=True)
+class UsagePlan:
+    """An AWS::ApiGateway::UsagePlan of the template."""
+
+    logical_id: str
+    name: str
+    stages: tuple[UsagePlanStage, ...]
+    throttle: Throttle | None
 
 
 @dataclass(frozen=True)
@@ -232,6 +267,7 @@ class StackTemplate:
     queues: Mapping[str, Queue]
     buckets: Mapping[str, Bucket]
     secrets: Mapping[str, Secret]
+    usage_plans: Mapping[str, UsagePlan] = field(default_factory=dict)
 
     def api_events(self) -> Iterator[tuple[Function, ApiEvent]]:
         for function in self.functions.values():
@@ -408,6 +444,7 @@ class Resolver:
         else:
             raise TemplateError(f"parameter {name!r} has no Default and no override")
         kind = str(definition.get("Type", "String"))
+        _check_parameter(name, definition, value)
         if kind == "CommaDelimitedList" or kind.startswith("List<"):
             return (
                 [item.strip() for item in str(value).split(",")]
@@ -579,6 +616,25 @@ class Resolver:
 # ---------------------------------------------------------------------------- Globals
 
 
+def _check_parameter(name: str, definition: Mapping[str, Any], value: Any) -> None:
+    """CloudFormation's own checks of a parameter value (Number, MinValue, MaxValue,
+    AllowedValues), so a bad value stops the local stack as it stops `sam deploy`."""
+    allowed = definition.get("AllowedValues")
+    if allowed is not None and str(value) not in [str(item) for item in allowed]:
+        raise TemplateError(f"parameter {name!r}: {value!r} is not one of {allowed}")
+    if str(definition.get("Type", "String")) != "Number":
+        return
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise TemplateError(f"parameter {name!r}: {value!r} is not a number") from None
+    low, high = definition.get("MinValue"), definition.get("MaxValue")
+    if low is not None and number < float(low):
+        raise TemplateError(f"parameter {name!r} must be a number not less than {low}")
+    if high is not None and number > float(high):
+        raise TemplateError(f"parameter {name!r} must be a number not greater than {high}")
+
+
 def merge_globals(global_value: Any, local_value: Any) -> Any:
     """SAM's Globals rules: maps merge key by key, lists append, anything else is replaced.
 
@@ -685,6 +741,37 @@ class _TemplateBuilder:
                 )
                 for logical_id in self._of_types(SECRETSMANAGER_TYPE)
             },
+            usage_plans={
+                logical_id: self._usage_plan(logical_id, apis)
+                for logical_id in self._of_types(USAGE_PLAN_TYPE)
+            },
+        )
+
+    def _usage_plan(self, logical_id: str, apis: Mapping[str, RestApi]) -> UsagePlan:
+        raw = self._resolver.properties(logical_id)
+        stages: list[UsagePlanStage] = []
+        for stage in raw.get("ApiStages") or []:
+            api_id = _logical_id_of(stage.get("ApiId"), "", {}, f"{logical_id}: ApiId")
+            if api_id not in apis:
+                raise TemplateError(f"{logical_id}: ApiId {api_id!r} is not an API")
+            throttles = self._resolver.resolve(stage.get("Throttle") or {})
+            stages.append(
+                UsagePlanStage(
+                    api_id=api_id,
+                    stage=apis[api_id].stage_name,
+                    method_throttles={
+                        str(method): _throttle(limits) for method, limits in throttles.items()
+                    },
+                )
+            )
+        # ApiStages' Stage (`!Ref Api.Stage`) is the API's stage name: only these are resolved.
+        plan_throttle = self._resolver.resolve(raw.get("Throttle"))
+        name = self._resolver.resolve(raw.get("UsagePlanName"))
+        return UsagePlan(
+            logical_id=logical_id,
+            name=str(name or f"{self._resolver.stack_name}-{logical_id}"),
+            stages=tuple(stages),
+            throttle=_throttle(plan_throttle) if plan_throttle else None,
         )
 
     def _resolved_properties(self, logical_id: str) -> dict[str, Any]:
@@ -771,6 +858,16 @@ class _TemplateBuilder:
             str(kind).replace("~1", "/")
             for kind in self._resolver.resolve(properties.get("BinaryMediaTypes") or [])
         ]
+        method_throttle = None
+        for setting in self._resolver.resolve(properties.get("MethodSettings") or []):
+            every_method = (setting.get("ResourcePath"), setting.get("HttpMethod")) == ("/*", "*")
+            if every_method and (
+                "ThrottlingRateLimit" in setting or "ThrottlingBurstLimit" in setting
+            ):
+                method_throttle = Throttle(
+                    rate=float(setting.get("ThrottlingRateLimit", 10_000)),
+                    burst=int(setting.get("ThrottlingBurstLimit", 5_000)),
+                )
         return RestApi(
             logical_id=logical_id,
             api_id=local_api_id(logical_id),
@@ -779,6 +876,10 @@ class _TemplateBuilder:
             authorizers=authorizers,
             gateway_responses=responses,
             binary_media_types=tuple(binary_types),
+            api_key_source=str(
+                self._resolver.resolve(properties.get("ApiKeySourceType", "HEADER"))
+            ),
+            method_throttle=method_throttle,
         )
 
     def _authorizer(self, name: str, definition: dict[str, Any]) -> Authorizer:
@@ -802,6 +903,7 @@ class _TemplateBuilder:
             identity_headers=tuple(headers),
             identity_query_strings=tuple(str(item) for item in identity.get("QueryStrings") or []),
             reauthorize_every=int(identity.get("ReauthorizeEvery", 300)),
+            identity_context=tuple(str(item) for item in identity.get("Context") or []),
         )
 
     # -- functions
@@ -889,13 +991,21 @@ class _TemplateBuilder:
             authorizer = str(override)
         else:
             raise TemplateError(f"{function_id}.{event_name}: authorizer {override!r} is unknown")
+        key_required = self._resolver.resolve((properties.get("Auth") or {}).get("ApiKeyRequired"))
+        if key_required is None:
+            api_auth = merge_globals(self._api_globals, self._api_properties(api_id)).get("Auth")
+            key_required = self._resolver.resolve((api_auth or {}).get("ApiKeyRequired", False))
         return ApiEvent(
             name=event_name,
             api_id=api_id,
             path=str(self._resolver.resolve(properties["Path"])),
             method=str(self._resolver.resolve(properties["Method"])).upper(),
             authorizer=authorizer,
+            api_key_required=str(key_required).lower() == "true",
         )
+
+    def _api_properties(self, api_id: str) -> dict[str, Any]:
+        return {} if api_id == IMPLICIT_API_ID else self._resolver.properties(api_id)
 
     def _sqs_event(
         self, event_name: str, properties: dict[str, Any], queues: Mapping[str, Queue]
@@ -913,6 +1023,12 @@ class _TemplateBuilder:
             maximum_batching_window=int(resolved.get("MaximumBatchingWindowInSeconds", 0)),
             enabled=str(resolved.get("Enabled", True)).lower() == "true",
         )
+
+
+def _throttle(limits: Mapping[str, Any]) -> Throttle:
+    return Throttle(
+        rate=float(limits.get("RateLimit", 10_000)), burst=int(limits.get("BurstLimit", 5_000))
+    )
 
 
 def _gateway_response(definition: Mapping[str, Any]) -> GatewayResponse:

@@ -31,6 +31,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from psap.auth import issuing, store
 from psap.auth.credentials import CredentialKind
+from psap.budgets import Budget, LimitsError, check_limit
 from psap.clock import format_timestamp, utc_now
 from psap.config import AwsTarget, Settings, configure, settings
 from psap.errors import DomainError, StoreUnavailable
@@ -41,7 +42,7 @@ from psap.knowledge.models import KnowledgeSource, KnowledgeType
 from psap.knowledge.reading import service_edits
 from psap.knowledge.store import NewEntry, create_entry
 from psap.storage.aws import translated
-from tools import admin_cad, admin_resource_center, tenant_import
+from tools import admin_cad, admin_resource_center, tenant_import, tenant_limits
 
 ROOT = Path(__file__).resolve().parent.parent
 STATE_FILE = ROOT / ".local" / "stack.json"
@@ -121,9 +122,66 @@ def target_settings(arguments: argparse.Namespace, base: Settings) -> Settings:
     return tenant_import.settings_from_state(chosen, state)
 
 
+def usage_plan_target(arguments: argparse.Namespace) -> tenant_limits.UsagePlanTarget | None:
+    """Where the tenants' API keys and usage plans are, for the chosen target; None for a
+    bare --auth-table target, which names no API."""
+    if arguments.stack_name:
+        with translated(f"cannot read stack {arguments.stack_name}"):
+            stacks = boto3.client("cloudformation").describe_stacks(StackName=arguments.stack_name)
+        outputs = {
+            output["OutputKey"]: output["OutputValue"]
+            for output in stacks["Stacks"][0].get("Outputs", [])
+        }
+        return tenant_limits.target_from_outputs(outputs)
+    state_file = Path(arguments.state_file)
+    if arguments.auth_table or not state_file.exists():
+        return None
+    return tenant_limits.target_from_state(json.loads(state_file.read_text(encoding="utf-8")))
+
+
+def _required_target(arguments: argparse.Namespace) -> tenant_limits.UsagePlanTarget:
+    target = usage_plan_target(arguments)
+    if target is None:
+        raise UsageError("the target names no API usage plans: use the local stack or --stack-name")
+    return target
+
+
 def tenant_create(arguments: argparse.Namespace) -> None:
     tenant = store.create_tenant(arguments.name)
     print(f"created tenant {tenant.tenant_id} ({tenant.name})")
+    target = usage_plan_target(arguments)
+    if target is None:
+        print("note: no API target, so no usage plan key: run `tenant limits sync` later")
+        return
+    tenant_limits.ensure_usage_key(target, tenant.tenant_id)
+    print(f"tenant {tenant.tenant_id} has the default request limits (tenant limits show)")
+
+
+def limits_show(arguments: argparse.Namespace) -> None:
+    store.get_tenant(arguments.tenant)
+    try:
+        shown = tenant_limits.show(_required_target(arguments), arguments.tenant)
+    except LimitsError as error:
+        raise UsageError(str(error)) from error
+    print(tenant_limits.render(shown))
+
+
+def limits_set(arguments: argparse.Namespace) -> None:
+    store.get_tenant(arguments.tenant)
+    try:
+        limit = check_limit(arguments.budget, arguments.rate, arguments.burst)
+        shown = tenant_limits.set_limit(
+            _required_target(arguments), arguments.tenant, arguments.budget, limit
+        )
+    except LimitsError as error:
+        raise UsageError(str(error)) from error
+    print(tenant_limits.render(shown))
+
+
+def limits_sync(arguments: argparse.Namespace) -> None:
+    tenants = [tenant.tenant_id for tenant in store.list_tenants()]
+    added = tenant_limits.sync(_required_target(arguments), tenants)
+    print(f"{len(tenants)} tenants, {len(added)} given a usage plan key: {added or 'none'}")
 
 
 def tenant_list(arguments: argparse.Namespace) -> None:
@@ -267,6 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--name", required=True)
     create.set_defaults(run=tenant_create)
     tenant.add_parser("list", help="list tenants").set_defaults(run=tenant_list)
+    _add_limits_commands(tenant)
 
     credential = areas.add_parser("credential", help="credentials").add_subparsers(
         dest="action", required=True
@@ -303,6 +362,24 @@ def build_parser() -> argparse.ArgumentParser:
     admin_cad.add_subcommands(areas)
     tenant_import.add_commands(areas)
     return parser
+
+
+def _add_limits_commands(tenant: Any) -> None:
+    limits = tenant.add_parser(
+        "limits", help="a tenant's request limits (requests per second and burst per budget)"
+    ).add_subparsers(dest="limits_action", required=True)
+    show = limits.add_parser("show", help="the tenant's budgets as API Gateway enforces them")
+    show.add_argument("--tenant", type=int, required=True)
+    show.set_defaults(run=limits_show)
+    change = limits.add_parser("set", help="give one budget of a tenant its own limit")
+    change.add_argument("--tenant", type=int, required=True)
+    change.add_argument("--budget", required=True, choices=[budget.value for budget in Budget])
+    change.add_argument("--rate", type=int, required=True, help="requests per second")
+    change.add_argument("--burst", type=int, required=True, help="bucket size (requests)")
+    change.set_defaults(run=limits_set)
+    limits.add_parser(
+        "sync", help="give every tenant without one its usage plan key (after an upgrade)"
+    ).set_defaults(run=limits_sync)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

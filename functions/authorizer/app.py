@@ -4,15 +4,19 @@ Kept light on purpose (it sits on every request): no resolver, no pydantic, no X
 and no boto3 — one signed GetItem over the standard library.
 """
 
+import os
+import time
 from typing import Any
 
-from psap.auth.authorizer import Unauthorized, authorize
+from psap.auth.authorizer import Unauthorized, authorize, with_usage_plan
 from psap.auth.credentials import (
     Credential,
     CredentialKind,
     credential_from_attributes,
     lookup_key,
+    tenant_limits_key,
 )
+from psap.budgets import Budget, RateLimit, parse_limits
 from psap.clock import utc_now
 from psap.config import auth_table, settings
 from psap.observability import logger
@@ -22,11 +26,29 @@ from psap.storage.signed_http import SignedDynamoDB
 KIND = CredentialKind(settings().credential_kind)
 TABLE = auth_table()
 store = SignedDynamoDB()
+# The template's default budgets (its rate-limit parameters); a tenant's own limits override
+# them (psap-admin tenant limits set writes both its usage plan and this record).
+DEFAULT_LIMITS = parse_limits(os.environ["TENANT_RATE_LIMITS"])
+# A tenant's limits are read at most once per this many seconds per warm container.
+LIMITS_CACHE_SECONDS = 10.0
+_limits_cache: dict[int, tuple[float, dict[Budget, RateLimit]]] = {}
 
 
 def find_credential(hashed_token: str) -> Credential | None:
     item = store.get_item(TABLE, lookup_key(hashed_token))
     return credential_from_attributes(from_item(item)) if item else None
+
+
+def tenant_limits(tenant_id: int) -> dict[Budget, RateLimit]:
+    now = time.monotonic()
+    cached = _limits_cache.get(tenant_id)
+    if cached is not None and now - cached[0] < LIMITS_CACHE_SECONDS:
+        return cached[1]
+    item = store.get_item(TABLE, tenant_limits_key(tenant_id))
+    own = str(from_item(item).get("limits", "")) if item else ""
+    limits = {**DEFAULT_LIMITS, **(parse_limits(own, partial=True) if own else {})}
+    _limits_cache[tenant_id] = (now, limits)
+    return limits
 
 
 @logger.inject_lambda_context(clear_state=True)
@@ -38,4 +60,4 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
         raise
     logger.append_keys(tenant_id=credential.tenant_id, credential_id=credential.credential_id)
     logger.info("credential accepted", extra={"interface": KIND.value})
-    return answer
+    return with_usage_plan(answer, event, credential.tenant_id, tenant_limits(credential.tenant_id))

@@ -6,6 +6,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from local.gateway.authorizers import LambdaAuthorizers
 from local.gateway.messages import HttpRequest, HttpResponse, Invoke, header_value
@@ -17,8 +18,14 @@ from local.gateway.proxy import (
 )
 from local.gateway.responses import GatewayError, render_gateway_response
 from local.gateway.routing import RouteMatch, Router
+from local.gateway.throttling import Buckets, UsagePlanDirectory
 from local.runtime import InvokeResult, LogSink, print_line
 from local.template import RestApi, StackTemplate
+
+_THROTTLED = GatewayError("THROTTLED", "Too Many Requests")
+# API Gateway's answer when a method needs an API key and the request has none that a usage
+# plan of the stage admits.
+_NO_KEY = GatewayError("INVALID_API_KEY", "Forbidden")
 
 
 @dataclass
@@ -38,11 +45,15 @@ class ApiGateway:
         *,
         clock: Callable[[], float] = time.monotonic,
         log: LogSink = print_line,
+        usage_plans: UsagePlanDirectory | None = None,
     ) -> None:
         self.router = Router(template)
         self._invoke = invoke
         self._log = log
         self.authorizers = LambdaAuthorizers(invoke, log, clock)
+        # The stage's per-method buckets and the usage plans' per-key ones (throttling).
+        self.buckets = Buckets(clock)
+        self.usage_plans = usage_plans
         # Errors that match no route are answered with the first API's gateway responses.
         self._default_api = next(iter(template.apis.values()), None)
 
@@ -68,7 +79,12 @@ class ApiGateway:
         return response
 
     def _error(
-        self, facts: RequestFacts, api: RestApi | None, error: GatewayError, resource: str = ""
+        self,
+        facts: RequestFacts,
+        api: RestApi | None,
+        error: GatewayError,
+        resource: str = "",
+        authorizer_context: dict[str, Any] | None = None,
     ) -> HttpResponse:
         variables = {
             "requestId": facts.request_id,
@@ -83,6 +99,9 @@ class ApiGateway:
         }
         if api is not None:
             variables.update({"stage": api.stage_name, "apiId": api.api_id})
+        for name, value in (authorizer_context or {}).items():
+            if value is not None:
+                variables[f"authorizer.{name}"] = str(value)
         return render_gateway_response(
             api if api is not None else self._default_api,
             error,
@@ -102,19 +121,58 @@ class ApiGateway:
             error = GatewayError("MISSING_AUTHENTICATION_TOKEN", "Missing Authentication Token")
             return _Outcome(self._error(facts, None, error))
         api = match.route.api
+        resource = match.route.resource_path
+        method_key = f"{resource}/{facts.method}"
+        # The stage's method throttling comes first: it shields the authorizer too.
+        if api.method_throttle is not None and not self.buckets.take(
+            ("stage", api.api_id, method_key), api.method_throttle
+        ):
+            return _Outcome(self._error(facts, api, _THROTTLED, resource), auth="throttled")
         event = build_proxy_event(facts, match)
         outcome = _Outcome(HttpResponse(0, [], b""))
+        usage_key: str | None = None
+        context: dict[str, Any] = {}
         if match.route.event.authorizer is not None:
             authorizer = api.authorizers[match.route.event.authorizer]
-            authorized = self.authorizers.authorize(facts, match, authorizer, event)
-            denial, context, outcome.auth = authorized
-            if denial is not None:
-                outcome.response = self._error(facts, api, denial, match.route.resource_path)
+            authorization = self.authorizers.authorize(facts, match, authorizer, event)
+            outcome.auth = authorization.how
+            if authorization.denial is not None:
+                outcome.response = self._error(facts, api, authorization.denial, resource)
                 return outcome
+            context = authorization.context
+            usage_key = authorization.usage_identifier_key
             event["requestContext"]["authorizer"] = context
+        if match.route.event.api_key_required:
+            refusal = self._usage_plan_refusal(facts, api, method_key, usage_key)
+            if refusal is not None:
+                outcome.response = self._error(facts, api, refusal, resource, context)
+                outcome.auth += "-throttled" if refusal is _THROTTLED else "-no-key"
+                return outcome
+            event["requestContext"]["identity"]["apiKey"] = usage_key
         result = self._invoke(match.route.function_id, event)
         outcome.response = self._integration_response(facts, api, match, result)
         return outcome
+
+    def _usage_plan_refusal(
+        self, facts: RequestFacts, api: RestApi, method_key: str, authorizer_key: str | None
+    ) -> GatewayError | None:
+        """The usage plan's check: a key a plan of this stage admits, and a token of its
+        bucket for this method."""
+        key = (
+            authorizer_key
+            if api.api_key_source == "AUTHORIZER"
+            else header_value(facts.headers, "x-api-key")
+        )
+        if not key or self.usage_plans is None:
+            return _NO_KEY
+        plan = self.usage_plans.plan_for(key, api.api_id, api.stage_name)
+        if plan is None:
+            return _NO_KEY
+        throttle = plan.throttle_for(method_key)
+        if throttle is None:
+            return None
+        bucket = ("plan", plan.plan_id, plan.key_id, method_key)
+        return None if self.buckets.take(bucket, throttle) else _THROTTLED
 
     def _integration_response(
         self, facts: RequestFacts, api: RestApi, match: RouteMatch, result: InvokeResult

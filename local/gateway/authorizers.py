@@ -27,6 +27,19 @@ class AuthorizerAnswer:
     principal_id: str | None
     policy: Mapping[str, Any]
     context: Mapping[str, str]
+    # The API key of the caller's usage plan, when the API takes keys from its authorizer.
+    usage_identifier_key: str | None = None
+
+
+@dataclass(frozen=True)
+class Authorization:
+    """How a request fared with its authorizer."""
+
+    denial: GatewayError | None
+    # requestContext.authorizer for the integration (and $context.authorizer.* for responses).
+    context: dict[str, Any]
+    how: str
+    usage_identifier_key: str | None = None
 
 
 def _string_or_strings(value: Any) -> bool:
@@ -65,7 +78,11 @@ def parse_authorizer_answer(payload: Any) -> AuthorizerAnswer:
     if not isinstance(context, dict):
         raise AuthorizerAnswerError("context must be a JSON object")
     principal = payload.get("principalId")
+    usage_key = payload.get("usageIdentifierKey")
+    if usage_key is not None and not isinstance(usage_key, str):
+        raise AuthorizerAnswerError("usageIdentifierKey must be a string")
     return AuthorizerAnswer(
+        usage_identifier_key=usage_key,
         principal_id=None if principal is None else str(principal),
         policy=document,
         # A null value carries nothing an integration could read; it is left out.
@@ -117,11 +134,12 @@ class LambdaAuthorizers:
         match: RouteMatch,
         authorizer: Authorizer,
         event: Mapping[str, Any],
-    ) -> tuple[GatewayError | None, dict[str, Any], str]:
-        """(denial or None, requestContext.authorizer, how it was decided)."""
-        identity = self._identity(facts, authorizer)
+    ) -> Authorization:
+        identity = self._identity(facts, match, authorizer)
         if identity is None:
-            return GatewayError("UNAUTHORIZED", "Unauthorized"), {}, "missing-identity"
+            return Authorization(
+                GatewayError("UNAUTHORIZED", "Unauthorized"), {}, "missing-identity"
+            )
         api = match.route.api
         arn = method_arn(api, facts.method, facts.path)
         key = (api.logical_id, authorizer.name, *identity)
@@ -130,7 +148,7 @@ class LambdaAuthorizers:
         how = "cached" if cached is not None else "invoked"
         answer = cached or self._ask(authorizer, event, arn)
         if isinstance(answer, GatewayError):
-            return answer, {}, how
+            return Authorization(answer, {}, how)
         if cached is None:
             self.cache.put(key, answer, authorizer.reauthorize_every)
         decision = evaluate_policy(answer.policy, arn)
@@ -138,11 +156,11 @@ class LambdaAuthorizers:
             message = "User is not authorized to access this resource"
             if decision is PolicyDecision.EXPLICIT_DENY:
                 message += " with an explicit deny"
-            return GatewayError("ACCESS_DENIED", message), {}, f"{how}-deny"
+            return Authorization(GatewayError("ACCESS_DENIED", message), {}, f"{how}-deny")
         context: dict[str, Any] = dict(answer.context)
         context["principalId"] = answer.principal_id
         context["integrationLatency"] = int((time.monotonic() - started) * 1000)
-        return None, context, how
+        return Authorization(None, context, how, answer.usage_identifier_key)
 
     def _ask(
         self, authorizer: Authorizer, event: Mapping[str, Any], arn: str
@@ -166,9 +184,19 @@ class LambdaAuthorizers:
             return GatewayError("AUTHORIZER_CONFIGURATION_ERROR", None)
 
     @staticmethod
-    def _identity(facts: RequestFacts, authorizer: Authorizer) -> tuple[str, ...] | None:
+    def _identity(
+        facts: RequestFacts, match: RouteMatch, authorizer: Authorizer
+    ) -> tuple[str, ...] | None:
         """The identity source values; None if any is missing or empty (401 without a call)."""
         values: list[str] = []
+        # $context variables of the cache key (Identity.Context): always present.
+        known = {
+            "httpMethod": facts.method,
+            "resourcePath": match.route.resource_path,
+            "identity.sourceIp": facts.source_ip,
+        }
+        for name in authorizer.identity_context:
+            values.append(f"{name}={known.get(name, '')}")
         for name in authorizer.identity_headers:
             value = header_value(facts.headers, name)
             if not value or not value.strip():

@@ -102,7 +102,7 @@ def render_gateway_response(
     }
     headers = [("Content-Type", content_type)]
     for name, value in (chosen.headers if chosen else {}).items():
-        resolved = _response_header_value(value, request_headers)
+        resolved = _response_header_value(value, request_headers, context_variables)
         if resolved is not None:
             headers.append((name, resolved))
     error_type = _ERROR_TYPE_HEADER.get(error.response_type)
@@ -115,10 +115,16 @@ def render_gateway_response(
     )
 
 
-def _response_header_value(value: str, request_headers: Sequence[tuple[str, str]]) -> str | None:
-    """A GatewayResponse header: 'static' (quotes stripped) or a request header mapping."""
+def _response_header_value(
+    value: str, request_headers: Sequence[tuple[str, str]], context_variables: Mapping[str, str]
+) -> str | None:
+    """A GatewayResponse header: 'static' (quotes stripped), a request header mapping, or a
+    $context variable (`context.requestId`, `context.authorizer.x`); one without a value is
+    left out."""
     if len(value) >= 2 and value.startswith("'") and value.endswith("'"):
         return value[1:-1]
+    if value.startswith("context."):
+        return context_variables.get(value[len("context.") :]) or None
     prefix = "method.request.header."
     if value.startswith(prefix):
         return header_value(request_headers, value[len(prefix) :])

@@ -11,6 +11,14 @@ from typing import Any
 
 from psap.auth.credentials import Credential, CredentialKind
 from psap.auth.tokens import bearer_token, token_hash
+from psap.budgets import (
+    Budget,
+    RateLimit,
+    budget_for,
+    exhausted_field,
+    policy_field,
+    usage_key_value,
+)
 
 # The paths each kind of credential may call. The policy is cached per token and evaluated
 # by API Gateway against every later request, so it names the whole family of paths.
@@ -83,3 +91,31 @@ def policy_answer(credential: Credential, method_arn: str) -> dict[str, Any]:
             "label": credential.label,
         },
     }
+
+
+def with_usage_plan(
+    answer: dict[str, Any],
+    event: Mapping[str, Any],
+    tenant_id: int,
+    limits: Mapping[Budget, RateLimit],
+) -> dict[str, Any]:
+    """The answer with the tenant's API key for its usage plan (API Gateway throttles the
+    request with the plan's bucket for this method) and the fields the answers report: the
+    budget, its RateLimit-Policy, and what THROTTLED's gateway response says when it is spent.
+
+    Per operation: the authorizer's cache identity includes the method and resource path
+    (template.yaml), so a cached answer never reports another operation's budget."""
+    budget = budget_for(str(event.get("httpMethod", "")), str(event.get("resource", "")))
+    limit = limits[budget]
+    context = dict(answer.get("context") or {})
+    context.update(
+        {
+            "budget": budget.value,
+            # Spliced into THROTTLED's body: "RATE_LIMITED_READS", "... on the reads budget".
+            "rateLimitSuffix": f"_{budget.value.upper()}",
+            "rateLimitScope": f" on the tenant's {budget.value} budget",
+            "rateLimitPolicy": policy_field(budget, limit),
+            "rateLimitExhausted": exhausted_field(budget),
+        }
+    )
+    return {**answer, "usageIdentifierKey": usage_key_value(tenant_id), "context": context}

@@ -44,6 +44,11 @@ def lookup_key(hashed_token: str) -> dict[str, dict[str, str]]:
     return {"pk": {"S": f"TOKEN#{hashed_token}"}, "sk": {"S": "TOKEN"}}
 
 
+def tenant_limits_key(tenant_id: int) -> dict[str, dict[str, str]]:
+    """The tenant's own request limits (psap.budgets), beside its profile."""
+    return {"pk": {"S": f"TENANT#{tenant_id}"}, "sk": {"S": "LIMITS"}}
+
+
 def listing_key(tenant_id: int, credential_id: str) -> dict[str, dict[str, str]]:
     return {"pk": {"S": f"TENANT#{tenant_id}"}, "sk": {"S": f"CRED#{credential_id}"}}
 

@@ -20,6 +20,7 @@ from psap.clock import utc_now
 from psap.errors import DomainError, InvalidParameter, NotAuthenticated
 from psap.http.body import decode_body
 from psap.http.errors import install_error_handlers, status_for
+from psap.http.limit_fields import with_rate_limit_policy
 from psap.http.methods import direct_error_answer, undeclared_method_answer
 from psap.http.operations import Operation, operation_for
 from psap.http.principal import Principal, principal_from_event
@@ -79,7 +80,7 @@ def serve(
     try:
         response = _authorized(app, operation, principal, event, context)
         status = int(response.get("statusCode", 500))
-        return response
+        return with_rate_limit_policy(response, request_context)
     finally:
         # Every call of a tenant is audited, refusals included: one log line, no store write.
         emit(

@@ -20,6 +20,7 @@ from psap.auth.credentials import CredentialKind
 from psap.clock import utc_now
 from psap.errors import InvalidInput, NotAuthenticated
 from psap.http.body import request_bytes
+from psap.http.limit_fields import with_rate_limit_policy
 from psap.http.operations import operation_for
 from psap.http.principal import principal_from_event
 from psap.mcp.protocol import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, RpcError
@@ -50,12 +51,12 @@ def serve(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     reply = Reply(500, None, Audit())
     try:
         reply = _answer(method, principal, event)
-        return _proxy_answer(reply)
+        return with_rate_limit_policy(_proxy_answer(reply), request_context)
     except Exception:
         # A bug must not become API Gateway's 502: a JSON-RPC error, stack trace in the log.
         logger.exception("unexpected error in the MCP endpoint")
         reply = Reply(200, RpcError(INTERNAL_ERROR, "Internal error").body(None), Audit(status=500))
-        return _proxy_answer(reply)
+        return with_rate_limit_policy(_proxy_answer(reply), request_context)
     finally:
         audit = reply.audit
         emit(
