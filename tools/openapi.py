@@ -23,6 +23,7 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.event_handler.openapi.merge import OpenAPIMerge
 from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer, Server
 
+from psap.budgets import budget_for
 from psap.http.body import BodyRule
 from psap.http.operations import operation_for
 from psap.media.models import RadioTrafficUpload
@@ -57,7 +58,19 @@ Permissions are carried by the credential, with these wire names: VIEW_KNOWLEDGE
 MANAGE_KNOWLEDGE, MANAGE_PHASES, MANAGE_USERS, BROWSE_EVENTS, MANAGE_EVENTS, VIEW_QA, ADMIN,
 RESOURCE_CENTER_PUBLISH. A token lacking an operation's permission gets 403 with
 `info` = `Access denied — <names> permission required`. An authorizer answer is cached for
-up to 300 seconds per token, so a revoked token may keep working for up to 5 minutes.
+up to 60 seconds per token and operation, so a revoked token may keep working for up to a
+minute on the data interface.
+
+Rate limits: every operation draws on one of the tenant's budgets (its `x-budget`): reads,
+writes (knowledge), search (resource-center search and MCP), bulk (exports and uploads),
+admin (the tenant admin API) and cad (CAD intake, its own). Each budget is a token bucket
+per tenant and operation: `q` requests per second with a burst of `burst`. Every answer
+says its policy in `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers, e.g.
+`"reads";q=100;w=1;burst=200`). Past it the answer is 429 ErrorInfo with reason
+`RATE_LIMITED_<BUDGET>` (`RATE_LIMITED` alone for the API-wide limit), an integer
+`Retry-After` in seconds and `RateLimit: "<budget>";r=0;t=<seconds>`. The body is also a
+JSON-RPC error response, so MCP clients read the same. Defaults and a tenant's own limits:
+docs/limits.md.
 """
 
 DESCRIPTION = DESCRIPTION_TEMPLATE.replace("{text_policy}", TEXT_POLICY_DESCRIPTION)
@@ -231,6 +244,7 @@ def build_document() -> dict[str, Any]:
             spec["x-permissions"] = [permission.value for permission in operation.any_of]
             for status, text in _ERROR_STATUSES.items():
                 responses.setdefault(status, _error_response(text))
+            _declare_rate_limit(spec, method, path)
     _exact_integer_bounds(document)
     _apply_text_policy(document)
     return document
@@ -304,6 +318,42 @@ def _apply_text_policy(document: dict[str, Any]) -> None:
     schemas = document["components"]["schemas"]
     for name in _request_components(document):
         _with_text_policy(schemas[name])
+
+
+_RATE_LIMIT_HEADERS: dict[str, Any] = {
+    "RateLimit-Policy": {
+        "description": "The operation's budget for this tenant: requests per second (q, w=1) "
+        'and burst, e.g. `"reads";q=100;w=1;burst=200`',
+        "schema": {"type": "string"},
+    },
+}
+_THROTTLED_HEADERS: dict[str, Any] = {
+    "Retry-After": {
+        "description": "Seconds to wait before the next request (an integer)",
+        "schema": {"type": "integer", "minimum": 1},
+    },
+    "RateLimit": {
+        "description": 'What remains of the budget: `"<budget>";r=0;t=<seconds>`',
+        "schema": {"type": "string"},
+    },
+    **_RATE_LIMIT_HEADERS,
+}
+
+
+def _declare_rate_limit(spec: dict[str, Any], method: str, path: str) -> None:
+    """Every limited operation: its budget, the policy field on each answer, and the 429."""
+    budget = budget_for(method, path)
+    spec["x-budget"] = budget.value
+    responses = spec["responses"]
+    for status, answer in responses.items():
+        if status.startswith("2"):
+            answer.setdefault("headers", {}).update(_RATE_LIMIT_HEADERS)
+    own = responses.get("429", {}).get("description")
+    text = f"The tenant's {budget.value} budget is spent (reason RATE_LIMITED_{budget.name})"
+    responses["429"] = {
+        **_error_response(f"{text}. {own}" if own else text),
+        "headers": _THROTTLED_HEADERS,
+    }
 
 
 def _error_response(text: str) -> dict[str, Any]:

@@ -4,6 +4,7 @@ Kept light on purpose (it sits on every request): no resolver, no pydantic, no X
 and no boto3 — one signed GetItem over the standard library.
 """
 
+import functools
 import os
 import time
 from typing import Any
@@ -18,7 +19,7 @@ from psap.auth.credentials import (
 )
 from psap.budgets import Budget, RateLimit, parse_limits
 from psap.clock import utc_now
-from psap.config import auth_table, settings
+from psap.config import ConfigurationError, auth_table, settings
 from psap.observability import logger
 from psap.storage.attributes import from_item
 from psap.storage.signed_http import SignedDynamoDB
@@ -26,9 +27,6 @@ from psap.storage.signed_http import SignedDynamoDB
 KIND = CredentialKind(settings().credential_kind)
 TABLE = auth_table()
 store = SignedDynamoDB()
-# The template's default budgets (its rate-limit parameters); a tenant's own limits override
-# them (psap-admin tenant limits set writes both its usage plan and this record).
-DEFAULT_LIMITS = parse_limits(os.environ["TENANT_RATE_LIMITS"])
 # A tenant's limits are read at most once per this many seconds per warm container.
 LIMITS_CACHE_SECONDS = 10.0
 _limits_cache: dict[int, tuple[float, dict[Budget, RateLimit]]] = {}
@@ -39,6 +37,16 @@ def find_credential(hashed_token: str) -> Credential | None:
     return credential_from_attributes(from_item(item)) if item else None
 
 
+@functools.cache
+def default_limits() -> dict[Budget, RateLimit]:
+    """The template's default budgets (its rate-limit parameters); a tenant's own limits
+    override them (psap-admin tenant limits set writes its usage plan and this record)."""
+    text = os.environ.get("TENANT_RATE_LIMITS")
+    if not text:
+        raise ConfigurationError("TENANT_RATE_LIMITS is not set (template.yaml sets it)")
+    return parse_limits(text)
+
+
 def tenant_limits(tenant_id: int) -> dict[Budget, RateLimit]:
     now = time.monotonic()
     cached = _limits_cache.get(tenant_id)
@@ -46,7 +54,7 @@ def tenant_limits(tenant_id: int) -> dict[Budget, RateLimit]:
         return cached[1]
     item = store.get_item(TABLE, tenant_limits_key(tenant_id))
     own = str(from_item(item).get("limits", "")) if item else ""
-    limits = {**DEFAULT_LIMITS, **(parse_limits(own, partial=True) if own else {})}
+    limits = {**default_limits(), **(parse_limits(own, partial=True) if own else {})}
     _limits_cache[tenant_id] = (now, limits)
     return limits
 

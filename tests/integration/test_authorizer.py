@@ -11,10 +11,13 @@ import pytest
 
 from psap.auth import store
 from psap.auth.authorizer import Unauthorized, authorize
-from psap.auth.credentials import CredentialKind
+from psap.auth.credentials import CredentialKind, tenant_limits_key
 from psap.auth.permissions import Permission
+from psap.budgets import usage_key_value
 from psap.clock import utc_now
 from psap.config import auth_table
+from psap.storage.dynamodb import dynamodb
+from tests.conftest import TEMPLATE
 
 P = Permission
 
@@ -30,6 +33,9 @@ def authorizer(
 ) -> Callable[[str], ModuleType]:
     def load(kind: str) -> ModuleType:
         monkeypatch.setenv("CREDENTIAL_KIND", kind)
+        # The template's default budgets, as it gives them to both authorizers.
+        defaults = TEMPLATE.functions["PartnerAuthorizerFunction"].environment
+        monkeypatch.setenv("TENANT_RATE_LIMITS", defaults["TENANT_RATE_LIMITS"])
         return import_function("authorizer")
 
     return load
@@ -167,3 +173,37 @@ def test_an_unreachable_table_is_an_error_not_a_401(
     with pytest.raises(Exception) as failure:
         authorizer("partner").handler(request(load_event, f"Bearer {token}"), lambda_context)
     assert not isinstance(failure.value, Unauthorized)
+
+
+# ---------------------------------------------------------------------------- request budgets
+
+
+def test_the_answer_names_the_tenants_usage_plan_key_and_the_operations_budget(
+    tenant: int, authorizer: Any, load_event: Any, lambda_context: Any
+) -> None:
+    token = issue(tenant, CredentialKind.PARTNER, P.VIEW_KNOWLEDGE)
+    app = authorizer("partner")
+    answer = app.handler(request(load_event, f"Bearer {token}"), lambda_context)
+    # API Gateway throttles the request with this key's usage plan (ApiKeySourceType AUTHORIZER)
+    assert answer["usageIdentifierKey"] == usage_key_value(tenant)
+    # GET /knowledge is a read: the template's default reads budget, named for the answers
+    assert answer["context"]["budget"] == "reads"
+    assert answer["context"]["rateLimitPolicy"] == '"reads";q=100;w=1;burst=200'
+    assert answer["context"]["rateLimitExhausted"] == '"reads";r=0;t=1'
+    assert answer["context"]["rateLimitSuffix"] == "_READS"
+    search = request(load_event, f"Bearer {token}")
+    search["httpMethod"] = "GET"
+    search["resource"] = "/api/v1/external/mcp/resources/resource-center/search"
+    assert app.handler(search, lambda_context)["context"]["budget"] == "search"
+
+
+def test_a_tenants_own_limits_are_the_policy_its_answers_name(
+    tenant: int, authorizer: Any, load_event: Any, lambda_context: Any
+) -> None:
+    # Given the operator gave the tenant its own reads budget (psap-admin tenant limits set)
+    dynamodb().put_item(
+        TableName=auth_table(), Item={**tenant_limits_key(tenant), "limits": {"S": "reads=7/9"}}
+    )
+    token = issue(tenant, CredentialKind.PARTNER, P.VIEW_KNOWLEDGE)
+    answer = authorizer("partner").handler(request(load_event, f"Bearer {token}"), lambda_context)
+    assert answer["context"]["rateLimitPolicy"] == '"reads";q=7;w=1;burst=9'
