@@ -308,6 +308,27 @@ def is_intrinsic(value: Any) -> bool:
     return isinstance(value, dict) and len(value) == 1 and next(iter(value)) in _INTRINSIC_KEYS
 
 
+def _check_parameter_constraints(name: str, definition: Mapping[str, Any], value: Any) -> None:
+    """CloudFormation's own checks of a parameter value, with its messages: what stops
+    `sam deploy` (a zero or absurd concurrency, for one) stops the local stack too."""
+    if definition.get("Type") == "Number":
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise TemplateError(f"Parameter '{name}' must be a number") from None
+        if "MinValue" in definition and number < float(definition["MinValue"]):
+            raise TemplateError(
+                f"Parameter '{name}' must be a number not less than {definition['MinValue']}"
+            )
+        if "MaxValue" in definition and number > float(definition["MaxValue"]):
+            raise TemplateError(
+                f"Parameter '{name}' must be a number not greater than {definition['MaxValue']}"
+            )
+    allowed = definition.get("AllowedValues")
+    if allowed is not None and str(value) not in {str(item) for item in allowed}:
+        raise TemplateError(f"Parameter '{name}' must be one of AllowedValues")
+
+
 class Resolver:
     """Resolves intrinsic functions against the local naming scheme.
 
@@ -332,6 +353,8 @@ class Resolver:
         self._overrides = parameter_overrides
         self._condition_values: dict[str, bool] = {}
         self._in_progress: set[str] = set()
+        # CloudFormation checks every parameter's value before it creates anything.
+        self.parameter_values()
         self._handlers: dict[str, Callable[[Any], Any]] = {
             "Ref": self._ref,
             "Condition": lambda name: self.condition(str(name)),
@@ -408,6 +431,7 @@ class Resolver:
         else:
             raise TemplateError(f"parameter {name!r} has no Default and no override")
         kind = str(definition.get("Type", "String"))
+        _check_parameter_constraints(name, definition, value)
         if kind == "CommaDelimitedList" or kind.startswith("List<"):
             return (
                 [item.strip() for item in str(value).split(",")]

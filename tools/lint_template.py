@@ -154,6 +154,77 @@ def _deployable_values(definition: Mapping[str, Any]) -> list[str] | None:
     return None
 
 
+def _missing_reservation(logical_id: str) -> list[str]:
+    if logical_id in GUARANTEED_CONCURRENCY:
+        return [
+            f"{logical_id}: guaranteed capacity in the plan, but it has no "
+            "ReservedConcurrentExecutions"
+        ]
+    if logical_id in CAPPED_CONCURRENCY:
+        return [
+            f"{logical_id}: a tenant can drive it in bulk, but it has no "
+            "ReservedConcurrentExecutions (its cap)"
+        ]
+    return []
+
+
+def _sqs_pollers(logical_id: str, properties: Mapping[str, Any]) -> tuple[list[Any], list[str]]:
+    """Each SQS event source's MaximumConcurrency, and a problem for each that has none."""
+    pollers: list[Any] = []
+    problems: list[str] = []
+    for event_name, event in (properties.get("Events") or {}).items():
+        if event.get("Type") != "SQS":
+            continue
+        scaling = (event.get("Properties") or {}).get("ScalingConfig") or {}
+        if scaling.get("MaximumConcurrency") is None:
+            problems.append(
+                f"{logical_id}.{event_name}: an SQS event source without "
+                "ScalingConfig.MaximumConcurrency"
+            )
+        else:
+            pollers.append(scaling["MaximumConcurrency"])
+    return pollers, problems
+
+
+def _largest_reservation(
+    document: dict[str, Any], logical_id: str, reserved: Any, pollers: list[Any]
+) -> tuple[int, list[str]]:
+    """The function's reservation at the largest value its parameters allow, checked in every
+    deployable combination to be positive and to hold its queues' pollers."""
+    parameters: dict[str, Any] = document.get("Parameters") or {}
+    choices: dict[str, list[str]] = {}
+    problems: list[str] = []
+    for name in dict.fromkeys(_parameter_refs([reserved, pollers], parameters)):
+        values = _deployable_values(parameters[name] or {})
+        if values is None:
+            problems.append(
+                f"{logical_id}: parameter {name} has no MinValue/MaxValue or AllowedValues, "
+                "so sam deploy would accept any number"
+            )
+        choices[name] = values or []
+    largest = 0
+    for combination in itertools.product(*choices.values()):
+        scenario = dict(zip(choices, combination, strict=True))
+        resolver = Resolver(
+            document, stack_name="psap-lint", sqs_endpoint="", parameter_overrides=scenario
+        )
+        reservation = int(resolver.resolve(reserved))
+        at_once = sum(int(resolver.resolve(lane)) for lane in pollers)
+        largest = max(largest, reservation)
+        if reservation < 1:
+            problems.append(f"{logical_id}: ReservedConcurrentExecutions {reservation} stops it")
+        elif at_once > reservation:
+            # Lambda throttles the surplus, and a throttled message counts a receive toward
+            # its dead-letter queue.
+            problems.append(
+                f"{logical_id}: its SQS event sources may run up to {at_once} at once, above "
+                f"its ReservedConcurrentExecutions {reservation} ({scenario or 'as written'})"
+            )
+        if problems:
+            break
+    return largest, problems
+
+
 def concurrency_plan_violations(document: dict[str, Any]) -> list[str]:
     """House rule: every SQS event source has ScalingConfig.MaximumConcurrency; every
     function in the two lists above has ReservedConcurrentExecutions, within its own
@@ -162,10 +233,11 @@ def concurrency_plan_violations(document: dict[str, Any]) -> list[str]:
     CloudFormation's Rules cannot add numbers, so the sum holds at deploy time because each
     parameter's MaxValue keeps it; this check is where the MaxValues are added up."""
     resources: dict[str, Any] = document.get("Resources") or {}
-    parameters: dict[str, Any] = document.get("Parameters") or {}
     function_globals = (document.get("Globals") or {}).get("Function") or {}
     problems: list[str] = []
-    largest_reservation: dict[str, int] = {}
+    # Parameters shared between functions are counted at their largest for each: an upper
+    # bound, which is what a limit needs.
+    reserved_total = 0
     for logical_id, resource in resources.items():
         if resource.get("Type") != "AWS::Serverless::Function":
             continue
@@ -173,65 +245,14 @@ def concurrency_plan_violations(document: dict[str, Any]) -> list[str]:
         reserved = properties.get(
             "ReservedConcurrentExecutions", function_globals.get("ReservedConcurrentExecutions")
         )
-        lanes: list[Any] = []
-        for event_name, event in (properties.get("Events") or {}).items():
-            if event.get("Type") != "SQS":
-                continue
-            scaling = (event.get("Properties") or {}).get("ScalingConfig") or {}
-            if scaling.get("MaximumConcurrency") is None:
-                problems.append(
-                    f"{logical_id}.{event_name}: an SQS event source without "
-                    "ScalingConfig.MaximumConcurrency"
-                )
-            else:
-                lanes.append(scaling["MaximumConcurrency"])
+        pollers, missing = _sqs_pollers(logical_id, properties)
+        problems += missing
         if reserved is None:
-            if logical_id in GUARANTEED_CONCURRENCY:
-                problems.append(
-                    f"{logical_id}: guaranteed capacity in the plan, but it has no "
-                    "ReservedConcurrentExecutions"
-                )
-            elif logical_id in CAPPED_CONCURRENCY:
-                problems.append(
-                    f"{logical_id}: a tenant can drive it in bulk, but it has no "
-                    "ReservedConcurrentExecutions (its cap)"
-                )
-        # Every deployable combination of the parameters this function's figures use.
-        choices: dict[str, list[str]] = {}
-        for name in dict.fromkeys(_parameter_refs([reserved, lanes], parameters)):
-            values = _deployable_values(parameters[name] or {})
-            if values is None:
-                problems.append(
-                    f"{logical_id}: parameter {name} has no MinValue/MaxValue or AllowedValues, "
-                    "so sam deploy would accept any number"
-                )
-            choices[name] = values or []
-        if reserved is None or not all(choices.values()):
+            problems += _missing_reservation(logical_id)
             continue
-        for combination in itertools.product(*choices.values()):
-            scenario = dict(zip(choices, combination, strict=True))
-            resolver = Resolver(
-                document, stack_name="psap-lint", sqs_endpoint="", parameter_overrides=scenario
-            )
-            reservation = int(resolver.resolve(reserved))
-            pollers = sum(int(resolver.resolve(lane)) for lane in lanes)
-            largest_reservation[logical_id] = max(
-                reservation, largest_reservation.get(logical_id, 0)
-            )
-            if reservation < 1:
-                problems.append(f"{logical_id}: ReservedConcurrentExecutions {reservation} stops it")
-                break
-            if pollers > reservation:
-                # Lambda throttles the surplus, and a throttled message counts a receive
-                # toward its dead-letter queue.
-                problems.append(
-                    f"{logical_id}: its SQS event sources may run up to {pollers} at once, above "
-                    f"its ReservedConcurrentExecutions {reservation} ({scenario or 'as written'})"
-                )
-                break
-    # Parameters shared between functions are counted at their largest for each: an upper
-    # bound, which is what a limit needs.
-    reserved_total = sum(largest_reservation.values())
+        largest, invalid = _largest_reservation(document, logical_id, reserved, pollers)
+        reserved_total += largest
+        problems += invalid
     if ACCOUNT_CONCURRENCY - reserved_total < MINIMUM_UNRESERVED:
         problems.append(
             f"reserved concurrency: up to {reserved_total} of the account's "
