@@ -4,7 +4,7 @@ template that breaks each of them."""
 import copy
 from typing import Any
 
-from local.template import load_yaml
+from local.template import Resolver, load_yaml
 from tools.lint_template import (
     CAPPED_CONCURRENCY,
     GUARANTEED_CONCURRENCY,
@@ -13,6 +13,8 @@ from tools.lint_template import (
     dead_letter_queues_without_alarm,
     resources_without_any_method,
 )
+
+CAPACITY_PLAN = TEMPLATE.parent / "docs" / "capacity.md"
 
 
 def _template() -> dict[str, Any]:
@@ -149,3 +151,24 @@ def test_lanes_that_can_ask_for_more_than_the_reservation_break_the_rule() -> No
     # message counts a receive toward the dead-letter queue)
     (problem,) = concurrency_plan_violations(document)
     assert problem.startswith("CadWorkerFunction: its SQS event sources may run up to 1000")
+
+
+def test_the_capacity_plan_page_shows_the_template_s_reservations() -> None:
+    # Given each reservation as the template deploys it by default
+    document = _template()
+    defaults = Resolver(document, stack_name="psap", sqs_endpoint="", parameter_overrides={})
+    reserved = {
+        logical_id: int(defaults.resolve(resource["Properties"]["ReservedConcurrentExecutions"]))
+        for logical_id, resource in document["Resources"].items()
+        if "ReservedConcurrentExecutions" in (resource.get("Properties") or {})
+    }
+    # Then docs/capacity.md's table has a row for each, with that figure, and their total
+    rows = {
+        cells[0]: cells[1]
+        for line in CAPACITY_PLAN.read_text(encoding="utf-8").splitlines()
+        if line.startswith("| ")
+        and len(cells := [c.strip() for c in line.strip("|").split("|")]) > 1
+    }
+    for logical_id, figure in reserved.items():
+        assert rows[logical_id].split()[0] == str(figure), logical_id
+    assert rows["**Reserved in all**"] == f"**{sum(reserved.values())}**"
