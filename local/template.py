@@ -344,6 +344,27 @@ def is_intrinsic(value: Any) -> bool:
     return isinstance(value, dict) and len(value) == 1 and next(iter(value)) in _INTRINSIC_KEYS
 
 
+def _check_parameter_constraints(name: str, definition: Mapping[str, Any], value: Any) -> None:
+    """CloudFormation's own checks of a parameter value, with its messages: what stops
+    `sam deploy` (a zero or absurd concurrency, for one) stops the local stack too."""
+    if definition.get("Type") == "Number":
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            raise TemplateError(f"Parameter '{name}' must be a number") from None
+        if "MinValue" in definition and number < float(definition["MinValue"]):
+            raise TemplateError(
+                f"Parameter '{name}' must be a number not less than {definition['MinValue']}"
+            )
+        if "MaxValue" in definition and number > float(definition["MaxValue"]):
+            raise TemplateError(
+                f"Parameter '{name}' must be a number not greater than {definition['MaxValue']}"
+            )
+    allowed = definition.get("AllowedValues")
+    if allowed is not None and str(value) not in {str(item) for item in allowed}:
+        raise TemplateError(f"Parameter '{name}' must be one of AllowedValues")
+
+
 class Resolver:
     """Resolves intrinsic functions against the local naming scheme.
 
@@ -368,6 +389,8 @@ class Resolver:
         self._overrides = parameter_overrides
         self._condition_values: dict[str, bool] = {}
         self._in_progress: set[str] = set()
+        # CloudFormation checks every parameter's value before it creates anything.
+        self.parameter_values()
         self._handlers: dict[str, Callable[[Any], Any]] = {
             "Ref": self._ref,
             "Condition": lambda name: self.condition(str(name)),
@@ -444,7 +467,7 @@ class Resolver:
         else:
             raise TemplateError(f"parameter {name!r} has no Default and no override")
         kind = str(definition.get("Type", "String"))
-        _check_parameter(name, definition, value)
+        _check_parameter_constraints(name, definition, value)
         if kind == "CommaDelimitedList" or kind.startswith("List<"):
             return (
                 [item.strip() for item in str(value).split(",")]
@@ -614,25 +637,6 @@ class Resolver:
 
 
 # ---------------------------------------------------------------------------- Globals
-
-
-def _check_parameter(name: str, definition: Mapping[str, Any], value: Any) -> None:
-    """CloudFormation's own checks of a parameter value (Number, MinValue, MaxValue,
-    AllowedValues), so a bad value stops the local stack as it stops `sam deploy`."""
-    allowed = definition.get("AllowedValues")
-    if allowed is not None and str(value) not in [str(item) for item in allowed]:
-        raise TemplateError(f"parameter {name!r}: {value!r} is not one of {allowed}")
-    if str(definition.get("Type", "String")) != "Number":
-        return
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise TemplateError(f"parameter {name!r}: {value!r} is not a number") from None
-    low, high = definition.get("MinValue"), definition.get("MaxValue")
-    if low is not None and number < float(low):
-        raise TemplateError(f"parameter {name!r} must be a number not less than {low}")
-    if high is not None and number > float(high):
-        raise TemplateError(f"parameter {name!r} must be a number not greater than {high}")
 
 
 def merge_globals(global_value: Any, local_value: Any) -> Any:

@@ -2,16 +2,18 @@
 SAM-translated template (plain cfn-lint no longer applies the transform, so a wrong queue
 reference or batch size inside a SAM event would slip through). Runs offline."""
 
+import itertools
 import json
 import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from local.iam import translate
-from local.template import TemplateError, load_yaml
+from local.template import Resolver, TemplateError, load_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "template.yaml"
@@ -98,6 +100,168 @@ def resources_without_any_method(document: dict[str, Any]) -> list[str]:
     ]
 
 
+# The capacity plan's lists (docs/capacity.md): which functions must hold reserved
+# concurrency. Guaranteed: the CAD path, both authorizers and the audit writer keep their
+# executions when everything else is busy. Capped: what a tenant can drive in bulk, so that
+# one tenant's burst cannot take the account's executions from the guaranteed ones.
+GUARANTEED_CONCURRENCY: tuple[str, ...] = (
+    "CadIntakeFunction",
+    "CadWorkerFunction",
+    "PartnerAuthorizerFunction",
+    "CadAuthorizerFunction",
+    "AuditWriterFunction",
+)
+CAPPED_CONCURRENCY: tuple[str, ...] = (
+    "ResourceCenterSearchFunction",
+    "McpFunction",
+    "AuditExportCreateFunction",
+    "AuditExportWorkerFunction",
+    "IncidentUploadFunction",
+    "IncidentUploadCreateFunction",
+    "IncidentUploadStartFunction",
+    "IncidentUploadWorkerFunction",
+    "MediaRadioTrafficUploadFunction",
+    "ResourceCenterIndexerFunction",
+    "WebhookDispatcherFunction",
+)
+# AWS's default concurrency quota per account and region, and the part of it AWS keeps
+# unreserved (it refuses a reservation that would leave less). An account whose quota was
+# raised changes ACCOUNT_CONCURRENCY and the parameters' MaxValues together.
+ACCOUNT_CONCURRENCY = 1000
+MINIMUM_UNRESERVED = 100
+
+
+def _parameter_refs(value: Any, parameters: Mapping[str, Any]) -> Iterator[str]:
+    """The template parameters a property value refers to, at any depth."""
+    if isinstance(value, dict):
+        if "Ref" in value and value["Ref"] in parameters:
+            yield str(value["Ref"])
+        for item in value.values():
+            yield from _parameter_refs(item, parameters)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _parameter_refs(item, parameters)
+
+
+def _deployable_values(definition: Mapping[str, Any]) -> list[str] | None:
+    """The values `sam deploy` can be given for a Number parameter that matter to a linear
+    check (its bounds and default), or None when it accepts any number."""
+    if definition.get("AllowedValues"):
+        return [str(value) for value in definition["AllowedValues"]]
+    if "MinValue" in definition and "MaxValue" in definition:
+        bounds = (definition["MinValue"], definition.get("Default"), definition["MaxValue"])
+        return sorted({str(value) for value in bounds if value is not None})
+    return None
+
+
+def _missing_reservation(logical_id: str) -> list[str]:
+    if logical_id in GUARANTEED_CONCURRENCY:
+        return [
+            f"{logical_id}: guaranteed capacity in the plan, but it has no "
+            "ReservedConcurrentExecutions"
+        ]
+    if logical_id in CAPPED_CONCURRENCY:
+        return [
+            f"{logical_id}: a tenant can drive it in bulk, but it has no "
+            "ReservedConcurrentExecutions (its cap)"
+        ]
+    return []
+
+
+def _sqs_pollers(logical_id: str, properties: Mapping[str, Any]) -> tuple[list[Any], list[str]]:
+    """Each SQS event source's MaximumConcurrency, and a problem for each that has none."""
+    pollers: list[Any] = []
+    problems: list[str] = []
+    for event_name, event in (properties.get("Events") or {}).items():
+        if event.get("Type") != "SQS":
+            continue
+        scaling = (event.get("Properties") or {}).get("ScalingConfig") or {}
+        if scaling.get("MaximumConcurrency") is None:
+            problems.append(
+                f"{logical_id}.{event_name}: an SQS event source without "
+                "ScalingConfig.MaximumConcurrency"
+            )
+        else:
+            pollers.append(scaling["MaximumConcurrency"])
+    return pollers, problems
+
+
+def _largest_reservation(
+    document: dict[str, Any], logical_id: str, reserved: Any, pollers: list[Any]
+) -> tuple[int, list[str]]:
+    """The function's reservation at the largest value its parameters allow, checked in every
+    deployable combination to be positive and to hold its queues' pollers."""
+    parameters: dict[str, Any] = document.get("Parameters") or {}
+    choices: dict[str, list[str]] = {}
+    problems: list[str] = []
+    for name in dict.fromkeys(_parameter_refs([reserved, pollers], parameters)):
+        values = _deployable_values(parameters[name] or {})
+        if values is None:
+            problems.append(
+                f"{logical_id}: parameter {name} has no MinValue/MaxValue or AllowedValues, "
+                "so sam deploy would accept any number"
+            )
+        choices[name] = values or []
+    largest = 0
+    for combination in itertools.product(*choices.values()):
+        scenario = dict(zip(choices, combination, strict=True))
+        resolver = Resolver(
+            document, stack_name="psap-lint", sqs_endpoint="", parameter_overrides=scenario
+        )
+        reservation = int(resolver.resolve(reserved))
+        at_once = sum(int(resolver.resolve(lane)) for lane in pollers)
+        largest = max(largest, reservation)
+        if reservation < 1:
+            problems.append(f"{logical_id}: ReservedConcurrentExecutions {reservation} stops it")
+        elif at_once > reservation:
+            # Lambda throttles the surplus, and a throttled message counts a receive toward
+            # its dead-letter queue.
+            problems.append(
+                f"{logical_id}: its SQS event sources may run up to {at_once} at once, above "
+                f"its ReservedConcurrentExecutions {reservation} ({scenario or 'as written'})"
+            )
+        if problems:
+            break
+    return largest, problems
+
+
+def concurrency_plan_violations(document: dict[str, Any]) -> list[str]:
+    """House rule: every SQS event source has ScalingConfig.MaximumConcurrency; every
+    function in the two lists above has ReservedConcurrentExecutions, within its own
+    reservation for its queues' pollers; and the reservations, at the largest values their
+    parameters allow, leave AWS's 100 unreserved executions of the account's default 1,000.
+    CloudFormation's Rules cannot add numbers, so the sum holds at deploy time because each
+    parameter's MaxValue keeps it; this check is where the MaxValues are added up."""
+    resources: dict[str, Any] = document.get("Resources") or {}
+    function_globals = (document.get("Globals") or {}).get("Function") or {}
+    problems: list[str] = []
+    # Parameters shared between functions are counted at their largest for each: an upper
+    # bound, which is what a limit needs.
+    reserved_total = 0
+    for logical_id, resource in resources.items():
+        if resource.get("Type") != "AWS::Serverless::Function":
+            continue
+        properties = resource.get("Properties") or {}
+        reserved = properties.get(
+            "ReservedConcurrentExecutions", function_globals.get("ReservedConcurrentExecutions")
+        )
+        pollers, missing = _sqs_pollers(logical_id, properties)
+        problems += missing
+        if reserved is None:
+            problems += _missing_reservation(logical_id)
+            continue
+        largest, invalid = _largest_reservation(document, logical_id, reserved, pollers)
+        reserved_total += largest
+        problems += invalid
+    if ACCOUNT_CONCURRENCY - reserved_total < MINIMUM_UNRESERVED:
+        problems.append(
+            f"reserved concurrency: up to {reserved_total} of the account's "
+            f"{ACCOUNT_CONCURRENCY} at the largest values the parameters allow; AWS keeps at "
+            f"least {MINIMUM_UNRESERVED} unreserved (docs/capacity.md)"
+        )
+    return problems
+
+
 def run(step: str, command: list[str]) -> bool:
     print(f"-- {step}", flush=True)
     environment = {**os.environ, "SAM_CLI_TELEMETRY": "0", "AWS_DEFAULT_REGION": "us-east-1"}
@@ -121,7 +285,11 @@ def main() -> int:
         )
     print("-- house rules", flush=True)
     document = load_yaml(TEMPLATE)
-    problems = dead_letter_queues_without_alarm(document) + resources_without_any_method(document)
+    problems = (
+        dead_letter_queues_without_alarm(document)
+        + resources_without_any_method(document)
+        + concurrency_plan_violations(document)
+    )
     for problem in problems:
         print(f"template.yaml: {problem}", file=sys.stderr)
     results.append(not problems)

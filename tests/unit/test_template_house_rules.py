@@ -4,12 +4,17 @@ template that breaks each of them."""
 import copy
 from typing import Any
 
-from local.template import load_yaml
+from local.template import Resolver, load_yaml
 from tools.lint_template import (
+    CAPPED_CONCURRENCY,
+    GUARANTEED_CONCURRENCY,
     TEMPLATE,
+    concurrency_plan_violations,
     dead_letter_queues_without_alarm,
     resources_without_any_method,
 )
+
+CAPACITY_PLAN = TEMPLATE.parent / "docs" / "capacity.md"
 
 
 def _template() -> dict[str, Any]:
@@ -62,3 +67,108 @@ def test_a_dead_letter_queue_without_its_alarm_breaks_the_rule() -> None:
     ]
     del document["Resources"][alarms[0]]
     assert len(dead_letter_queues_without_alarm(document)) == 1
+
+
+# ---------------------------------------------------------------- concurrency (docs/capacity.md)
+
+
+def _function(document: dict[str, Any], logical_id: str) -> dict[str, Any]:
+    properties: dict[str, Any] = document["Resources"][logical_id]["Properties"]
+    return properties
+
+
+def test_every_guaranteed_and_capped_function_is_in_the_template() -> None:
+    # A renamed function must not silently drop out of the capacity plan.
+    resources = _template()["Resources"]
+    for logical_id in GUARANTEED_CONCURRENCY + CAPPED_CONCURRENCY:
+        assert resources[logical_id]["Type"] == "AWS::Serverless::Function"
+
+
+def test_the_real_template_keeps_the_concurrency_plan() -> None:
+    assert concurrency_plan_violations(_template()) == []
+
+
+def test_an_sqs_event_without_maximum_concurrency_breaks_the_rule() -> None:
+    # Given the knowledge digest's queue consumer without its cap
+    document = _template()
+    event = _function(document, "KnowledgeDigestFunction")["Events"]["DigestRequests"]
+    del event["Properties"]["ScalingConfig"]
+    # Then the rule names the function and its event
+    assert concurrency_plan_violations(document) == [
+        "KnowledgeDigestFunction.DigestRequests: an SQS event source without "
+        "ScalingConfig.MaximumConcurrency"
+    ]
+
+
+def test_a_capped_function_without_reserved_concurrency_breaks_the_rule() -> None:
+    # Given the search function without its cap
+    document = _template()
+    del _function(document, "ResourceCenterSearchFunction")["ReservedConcurrentExecutions"]
+    # Then the rule names it
+    assert concurrency_plan_violations(document) == [
+        "ResourceCenterSearchFunction: a tenant can drive it in bulk, but it has no "
+        "ReservedConcurrentExecutions (its cap)"
+    ]
+
+
+def test_a_guaranteed_function_without_reserved_concurrency_breaks_the_rule() -> None:
+    document = _template()
+    del _function(document, "CadAuthorizerFunction")["ReservedConcurrentExecutions"]
+    assert concurrency_plan_violations(document) == [
+        "CadAuthorizerFunction: guaranteed capacity in the plan, but it has no "
+        "ReservedConcurrentExecutions"
+    ]
+
+
+def test_a_reserved_sum_that_leaves_less_than_100_unreserved_breaks_the_rule() -> None:
+    # Given the search cap allowed up to 500 (every other parameter at its largest too)
+    document = _template()
+    document["Parameters"]["SearchConcurrency"]["MaxValue"] = 500
+    # Then the sum is refused, with the figures
+    (problem,) = concurrency_plan_violations(document)
+    assert problem.startswith("reserved concurrency: up to ")
+    assert "of the account's 1000" in problem
+    assert "AWS keeps at least 100 unreserved" in problem
+
+
+def test_a_concurrency_parameter_without_bounds_breaks_the_rule() -> None:
+    # Given a cap parameter that would accept 0 or 100000 at deploy time
+    document = _template()
+    del document["Parameters"]["McpConcurrency"]["MaxValue"]
+    # Then the rule names the parameter and where it is used
+    assert concurrency_plan_violations(document) == [
+        "McpFunction: parameter McpConcurrency has no MinValue/MaxValue or AllowedValues, "
+        "so sam deploy would accept any number"
+    ]
+
+
+def test_lanes_that_can_ask_for_more_than_the_reservation_break_the_rule() -> None:
+    # Given the CAD worker's queue allowed more pollers than the function's reservation
+    document = _template()
+    event = _function(document, "CadWorkerFunction")["Events"]["Submissions"]
+    event["Properties"]["ScalingConfig"]["MaximumConcurrency"] = 1000
+    # Then the rule names the function (Lambda would throttle the surplus, and a throttled
+    # message counts a receive toward the dead-letter queue)
+    (problem,) = concurrency_plan_violations(document)
+    assert problem.startswith("CadWorkerFunction: its SQS event sources may run up to 1000")
+
+
+def test_the_capacity_plan_page_shows_the_template_s_reservations() -> None:
+    # Given each reservation as the template deploys it by default
+    document = _template()
+    defaults = Resolver(document, stack_name="psap", sqs_endpoint="", parameter_overrides={})
+    reserved = {
+        logical_id: int(defaults.resolve(resource["Properties"]["ReservedConcurrentExecutions"]))
+        for logical_id, resource in document["Resources"].items()
+        if "ReservedConcurrentExecutions" in (resource.get("Properties") or {})
+    }
+    # Then docs/capacity.md's table has a row for each, with that figure, and their total
+    rows = {
+        cells[0]: cells[1]
+        for line in CAPACITY_PLAN.read_text(encoding="utf-8").splitlines()
+        if line.startswith("| ")
+        and len(cells := [c.strip() for c in line.strip("|").split("|")]) > 1
+    }
+    for logical_id, figure in reserved.items():
+        assert rows[logical_id].split()[0] == str(figure), logical_id
+    assert rows["**Reserved in all**"] == f"**{sum(reserved.values())}**"

@@ -247,3 +247,33 @@ def test_an_unresolvable_attribute_is_a_clear_error(tmp_path):
     # Then loading fails naming the attribute
     with pytest.raises(TemplateError, match=r"Q\.Colour"):
         load_template(path)
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("0", "Parameter 'CadIntakeConcurrency' must be a number not less than 10"),
+        ("-5", "Parameter 'CadIntakeConcurrency' must be a number not less than 10"),
+        ("100000", "Parameter 'CadIntakeConcurrency' must be a number not greater than 100"),
+        ("fifty", "Parameter 'CadIntakeConcurrency' must be a number"),
+    ],
+)
+def test_a_parameter_outside_its_bounds_stops_the_stack_as_cloudformation_does(
+    override: str, message: str
+) -> None:
+    # Given the real template and a concurrency override `sam deploy` would refuse
+    # Then the local stack refuses it too, naming the parameter as CloudFormation does
+    with pytest.raises(TemplateError, match=f"^{message}$"):
+        load_template(DEFAULT_TEMPLATE, parameter_overrides={"CadIntakeConcurrency": override})
+
+
+def test_a_parameter_outside_its_allowed_values_stops_the_stack() -> None:
+    # Given a dispatcher reservation the lane mapping has no row for
+    refusal = r"^Parameter 'WebhookDispatcherConcurrency' must be one of AllowedValues$"
+    with pytest.raises(TemplateError, match=refusal):
+        load_template(DEFAULT_TEMPLATE, parameter_overrides={"WebhookDispatcherConcurrency": "120"})
+
+
+def test_a_parameter_within_its_bounds_is_accepted() -> None:
+    template = load_template(DEFAULT_TEMPLATE, parameter_overrides={"CadIntakeConcurrency": "100"})
+    assert "CadIntakeFunction" in template.functions
