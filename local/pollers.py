@@ -9,6 +9,8 @@ RedrivePolicy (applied by moto on receive) moves them to the DLQ after maxReceiv
 
 A mapping runs several batches at once, as Lambda's scales its pollers: up to
 ScalingConfig.MaximumConcurrency or the function's reserved concurrency, whichever is lower.
+It adds a batch for each receive that found messages and drops one for each that found none,
+so an idle queue costs one long poll at a time.
 A throttled invoke is retried while the batch is still invisible; a batch still throttled
 when its time runs out is left alone and reappears after the visibility timeout, nothing
 deleted, nothing failed. A mapping whose function has no concurrency free does not receive
@@ -45,6 +47,8 @@ ERROR_BACKOFF_SECONDS: Final = 1.0
 # Concurrent batches of a mapping with neither MaximumConcurrency nor reserved concurrency:
 # the five pollers Lambda starts an SQS mapping with (it scales further only under load).
 DEFAULT_BATCH_CONCURRENCY: Final = 5
+# How often a waiting batch slot looks whether the mapping stopped.
+SCALE_CHECK_SECONDS: Final = 0.5
 # First and longest pause between tries of a throttled batch.
 THROTTLE_BACKOFF_SECONDS: Final = 0.05
 MAX_THROTTLE_BACKOFF_SECONDS: Final = 1.0
@@ -170,14 +174,18 @@ class SqsPoller:
         self._log = log
         self._sqs: SQSClient = sqs_client(endpoint_url)
         self._stop = threading.Event()
-        # One thread per concurrent batch: each receives and runs its own batches.
+        # One thread per batch slot: each receives and runs its own batches; slots beyond
+        # the first work only while there are messages (_scale).
+        self._active = 1
+        self._scaling = threading.Condition()
         self._threads = [
             threading.Thread(
                 target=self._run,
-                name=f"sqs-{function.logical_id}-{event.name}-{index}",
+                args=(slot,),
+                name=f"sqs-{function.logical_id}-{event.name}-{slot}",
                 daemon=True,
             )
-            for index in range(self.concurrency)
+            for slot in range(self.concurrency)
         ]
 
     def start(self) -> None:
@@ -191,6 +199,8 @@ class SqsPoller:
     def request_stop(self) -> None:
         """Stop after the current receive (a long poll of at most a second or two)."""
         self._stop.set()
+        with self._scaling:
+            self._scaling.notify_all()
 
     def stop(self, timeout: float = 10.0) -> None:
         self.request_stop()
@@ -199,8 +209,8 @@ class SqsPoller:
             if thread.is_alive():
                 thread.join(max(0.0, deadline - time.monotonic()))
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
+    def _run(self, slot: int) -> None:
+        while self._await_turn(slot):
             if self._headroom is not None and not self._headroom(self.function.logical_id):
                 # Receiving now would only spend the messages' receives on a throttle.
                 self._stop.wait(THROTTLE_BACKOFF_SECONDS)
@@ -213,8 +223,26 @@ class SqsPoller:
                 self._log(f"[sqs {self.queue.logical_id}] receive failed: {error}")
                 self._stop.wait(ERROR_BACKOFF_SECONDS)
                 continue
+            self._scale(busy=outcome.received > 0 and not outcome.throttled)
             if outcome.throttled:
                 self._stop.wait(MAX_THROTTLE_BACKOFF_SECONDS)
+
+    def _await_turn(self, slot: int) -> bool:
+        """Wait until batch slot `slot` is wanted; False once the mapping stops."""
+        with self._scaling:
+            while slot >= self._active and not self._stop.is_set():
+                self._scaling.wait(SCALE_CHECK_SECONDS)
+        return not self._stop.is_set()
+
+    def _scale(self, *, busy: bool) -> None:
+        # A batch that found messages wakes one more slot (up to the cap); an empty receive
+        # lets one go, so an idle mapping long-polls its queue once, not `concurrency` times.
+        with self._scaling:
+            if busy:
+                self._active = min(self.concurrency, self._active + 1)
+                self._scaling.notify_all()
+            else:
+                self._active = max(1, self._active - 1)
 
     def _receive(self, count: int) -> list[MessageTypeDef]:
         response = self._sqs.receive_message(
