@@ -196,6 +196,12 @@ class SqsPoller:
     def running(self) -> bool:
         return any(thread.is_alive() for thread in self._threads)
 
+    @property
+    def active_batches(self) -> int:
+        """Batch slots receiving now (1 while the queue is idle, up to `concurrency`)."""
+        with self._scaling:
+            return self._active
+
     def request_stop(self) -> None:
         """Stop after the current receive (a long poll of at most a second or two)."""
         self._stop.set()

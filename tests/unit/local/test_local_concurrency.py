@@ -317,6 +317,8 @@ def test_maximum_concurrency_bounds_the_batches_that_run_at_once(
     poller.start()
     try:
         _wait_for(lambda: len(recorder.bodies_processed()) == 6, 30, "six batches")
+        # And once the queue is empty the mapping is back to one long poll at a time
+        _wait_for(lambda: poller.active_batches == 1, 10, "the mapping to scale down")
     finally:
         poller.stop()
     # Then two batches ran at once, never more
