@@ -1,4 +1,4 @@
-"""SQS event source mappings: one poller thread per SQS event of the template.
+"""SQS event source mappings: one poller per SQS event of the template.
 
 Each poller does what Lambda's event source mapping does: long-polls the queue for up to
 BatchSize messages (gathering for MaximumBatchingWindowInSeconds), invokes the function with
@@ -6,6 +6,16 @@ the standard SQS event, and deletes what succeeded. With ReportBatchItemFailures
 records not named in batchItemFailures are deleted; an invalid response fails the whole
 batch. Records that are not deleted reappear after the visibility timeout, and the queue's
 RedrivePolicy (applied by moto on receive) moves them to the DLQ after maxReceiveCount.
+
+A mapping runs several batches at once, as Lambda's scales its pollers: up to
+ScalingConfig.MaximumConcurrency or the function's reserved concurrency, whichever is lower.
+It adds a batch for each receive that found messages and drops one for each that found none,
+so an idle queue costs one long poll at a time.
+A throttled invoke is retried while the batch is still invisible; a batch still throttled
+when its time runs out is left alone and reappears after the visibility timeout, nothing
+deleted, nothing failed. A mapping whose function has no concurrency free does not receive
+at all, so a throttle does not spend the messages' receives (and never drives them to the
+DLQ): they wait in the queue.
 """
 
 from __future__ import annotations
@@ -28,10 +38,31 @@ if TYPE_CHECKING:
     from mypy_boto3_sqs.type_defs import MessageTypeDef
 
 Invoke = Callable[[str, Any], InvokeResult]
+# Whether the function could run one more invocation now (LambdaRuntime.has_headroom).
+Headroom = Callable[[str], bool]
 # ReceiveMessage returns at most 10 messages per call, whatever the batch size.
 MAX_MESSAGES_PER_RECEIVE: Final = 10
 WAIT_TIME_SECONDS: Final = 1
 ERROR_BACKOFF_SECONDS: Final = 1.0
+# Concurrent batches of a mapping with neither MaximumConcurrency nor reserved concurrency:
+# the five pollers Lambda starts an SQS mapping with (it scales further only under load).
+DEFAULT_BATCH_CONCURRENCY: Final = 5
+# How often a waiting batch slot looks whether the mapping stopped.
+SCALE_CHECK_SECONDS: Final = 0.5
+# First and longest pause between tries of a throttled batch.
+THROTTLE_BACKOFF_SECONDS: Final = 0.05
+MAX_THROTTLE_BACKOFF_SECONDS: Final = 1.0
+
+
+def batch_concurrency(function: Function, event: SqsEvent) -> int:
+    """How many batches a mapping runs at once: MaximumConcurrency or the function's reserved
+    concurrency, whichever is lower, else the local default."""
+    limits = [
+        limit
+        for limit in (event.maximum_concurrency, function.reserved_concurrency)
+        if limit is not None
+    ]
+    return min(limits) if limits else DEFAULT_BATCH_CONCURRENCY
 
 
 def sqs_record(message: MessageTypeDef, queue: Queue) -> dict[str, Any]:
@@ -112,10 +143,13 @@ class BatchOutcome:
     received: int
     deleted: int
     failed: int
+    # The batch never ran: every invoke of it was throttled; its records wait in the queue.
+    throttled: bool = False
 
 
 class SqsPoller:
-    """The event source mapping of one SQS event: receive, invoke, delete."""
+    """The event source mapping of one SQS event: receive, invoke, delete, in `concurrency`
+    batches at once."""
 
     def __init__(
         self,
@@ -126,43 +160,95 @@ class SqsPoller:
         invoke: Invoke,
         *,
         log: LogSink = print_line,
+        concurrency: int | None = None,
+        headroom: Headroom | None = None,
     ) -> None:
         self.function = function
         self.event = event
         self.queue = queue
+        self.concurrency = (
+            batch_concurrency(function, event) if concurrency is None else concurrency
+        )
         self._invoke = invoke
+        self._headroom = headroom
         self._log = log
         self._sqs: SQSClient = sqs_client(endpoint_url)
         self._stop = threading.Event()
-        self._thread = threading.Thread(
-            target=self._run, name=f"sqs-{function.logical_id}-{event.name}", daemon=True
-        )
+        # One thread per batch slot: each receives and runs its own batches; slots beyond
+        # the first work only while there are messages (_scale).
+        self._active = 1
+        self._scaling = threading.Condition()
+        self._threads = [
+            threading.Thread(
+                target=self._run,
+                args=(slot,),
+                name=f"sqs-{function.logical_id}-{event.name}-{slot}",
+                daemon=True,
+            )
+            for slot in range(self.concurrency)
+        ]
 
     def start(self) -> None:
-        self._thread.start()
+        for thread in self._threads:
+            thread.start()
 
     @property
     def running(self) -> bool:
-        return self._thread.is_alive()
+        return any(thread.is_alive() for thread in self._threads)
+
+    @property
+    def active_batches(self) -> int:
+        """Batch slots receiving now (1 while the queue is idle, up to `concurrency`)."""
+        with self._scaling:
+            return self._active
 
     def request_stop(self) -> None:
         """Stop after the current receive (a long poll of at most a second or two)."""
         self._stop.set()
+        with self._scaling:
+            self._scaling.notify_all()
 
     def stop(self, timeout: float = 10.0) -> None:
         self.request_stop()
-        if self._thread.is_alive():
-            self._thread.join(timeout)
+        deadline = time.monotonic() + timeout
+        for thread in self._threads:
+            if thread.is_alive():
+                thread.join(max(0.0, deadline - time.monotonic()))
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
+    def _run(self, slot: int) -> None:
+        while self._await_turn(slot):
+            if self._headroom is not None and not self._headroom(self.function.logical_id):
+                # Receiving now would only spend the messages' receives on a throttle.
+                self._stop.wait(THROTTLE_BACKOFF_SECONDS)
+                continue
             try:
-                self.poll_once()
+                outcome = self.poll_once()
             except (BotoCoreError, ClientError) as error:
                 if self._stop.is_set():
                     return
                 self._log(f"[sqs {self.queue.logical_id}] receive failed: {error}")
                 self._stop.wait(ERROR_BACKOFF_SECONDS)
+                continue
+            self._scale(busy=outcome.received > 0 and not outcome.throttled)
+            if outcome.throttled:
+                self._stop.wait(MAX_THROTTLE_BACKOFF_SECONDS)
+
+    def _await_turn(self, slot: int) -> bool:
+        """Wait until batch slot `slot` is wanted; False once the mapping stops."""
+        with self._scaling:
+            while slot >= self._active and not self._stop.is_set():
+                self._scaling.wait(SCALE_CHECK_SECONDS)
+        return not self._stop.is_set()
+
+    def _scale(self, *, busy: bool) -> None:
+        # A batch that found messages wakes one more slot (up to the cap); an empty receive
+        # lets one go, so an idle mapping long-polls its queue once, not `concurrency` times.
+        with self._scaling:
+            if busy:
+                self._active = min(self.concurrency, self._active + 1)
+                self._scaling.notify_all()
+            else:
+                self._active = max(1, self._active - 1)
 
     def _receive(self, count: int) -> list[MessageTypeDef]:
         response = self._sqs.receive_message(
@@ -190,10 +276,22 @@ class SqsPoller:
 
     def poll_once(self) -> BatchOutcome:
         """One receive-invoke-delete cycle; public so tests can drive it step by step."""
+        # Counted from before the receive: the messages' visibility timeout starts no earlier.
+        # Past that moment they may be visible again and another batch may take them.
+        invisible_until = time.monotonic() + self.queue.visibility_timeout
         messages = self._gather()
         if not messages:
             return BatchOutcome(received=0, deleted=0, failed=0)
-        result = self._invoke(self.function.logical_id, sqs_event(messages, self.queue))
+        result = self._invoke_through_throttles(
+            sqs_event(messages, self.queue), invisible_until - self.function.timeout
+        )
+        if result.throttled:
+            self._log(
+                f"SQS {self.queue.logical_id} -> {self.function.logical_id}: {len(messages)}"
+                f" records throttled ({result.throttle_reason}); left in the queue, visible"
+                " again after the visibility timeout"
+            )
+            return BatchOutcome(received=len(messages), deleted=0, failed=0, throttled=True)
         ids = [message["MessageId"] for message in messages]
         failed = failed_message_ids(
             result, ids, reports_batch_item_failures=self.event.reports_batch_item_failures
@@ -206,6 +304,18 @@ class SqsPoller:
             f" {len(done)} deleted, {len(failed)} left for retry ({status})"
         )
         return BatchOutcome(received=len(messages), deleted=len(done), failed=len(failed))
+
+    def _invoke_through_throttles(self, event: dict[str, Any], give_up_at: float) -> InvokeResult:
+        """Invoke, trying a throttled invoke again (with backoff) while an invocation started
+        then would still end before the batch's messages become visible again."""
+        backoff = THROTTLE_BACKOFF_SECONDS
+        while True:
+            result = self._invoke(self.function.logical_id, event)
+            if not result.throttled or time.monotonic() + backoff > give_up_at:
+                return result
+            if self._stop.wait(backoff):
+                return result
+            backoff = min(backoff * 2, MAX_THROTTLE_BACKOFF_SECONDS)
 
     def _delete(self, messages: list[MessageTypeDef]) -> None:
         for start in range(0, len(messages), MAX_MESSAGES_PER_RECEIVE):
@@ -234,10 +344,19 @@ def create_pollers(
     invoke: Invoke,
     *,
     log: LogSink = print_line,
+    headroom: Headroom | None = None,
 ) -> list[SqsPoller]:
     """A poller for every enabled SQS event of the template (not started)."""
     return [
-        SqsPoller(function, event, template.queues[event.queue_id], endpoint_url, invoke, log=log)
+        SqsPoller(
+            function,
+            event,
+            template.queues[event.queue_id],
+            endpoint_url,
+            invoke,
+            log=log,
+            headroom=headroom,
+        )
         for function, event in template.sqs_events()
         if event.enabled
     ]

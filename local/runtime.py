@@ -1,9 +1,12 @@
 """Lambda execution environments for the template's functions, one worker process each.
 
-A worker is started on a function's first invoke and kept warm, like a Lambda container.
-Each function has a small pool, so concurrent requests run concurrently. The function's
-Timeout is enforced by killing the worker; a crash or a timeout is reported as an invoke
-error and the next invoke gets a fresh worker. Invokes never hang.
+A worker is started on a function's first invoke and kept warm, like a Lambda container; it
+serves one invocation at a time, so concurrent invokes run in as many workers. How many may
+run at once is Lambda's concurrency (local.concurrency): a function's reserved concurrency and
+the account's limit; an invoke beyond them is throttled, not queued. A worker idle for longer
+than the idle time is stopped, as Lambda reclaims idle environments; the next invoke is a cold
+start. The function's Timeout is enforced by killing the worker; a crash or a timeout is
+reported as an invoke error and the next invoke gets a fresh worker. Invokes never hang.
 """
 
 from __future__ import annotations
@@ -23,10 +26,15 @@ from pathlib import Path
 from typing import IO, Any, Final, Literal
 
 from local.aws import local_aws_environment
+from local.concurrency import DEFAULT_ACCOUNT_CONCURRENCY, AccountConcurrency, ThrottleReason
 from local.template import REPO_ROOT, Function, StackTemplate, function_arn
 
 WORKER_SCRIPT: Final = Path(__file__).resolve().parent / "lambda_worker.py"
-DEFAULT_POOL_SIZE: Final = 4
+# Lambda keeps an idle environment for minutes (not documented, typically 5 to 15); locally
+# five minutes keeps a working session warm while a stack left alone shrinks back to nothing.
+DEFAULT_IDLE_SECONDS: Final = 300.0
+# The longest the reclaimer sleeps between looks for idle workers.
+RECLAIM_CHECK_SECONDS: Final = 5.0
 # Lambda allows 10 s for init; a first import on a cold disk can be slower than on Lambda.
 INIT_TIMEOUT_SECONDS: Final = 30.0
 # How often a pool looks for edited code, so a running stack picks up changes.
@@ -44,15 +52,31 @@ def print_line(line: str) -> None:
 
 @dataclass(frozen=True)
 class InvokeResult:
-    status: Literal["ok", "error", "timeout"]
+    status: Literal["ok", "error", "timeout", "throttled"]
     payload: Any = None
     error_type: str | None = None
     error_message: str | None = None
     duration_ms: float = 0.0
+    # Why Lambda refused to run the invoke (the Reason of its TooManyRequestsException).
+    throttle_reason: ThrottleReason | None = None
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+    @property
+    def throttled(self) -> bool:
+        return self.status == "throttled"
+
+
+def throttled_result(reason: ThrottleReason) -> InvokeResult:
+    """What Lambda's Invoke answers (429) when no concurrency is left for the invocation."""
+    return InvokeResult(
+        status="throttled",
+        error_type="TooManyRequestsException",
+        error_message="Rate Exceeded.",
+        throttle_reason=reason,
+    )
 
 
 def worker_environment(
@@ -270,32 +294,41 @@ def _code_fingerprint(folders: tuple[Path, ...]) -> float:
 
 
 class FunctionPool:
-    """Up to `size` warm workers of one function; more concurrent invokes wait their turn."""
+    """The warm workers of one function: an idle one serves an invoke, or a new one starts.
+
+    The pool never refuses or queues an invoke; how many run at once is the runtime's
+    concurrency accounting, which throttles before an invoke reaches the pool.
+    """
 
     def __init__(
         self,
         function: Function,
         environment: Mapping[str, str],
         *,
-        size: int = DEFAULT_POOL_SIZE,
         log: LogSink = print_line,
         code_folders: tuple[Path, ...] = (),
     ) -> None:
         self.function = function
         self._environment = dict(environment)
-        self._size = size
         self._log = log
-        self._idle: list[_Worker] = []
+        # Idle workers with the time each became idle, the most recently used last.
+        self._idle: list[tuple[_Worker, float]] = []
         self._busy = 0
-        self._condition = threading.Condition()
+        self._lock = threading.Lock()
         self._closed = False
         self._generation = 0
         self._code_folders = code_folders
         self._fingerprint = _code_fingerprint(code_folders) if code_folders else 0.0
         self._checked_at = time.monotonic()
 
+    @property
+    def worker_count(self) -> int:
+        """Workers alive now, busy or idle."""
+        with self._lock:
+            return self._busy + len(self._idle)
+
     def _note_code_changes(self) -> None:
-        # Called with the condition held; edited code retires every warm worker.
+        # Called with the lock held; edited code retires every warm worker.
         now = time.monotonic()
         if not self._code_folders or now - self._checked_at < CODE_CHECK_INTERVAL_SECONDS:
             return
@@ -305,28 +338,25 @@ class FunctionPool:
             self._fingerprint = fingerprint
             self._generation += 1
             stale, self._idle = self._idle, []
-            for worker in stale:
+            for worker, _ in stale:
                 threading.Thread(target=worker.stop, daemon=True).start()
 
     def _acquire(self) -> _Worker | None:
-        """An idle worker, or None when the caller may start a new one (its slot is taken)."""
-        with self._condition:
-            while True:
-                if self._closed:
-                    raise RuntimeError("the local runtime is shutting down")
-                self._note_code_changes()
-                while self._idle:
-                    worker = self._idle.pop()
-                    if worker.alive:
-                        self._busy += 1
-                        return worker
-                if self._busy + len(self._idle) < self._size:
-                    self._busy += 1
-                    return None
-                self._condition.wait()
+        """An idle worker, or None when the caller must start a new one."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the local runtime is shutting down")
+            self._note_code_changes()
+            self._busy += 1
+            # The most recently used first, so the longest idle are the ones reclaimed.
+            while self._idle:
+                worker, _ = self._idle.pop()
+                if worker.alive:
+                    return worker
+            return None
 
     def _release(self, worker: _Worker | None) -> None:
-        with self._condition:
+        with self._lock:
             self._busy -= 1
             keep = (
                 worker is not None
@@ -335,10 +365,19 @@ class FunctionPool:
                 and worker.generation == self._generation
             )
             if keep and worker is not None:
-                self._idle.append(worker)
-            self._condition.notify()
+                self._idle.append((worker, time.monotonic()))
         if worker is not None and not keep:
             worker.kill()
+
+    def reclaim_idle(self, idle_seconds: float) -> int:
+        """Stop the workers idle for at least `idle_seconds`; how many were stopped."""
+        cutoff = time.monotonic() - idle_seconds
+        with self._lock:
+            expired = [worker for worker, since in self._idle if since <= cutoff]
+            self._idle = [(worker, since) for worker, since in self._idle if since > cutoff]
+        for worker in expired:
+            worker.stop()
+        return len(expired)
 
     def invoke(self, event: Any, *, request_id: str | None = None) -> InvokeResult:
         request_id = request_id or str(uuid.uuid4())
@@ -360,23 +399,23 @@ class FunctionPool:
             self._release(worker)
 
     def close(self) -> None:
-        with self._condition:
+        with self._lock:
             self._closed = True
             idle, self._idle = self._idle, []
-            self._condition.notify_all()
-        for worker in idle:
+        for worker, _ in idle:
             worker.stop()
 
 
 class LambdaRuntime:
-    """The template's functions, invoked by logical id."""
+    """The template's functions, invoked by logical id, within Lambda's concurrency limits."""
 
     def __init__(
         self,
         template: StackTemplate,
         endpoint_url: str,
         *,
-        pool_size: int = DEFAULT_POOL_SIZE,
+        account_concurrency: int = DEFAULT_ACCOUNT_CONCURRENCY,
+        idle_seconds: float = DEFAULT_IDLE_SECONDS,
         log: LogSink = print_line,
         repo_root: Path = REPO_ROOT,
         reload_on_change: bool = True,
@@ -384,7 +423,9 @@ class LambdaRuntime:
         credentials: Mapping[str, Mapping[str, str]] | None = None,
     ) -> None:
         """`log_for` gives a function its own log sink (local.log_subscriptions);
-        `credentials` each function's role session by logical id (local.iam)."""
+        `credentials` each function's role session by logical id (local.iam).
+        ConcurrencyConfigurationError when the reservations do not fit the account."""
+        self.concurrency = AccountConcurrency.for_template(template, account_concurrency)
         shared_layer = repo_root / "layers" / "shared"
         self._pools = {
             function.logical_id: FunctionPool(
@@ -395,15 +436,28 @@ class LambdaRuntime:
                     repo_root,
                     (credentials or {}).get(function.logical_id),
                 ),
-                size=pool_size,
                 log=log_for(function, log) if log_for is not None else log,
                 code_folders=(function.code_dir, shared_layer) if reload_on_change else (),
             )
             for function in template.functions.values()
         }
+        self._idle_seconds = idle_seconds
+        self._stopping = threading.Event()
+        self._reclaimer = threading.Thread(
+            target=self._reclaim_idle_workers, name="lambda-idle-reclaimer", daemon=True
+        )
+        self._reclaimer.start()
 
     def function_arn(self, function_id: str) -> str:
         return function_arn(function_id)
+
+    def worker_count(self, function_id: str) -> int:
+        """The function's execution environments alive now."""
+        return self._pools[function_id].worker_count
+
+    def has_headroom(self, function_id: str) -> bool:
+        """Whether an invoke of the function started now would run rather than be throttled."""
+        return self.concurrency.has_headroom(function_id)
 
     def invoke(
         self, function_id: str, event: Any, *, request_id: str | None = None
@@ -415,8 +469,22 @@ class LambdaRuntime:
                 error_type="ResourceNotFoundException",
                 error_message=f"Function not found: {function_id}",
             )
-        return pool.invoke(event, request_id=request_id)
+        refusal = self.concurrency.try_acquire(function_id)
+        if refusal is not None:
+            return throttled_result(refusal)
+        try:
+            return pool.invoke(event, request_id=request_id)
+        finally:
+            self.concurrency.release(function_id)
+
+    def _reclaim_idle_workers(self) -> None:
+        interval = max(0.05, min(self._idle_seconds / 4, RECLAIM_CHECK_SECONDS))
+        while not self._stopping.wait(interval):
+            for pool in self._pools.values():
+                pool.reclaim_idle(self._idle_seconds)
 
     def shutdown(self) -> None:
+        self._stopping.set()
+        self._reclaimer.join(timeout=5)
         for pool in self._pools.values():
             pool.close()

@@ -44,13 +44,21 @@ from local.aws import (
     local_aws_environment,
 )
 from local.cad_receiver import CadReceiver, Endpoint
+from local.concurrency import (
+    AWS_ACCOUNT_CONCURRENCY,
+    DEFAULT_ACCOUNT_CONCURRENCY,
+    DEFAULT_CONCURRENCY_SCALE,
+    AccountConcurrency,
+    ConcurrencyConfigurationError,
+    scale_concurrency,
+)
 from local.demo_cad import RECEIVER_URL_VARIABLE
 from local.gateway import ApiGateway, GatewayServer
 from local.gateway.throttling import UsagePlanDirectory
 from local.iam import function_roles
 from local.log_subscriptions import LogSubscriptions
 from local.pollers import SqsPoller, create_pollers, stop_pollers
-from local.runtime import InvokeResult, LambdaRuntime, print_line
+from local.runtime import DEFAULT_IDLE_SECONDS, InvokeResult, LambdaRuntime, print_line
 from local.schedules import ScheduleDriver, schedule_events
 from local.template import (
     DEFAULT_STACK_NAME,
@@ -86,6 +94,26 @@ def _loopback(host: str) -> str:
     return host
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from error
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from error
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text} must be more than 0")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="psap-local",
@@ -119,6 +147,30 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--template", type=Path, default=DEFAULT_TEMPLATE)
     parser.add_argument("--stack-name", default=DEFAULT_STACK_NAME)
     parser.add_argument("--no-demo", action="store_true", help="do not seed the demo tenants")
+    parser.add_argument(
+        "--concurrency-scale",
+        type=_positive_int,
+        default=DEFAULT_CONCURRENCY_SCALE,
+        help="run the template's concurrency plan at 1/SCALE on this machine: every"
+        " ReservedConcurrentExecutions and MaximumConcurrency divided by it (rounded up), and"
+        f" an account of {AWS_ACCOUNT_CONCURRENCY}/SCALE (default {DEFAULT_CONCURRENCY_SCALE};"
+        " 1 runs it as AWS would)",
+    )
+    parser.add_argument(
+        "--account-concurrency",
+        type=_positive_int,
+        default=None,
+        help="the account's Lambda concurrency limit: invocations running at once across all"
+        " functions; reserved concurrency comes out of it, a tenth stays unreserved"
+        f" (default {AWS_ACCOUNT_CONCURRENCY}/SCALE: {DEFAULT_ACCOUNT_CONCURRENCY})",
+    )
+    parser.add_argument(
+        "--idle-worker-seconds",
+        type=_positive_float,
+        default=DEFAULT_IDLE_SECONDS,
+        help="a function's worker idle this long is stopped, as Lambda reclaims idle"
+        f" environments; the next invoke is a cold start (default {DEFAULT_IDLE_SECONDS:.0f})",
+    )
     parser.add_argument(
         "--cad-receiver-port",
         type=int,
@@ -249,6 +301,13 @@ class LocalStack:
             sqs_endpoint=endpoint_url,
             parameter_overrides=local_parameters,
         )
+        template = scale_concurrency(template, arguments.concurrency_scale)
+        if arguments.account_concurrency is None:
+            arguments.account_concurrency = max(
+                1, AWS_ACCOUNT_CONCURRENCY // arguments.concurrency_scale
+            )
+        # Reservations the account cannot grant stop the stack before anything is created.
+        AccountConcurrency.for_template(template, arguments.account_concurrency)
         routes = sum(len(function.api_events) for function in template.functions.values())
         note(
             f"loaded {arguments.template.name}: {len(template.functions)} functions,"
@@ -278,6 +337,8 @@ class LocalStack:
         self.runtime = LambdaRuntime(
             template,
             endpoint_url,
+            account_concurrency=arguments.account_concurrency,
+            idle_seconds=arguments.idle_worker_seconds,
             log_for=self.log_subscriptions.sink_for,
             credentials={
                 function_id: session.environment() for function_id, session in sessions.items()
@@ -292,10 +353,17 @@ class LocalStack:
         )
         self.server.start(gateway)
         note(f"gateway listening on {self.server.url}")
-        self.pollers = create_pollers(template, endpoint_url, self.runtime.invoke)
+        self.pollers = create_pollers(
+            template, endpoint_url, self.runtime.invoke, headroom=self.runtime.has_headroom
+        )
         for poller in self.pollers:
             poller.start()
-        note(f"started {len(self.pollers)} queue pollers")
+        note(
+            f"started {len(self.pollers)} queue pollers"
+            f" ({sum(poller.concurrency for poller in self.pollers)} concurrent batches at most);"
+            f" account concurrency {arguments.account_concurrency},"
+            f" {self.runtime.concurrency.unreserved_limit} unreserved"
+        )
         self.schedules = ScheduleDriver(schedules, self.runtime.invoke)
         self.schedules.start()
         note(f"started {len(schedules)} schedules")
@@ -473,7 +541,7 @@ def _run(stack: LocalStack, state_file: Path, log_file: Path) -> int:
     except PortInUseError as error:
         _say_port_in_use(error, "--aws-port")
         return 1
-    except TemplateError as error:
+    except (TemplateError, ConcurrencyConfigurationError) as error:
         say(f"error: {stack.arguments.template.name}: {error}")
         return 1
     _write_state(state_file, state)

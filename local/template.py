@@ -38,6 +38,9 @@ SECRETSMANAGER_TYPE: Final = "AWS::SecretsManager::Secret"
 FUNCTION_TYPES: Final = frozenset({"AWS::Serverless::Function", "AWS::Lambda::Function"})
 API_TYPE: Final = "AWS::Serverless::Api"
 USAGE_PLAN_TYPE: Final = "AWS::ApiGateway::UsagePlan"
+# The bounds Lambda puts on an SQS event source's ScalingConfig.MaximumConcurrency.
+MINIMUM_SQS_MAXIMUM_CONCURRENCY: Final = 2
+MAXIMUM_SQS_MAXIMUM_CONCURRENCY: Final = 1000
 LAYER_TYPES: Final = frozenset({"AWS::Serverless::LayerVersion", "AWS::Lambda::LayerVersion"})
 
 
@@ -110,6 +113,8 @@ class SqsEvent:
     function_response_types: tuple[str, ...]
     maximum_batching_window: int
     enabled: bool
+    # ScalingConfig.MaximumConcurrency: the most batches this mapping runs at once (2-1000).
+    maximum_concurrency: int | None = None
 
     @property
     def reports_batch_item_failures(self) -> bool:
@@ -143,6 +148,8 @@ class Function:
     log_subscriptions: tuple[LogSubscription, ...] = ()
     # Event types the local stack does not drive (Schedule, DynamoDB streams...), by event name.
     ignored_events: Mapping[str, str] = field(default_factory=dict)
+    # ReservedConcurrentExecutions: None shares the account's unreserved concurrency.
+    reserved_concurrency: int | None = None
 
     @property
     def arn(self) -> str:
@@ -970,6 +977,11 @@ class _TemplateBuilder:
             log_group=str(logging_config.get("LogGroup") or f"/aws/lambda/{name}"),
             log_subscriptions=tuple(subscriptions),
             ignored_events=ignored,
+            reserved_concurrency=_concurrency(
+                self._resolver.resolve(properties.get("ReservedConcurrentExecutions")),
+                f"{logical_id}: ReservedConcurrentExecutions",
+                minimum=0,
+            ),
         )
 
     def _api_event(
@@ -1026,6 +1038,12 @@ class _TemplateBuilder:
             function_response_types=tuple(resolved.get("FunctionResponseTypes") or ()),
             maximum_batching_window=int(resolved.get("MaximumBatchingWindowInSeconds", 0)),
             enabled=str(resolved.get("Enabled", True)).lower() == "true",
+            maximum_concurrency=_concurrency(
+                (resolved.get("ScalingConfig") or {}).get("MaximumConcurrency"),
+                f"{event_name}: ScalingConfig.MaximumConcurrency",
+                minimum=MINIMUM_SQS_MAXIMUM_CONCURRENCY,
+                maximum=MAXIMUM_SQS_MAXIMUM_CONCURRENCY,
+            ),
         )
 
 
@@ -1033,6 +1051,21 @@ def _throttle(limits: Mapping[str, Any]) -> Throttle:
     return Throttle(
         rate=float(limits.get("RateLimit", 10_000)), burst=int(limits.get("BurstLimit", 5_000))
     )
+
+
+def _concurrency(value: Any, what: str, *, minimum: int, maximum: int | None = None) -> int | None:
+    """A concurrency setting as a number (a parameter's value arrives as a string); None when
+    the template leaves it out. Out-of-range values are refused as CloudFormation refuses them."""
+    if value is None or value is NO_VALUE:
+        return None
+    try:
+        number = int(str(value))
+    except ValueError:
+        raise TemplateError(f"{what} must be a whole number, not {value!r}") from None
+    if number < minimum or (maximum is not None and number > maximum):
+        bounds = f"at least {minimum}" if maximum is None else f"between {minimum} and {maximum}"
+        raise TemplateError(f"{what} must be {bounds}, not {number}")
+    return number
 
 
 def _gateway_response(definition: Mapping[str, Any]) -> GatewayResponse:

@@ -178,6 +178,17 @@ class ApiGateway:
         self, facts: RequestFacts, api: RestApi, match: RouteMatch, result: InvokeResult
     ) -> HttpResponse:
         resource = match.route.resource_path
+        if result.throttled:
+            # A throttled Lambda proxy integration is not passed on as a 429: API Gateway
+            # answers 500 {"message": "Internal server error"} (DEFAULT_5XX), as AWS's
+            # knowledge center says (repost.aws/knowledge-center/api-gateway-internal-server-error,
+            # "Throttling occurs") and re:Post question QUfI6bsdd0SOiPeyimzxSkfQ observes.
+            self._log(
+                f"[gateway] {match.route.function_id} throttled: {result.error_type}"
+                f" ({result.throttle_reason})"
+            )
+            error = GatewayError("DEFAULT_5XX", "Internal server error", 500)
+            return self._error(facts, api, error, resource)
         if result.status == "timeout":
             error = GatewayError("INTEGRATION_TIMEOUT", "Endpoint request timed out")
             return self._error(facts, api, error, resource)

@@ -169,6 +169,10 @@ class LambdaAuthorizers:
             authorizer.function_id, build_authorizer_event(event, authorizer, arn)
         )
         if not result.ok:
+            # A throttled authorizer is one more failed call: API Gateway answers 500
+            # AUTHORIZER_CONFIGURATION_ERROR ({"message": null}), as for a timed-out one
+            # (dev.to/marcogrcr, "API Gateway + Lambda authorizer + Lambda proxy integration
+            # failure modes"), and caches nothing, so the next request asks again.
             if result.status == "error" and result.error_message == "Unauthorized":
                 return GatewayError("UNAUTHORIZED", "Unauthorized")
             # API Gateway reports any other authorizer failure as a configuration error.

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from local.concurrency import ACCOUNT_LIMIT_EXCEEDED, RESERVED_LIMIT_EXCEEDED
 from local.gateway import (
     MAX_REQUEST_BODY_BYTES,
     ApiGateway,
@@ -24,7 +25,7 @@ from local.gateway import (
     HttpResponse,
     render_gateway_response,
 )
-from local.runtime import InvokeResult, LambdaRuntime
+from local.runtime import InvokeResult, LambdaRuntime, throttled_result
 from local.template import local_api_id
 
 API_ID = local_api_id("ProbeApi")
@@ -419,6 +420,34 @@ def test_function_error_or_malformed_proxy_result_is_502_through_default_5xx(
     assert response.status == 502
     assert body_of(response)["reason"] == "INTERNAL_ERROR"
     assert response.header("x-amzn-ErrorType") == "InternalServerErrorException"
+
+
+def test_a_throttled_integration_is_500_through_default_5xx_not_429(gateway, fake_functions):
+    # Given a function with no concurrency left (Lambda's TooManyRequestsException)
+    fake_functions.behaviours["EchoFunction"] = lambda _event: throttled_result(
+        RESERVED_LIMIT_EXCEEDED
+    )
+    response = call(gateway, "GET", "/items/42")
+    # Then API Gateway answers a Lambda proxy integration's throttle with 500 (not 502, not 429)
+    assert response.status == 500
+    assert body_of(response)["reason"] == "INTERNAL_ERROR"
+    assert response.header("x-amzn-ErrorType") == "InternalServerErrorException"
+
+
+def test_a_throttled_authorizer_is_500_and_its_failure_is_not_cached(gateway, fake_functions):
+    # Given an authorizer that is throttled once, then answers
+    answers = iter([throttled_result(ACCOUNT_LIMIT_EXCEEDED)])
+    fake_functions.behaviours["AuthorizerFunction"] = lambda event: (
+        next(answers, None) or allow_method_arn(event)
+    )
+    first = call(gateway, "GET", "/items/42")
+    # Then the request is the authorizer configuration error (500), the integration not called
+    assert first.status == 500
+    assert first.header("x-amzn-ErrorType") == "AuthorizerConfigurationException"
+    assert fake_functions.calls_to("EchoFunction") == []
+    # And the same identity right after is authorized afresh, not refused from a cache
+    assert call(gateway, "GET", "/items/42").status == 200
+    assert len(fake_functions.calls_to("AuthorizerFunction")) == 2
 
 
 def test_a_gateway_failure_still_answers_500(gateway, fake_functions, console):

@@ -152,17 +152,6 @@ def test_concurrent_invokes_run_in_parallel_workers(lambdas):
     assert elapsed < 1.6
 
 
-def test_pool_size_bounds_concurrency(fixture_template, console):
-    slow = fixture_template.functions["SlowFunction"]
-    pool = FunctionPool(slow, worker_environment(slow, ENDPOINT), size=1, log=console)
-    try:
-        results, elapsed = _invoke_concurrently(lambda: pool.invoke({"seconds": 0.3}), 2)
-    finally:
-        pool.close()
-    assert all(result.ok for result in results)
-    assert elapsed >= 0.6
-
-
 def test_edited_code_is_picked_up_by_a_fresh_worker(
     tmp_path, fixture_template, console, monkeypatch
 ):

@@ -3,10 +3,13 @@
 import fcntl
 import signal
 import socket
+from pathlib import Path
 
 import pytest
 
 from local.stack import main
+
+CONCURRENCY_TEMPLATE = Path(__file__).parent / "fixtures" / "concurrency.yaml"
 
 
 @pytest.fixture
@@ -80,3 +83,35 @@ def test_a_running_stacks_state_file_and_log_are_left_alone(tmp_path, capsys):
     assert "already running" in output.out and "4242" in output.out
     assert state_file.read_text() == '{"baseUrl": "the first stack"}\n'
     assert log_file.read_text() == "the first stack's log\n"
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        ["--account-concurrency", "0"],
+        ["--account-concurrency", "lots"],
+        ["--idle-worker-seconds", "0"],
+        ["--idle-worker-seconds", "-5"],
+    ],
+)
+def test_concurrency_options_must_be_positive(option, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(option)
+    assert exit_info.value.code == 2
+    assert option[0] in capsys.readouterr().err
+
+
+def test_reservations_the_account_cannot_grant_are_one_clear_line_and_exit_1(tmp_path, capsys):
+    # Given a template reserving 3 executions and an account of 3 (nothing left unreserved)
+    code = main(
+        [
+            *("--port", "0", "--state-file", str(tmp_path / "s.json"), "--no-demo"),
+            *("--template", str(CONCURRENCY_TEMPLATE), "--account-concurrency", "3"),
+            *("--concurrency-scale", "1"),
+        ]
+    )
+    output = capsys.readouterr()
+    assert code == 1
+    assert "reserves 3 concurrent executions" in output.out
+    assert "--account-concurrency" in output.out
+    assert "Traceback" not in output.out + output.err
