@@ -77,8 +77,7 @@ class UploadJob(UploadCounts):
 
 
 class UploadTicket(UploadJob):
-    """A new upload waiting for its file: POST it to `uploadUrl` as an S3 form (the
-    `uploadFields`, then the file), then POST .../start."""
+    """A new upload waiting for its file: POST it to `uploadUrl` as an S3 form, then .../start."""
 
     upload_url: str = Field(
         description="Where to POST the file as multipart/form-data (an S3 presigned POST)"
