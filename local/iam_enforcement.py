@@ -13,6 +13,9 @@ authentication mode), but it leaves gaps that would let code pass here and fail 
 - A presigned S3 URL has no Authorization header, which moto's check cannot read. Here its
   SigV4 query signature and expiry are verified and the signer's policies applied; a
   SigV2 URL is refused, as S3 refuses it for buckets created since June 2020.
+- A browser-form upload (a presigned POST) is stored by moto whatever its policy says. Here
+  its signature, expiry and conditions, `content-length-range` included, are judged as S3
+  judges them (local.s3_post_policy), then the signer's policies applied.
 
 `install()` patches these in (idempotent); `enforcing()` turns enforcement on for a block,
 `paused()` off (for setup that acts as the Lambda service, such as assuming roles).
@@ -29,6 +32,7 @@ from typing import Any, Final
 
 from werkzeug.exceptions import HTTPException
 
+from local import s3_post_policy
 from local.template import ACCOUNT_ID, REGION
 
 _TRANSACTION_ACTIONS: Final = {
@@ -82,7 +86,10 @@ def install() -> None:
         self: Any, bucket_name: str | None = None, key_name: str | None = None
     ) -> None:
         if _enforced() and "Authorization" not in self.headers:
-            _authorize_presigned(self, bucket_name, key_name)
+            if _is_form_upload(self, key_name):
+                _authorize_form_upload(self, bucket_name)
+            else:
+                _authorize_presigned(self, bucket_name, key_name)
             return
         if _enforced() and str(self.headers.get("Authorization", "")).startswith("AWS "):
             _refuse_sigv2()
@@ -303,11 +310,6 @@ def _authorize_presigned(response: Any, bucket_name: str | None, key_name: str |
     """A request without an Authorization header: a presigned URL, or anonymous."""
     from botocore.auth import S3SigV4QueryAuth  # noqa: PLC0415
     from botocore.awsrequest import AWSRequest  # noqa: PLC0415
-    from moto.iam.access_control import (  # noqa: PLC0415
-        CreateAccessKeyFailure,
-        S3IAMRequest,
-        create_access_key,
-    )
     from moto.s3.exceptions import S3AccessDeniedError, S3ClientError  # noqa: PLC0415
 
     raw_query = response.uri.partition("?")[2]
@@ -331,20 +333,7 @@ def _authorize_presigned(response: Any, bucket_name: str | None, key_name: str |
         ) from error
     if datetime.now(UTC) > signed_at + timedelta(seconds=expires):
         raise S3ClientError("AccessDenied", "Request has expired", status_code=403)
-    token = parameters.get("X-Amz-Security-Token")
-    try:
-        access_key = create_access_key(
-            account_id=response.current_account,
-            partition="aws",
-            access_key_id=access_key_id,
-            headers={"X-Amz-Security-Token": token} if token else {},
-        )
-    except CreateAccessKeyFailure as error:
-        raise S3ClientError(
-            "InvalidAccessKeyId",
-            "The AWS Access Key Id you provided does not exist in our records.",
-            status_code=403,
-        ) from error
+    access_key = _signers_key(response, access_key_id, parameters.get("X-Amz-Security-Token"))
     unsigned_query = "&".join(
         pair for pair in raw_query.split("&") if pair and not pair.startswith("X-Amz-Signature=")
     )
@@ -366,7 +355,35 @@ def _authorize_presigned(response: Any, bucket_name: str | None, key_name: str |
             "The request signature we calculated does not match the signature you provided.",
             status_code=403,
         )
-    # The signer's own policies decide, as for a request it sent itself.
+    _check_signer(response, access_key, region, bucket_name, key_name)
+
+
+def _signers_key(response: Any, access_key_id: str, token: str | None) -> Any:
+    """moto's access key of the signer (a user's key or an assumed role's session)."""
+    from moto.iam.access_control import CreateAccessKeyFailure, create_access_key  # noqa: PLC0415
+    from moto.s3.exceptions import S3ClientError  # noqa: PLC0415
+
+    try:
+        return create_access_key(
+            account_id=response.current_account,
+            partition="aws",
+            access_key_id=access_key_id,
+            headers={"X-Amz-Security-Token": token} if token else {},
+        )
+    except CreateAccessKeyFailure as error:
+        raise S3ClientError(
+            "InvalidAccessKeyId",
+            "The AWS Access Key Id you provided does not exist in our records.",
+            status_code=403,
+        ) from error
+
+
+def _check_signer(
+    response: Any, access_key: Any, region: str, bucket_name: str | None, key_name: str | None
+) -> None:
+    """The signer's own policies decide, as for a request it sent itself."""
+    from moto.iam.access_control import S3IAMRequest  # noqa: PLC0415
+
     checker = S3IAMRequest.__new__(S3IAMRequest)
     checker.account_id = response.current_account
     checker._region = region
@@ -376,6 +393,41 @@ def _authorize_presigned(response: Any, bucket_name: str | None, key_name: str |
     checker._access_key = access_key
     target = f"{bucket_name or '*'}/{key_name}" if key_name else (bucket_name or "*")
     _check(checker, f"arn:aws:s3:::{target}")
+
+
+def _is_form_upload(response: Any, key_name: str | None) -> bool:
+    content_type = str(response.headers.get("Content-Type", ""))
+    return (
+        response.method == "POST"
+        and key_name is None
+        and content_type.lower().startswith("multipart/form-data")
+    )
+
+
+def _authorize_form_upload(response: Any, bucket_name: str | None) -> None:
+    """A POST Object without an Authorization header: the form's policy is its credential."""
+    from moto.s3.exceptions import S3ClientError  # noqa: PLC0415
+
+    request = response.normalized_request
+    fields = {name: value for name, value in request.form.items() if name.lower() != "file"}
+    files = len(request.files) + sum(1 for name in request.form if name.lower() == "file")
+    body = response.raw_body
+    size = len(body.encode() if isinstance(body, str) else body or b"")
+    form = s3_post_policy.PostForm(
+        bucket=bucket_name or "", fields=fields, file_size=size if files == 1 else None
+    )
+    access_keys: list[Any] = []
+
+    def secret_of(signer: s3_post_policy.SignedBy) -> str:
+        access_keys.append(_signers_key(response, signer.access_key_id, signer.session_token))
+        return str(access_keys[-1].create_credentials().secret_key)
+
+    try:
+        signer = s3_post_policy.check_form(form, secret_of)
+    except s3_post_policy.PostRefusal as refusal:
+        raise S3ClientError(refusal.code, refusal.message) from refusal
+    key = response.querystring.get("key", [""])[0]  # ${filename} already put in by moto
+    _check_signer(response, access_keys[-1], signer.region, bucket_name, key)
 
 
 def _unquote(value: str) -> str:

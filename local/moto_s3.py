@@ -1,6 +1,6 @@
 """S3 in the embedded AWS: a PUT's body is the object, whatever its Content-Type says.
 
-`curl -X PUT --data-binary @file "$UPLOAD_URL"` (the README's presigned upload) sends
+`curl -X PUT --data-binary @file "$UPLOAD_URL"` (a presigned PUT URL) sends
 `Content-Type: application/x-www-form-urlencoded`. S3 stores that header as the object's
 content type and the body byte for byte. moto's server got it wrong twice:
 

@@ -1,4 +1,4 @@
-"""POST /api/v1/external/incidents/uploads: a large upload through a presigned S3 PUT."""
+"""POST /api/v1/external/incidents/uploads: a large upload through a presigned S3 POST."""
 
 from typing import Annotated
 

@@ -1,4 +1,4 @@
-"""POST /api/v1/external/incidents/uploads/{uploadId}/start: queue a PUT file's upload."""
+"""POST /api/v1/external/incidents/uploads/{uploadId}/start: queue an uploaded file's upload."""
 
 from typing import Annotated
 
@@ -16,7 +16,7 @@ app = create_resolver()
 
 @app.post(
     "/api/v1/external/incidents/uploads/<uploadId>/start",
-    summary="Start an incident upload once its file is PUT",
+    summary="Start an incident upload once its file is uploaded",
     description=START_DESCRIPTION,
     operation_id="startIncidentUpload",
     tags=["Incident upload"],
@@ -26,7 +26,7 @@ app = create_resolver()
             "content": {"application/json": {"model": UploadJob}},
         },
         409: {
-            "description": "No file was PUT yet",
+            "description": "No file was uploaded yet",
             "content": {"application/json": {"model": ErrorInfo}},
         },
     },

@@ -1,6 +1,7 @@
 """Incident upload over real HTTP through the local stack: a CSV applied synchronously and
-read back through the incidents endpoint, and a large file through a presigned S3 PUT, the
-start call, the upload worker (the stack's SQS poller) and the status resource."""
+read back through the incidents endpoint, and a large file through a presigned S3 POST (its
+policy bounding the file's size), the start call, the upload worker (the stack's SQS poller)
+and the status resource."""
 
 import time
 import uuid
@@ -50,10 +51,10 @@ def test_a_csv_upload_is_read_back_through_the_incidents_endpoint(stack: dict[st
     assert read.json()["incidentDate"] == "2026-11-23T02:32:15.000Z"
 
 
-def test_a_large_file_goes_through_a_presigned_put_and_the_status_resource(
+def test_a_large_file_goes_through_a_presigned_post_and_the_status_resource(
     stack: dict[str, Any],
 ) -> None:
-    # Given an upload created for a JSON Lines file
+    # Given an upload created for a CSV file
     created = httpx.post(
         stack["baseUrl"] + BASE + "/incidents/uploads",
         json={"format": "csv"},
@@ -63,14 +64,19 @@ def test_a_large_file_goes_through_a_presigned_put_and_the_status_resource(
     assert created.status_code == 201, created.text
     ticket = created.json()
     assert ticket["status"] == "AWAITING_FILE"
-    # When the file is PUT to the presigned URL (no Authorization header) and started
+    # When the file is POSTed with the ticket's form (no Authorization header) and started
     prefix = f"BIG-{uuid.uuid4().hex[:8]}"
     rows = 600
     body = "number,priority,location\n" + "".join(
         f"{prefix}-{n},3,{n} Elm St\n" for n in range(rows)
     )
-    put = httpx.put(ticket["uploadUrl"], content=body.encode(), timeout=60)
-    assert put.status_code == 200, put.text
+    posted = httpx.post(
+        ticket["uploadUrl"],
+        data=ticket["uploadFields"],
+        files={"file": ("incidents.csv", body.encode())},
+        timeout=60,
+    )
+    assert posted.status_code == 204, posted.text
     started = httpx.post(
         f"{stack['baseUrl']}{BASE}/incidents/uploads/{ticket['uploadId']}/start",
         headers=admin(stack),

@@ -5,12 +5,10 @@ the gaps closed by local.iam_enforcement (per-item transaction actions, table an
 resources, presigned URLs). Given / When / Then in each test.
 """
 
-import json
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import boto3
@@ -20,10 +18,8 @@ from botocore.exceptions import ClientError
 
 from local import iam, iam_enforcement
 from local.template import TemplateError
-from psap.config import incident_upload_bucket
 from psap.storage.s3 import s3
 from tests.conftest import TEMPLATE
-from tests.integration.handler_harness import answer_of, with_caller
 
 ROOT = Path(__file__).resolve().parents[2]
 ROLES = iam.default_function_roles()
@@ -221,42 +217,6 @@ def _fetch(
         return error.code, error.read()
 
 
-@pytest.fixture
-def upload_ticket(
-    aws_server: str,
-    monkeypatch: pytest.MonkeyPatch,
-    import_function: Callable[[str], ModuleType],
-    load_event: Callable[[str], dict[str, Any]],
-    lambda_context: Any,
-) -> Iterator[dict[str, Any]]:
-    for name, value in TEMPLATE.functions["IncidentUploadCreateFunction"].environment.items():
-        monkeypatch.setenv(name, value)
-    event = load_event("incident_upload_create")
-    event["body"] = json.dumps({"format": "jsonl"})
-    with_caller(event, 7, "MANAGE_EVENTS")
-    status, ticket, _ = answer_of(
-        import_function("incident_upload_create").handler(event, lambda_context)
-    )
-    assert status == 201, ticket
-    yield ticket
-
-
-def test_the_presigned_upload_url_is_sigv4_in_us_east_1_and_stores_the_bytes(
-    upload_ticket: dict[str, Any],
-) -> None:
-    # Given the upload URL the incident-upload function signed under its role
-    url = upload_ticket["uploadUrl"]
-    # Then it is SigV4 (S3 refuses SigV2 for buckets created since June 2020)
-    assert "X-Amz-Algorithm=AWS4-HMAC-SHA256" in url
-    assert "AWSAccessKeyId=" not in url
-    # And a client with no credentials of its own stores exactly its bytes through it
-    payload = b'{"number": "P-1", "priority": "1"}\n'
-    status, _ = _fetch(url, "PUT", payload, "application/x-ndjson")
-    assert status == 200
-    key = f"tenants/7/incident-uploads/{upload_ticket['uploadId']}.jsonl"
-    assert s3().get_object(Bucket=incident_upload_bucket(), Key=key)["Body"].read() == payload
-
-
 def test_a_tampered_or_sigv2_presigned_url_is_refused(aws_server: str) -> None:
     # Given an object and the export-get function's role, which may read export files
     bucket = TABLES["AuditExportBucket"]
@@ -292,15 +252,16 @@ def test_a_presigned_url_grants_no_more_than_its_signers_role(aws_server: str) -
 
 
 def test_every_presigning_path_signs_sigv4_in_us_east_1(aws_server: str) -> None:
-    # Given the two presigning helpers (incident upload PUT, audit export GET)
-    from psap.storage.s3 import presigned_get_url, presigned_put_url
+    # Given the two presigning helpers (incident upload POST form, audit export GET)
+    from psap.storage.s3 import presigned_get_url, presigned_post
 
     bucket = TABLES["AuditExportBucket"]
-    urls = [
-        presigned_get_url(bucket, "tenants/1/exports/c.ndjson", 60, "c.ndjson"),
-        presigned_put_url(bucket, "tenants/1/uploads/c.jsonl", 60),
-    ]
+    url = presigned_get_url(bucket, "tenants/1/exports/c.ndjson", 60, "c.ndjson")
+    form = presigned_post(
+        bucket, "tenants/1/uploads/c.jsonl", max_bytes=100, expires_in_seconds=60
+    ).fields
     # Then both are SigV4 with a us-east-1 credential scope
-    for url in urls:
-        assert "X-Amz-Algorithm=AWS4-HMAC-SHA256" in url
-        assert "%2Fus-east-1%2Fs3%2Faws4_request" in url
+    assert "X-Amz-Algorithm=AWS4-HMAC-SHA256" in url
+    assert "%2Fus-east-1%2Fs3%2Faws4_request" in url
+    assert form["x-amz-algorithm"] == "AWS4-HMAC-SHA256"
+    assert "/us-east-1/s3/aws4_request" in form["x-amz-credential"]

@@ -286,7 +286,7 @@ def audit_export_max_receives() -> int:
 
 
 def incident_upload_bucket() -> str:
-    """Incident upload files: inline bodies too large to apply at once, and presigned PUTs."""
+    """Incident upload files: inline bodies too large to apply at once, and presigned uploads."""
     return _required(settings().incident_upload_bucket, "INCIDENT_UPLOAD_BUCKET")
 
 

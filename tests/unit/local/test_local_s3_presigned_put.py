@@ -1,7 +1,7 @@
 """The embedded AWS stores a presigned PUT's body byte for byte, as S3 does.
 
-The README's upload command is `curl -X PUT --data-binary @file "$UPLOAD_URL"`; curl then
-sends `Content-Type: application/x-www-form-urlencoded`, which S3 stores as the object's
+For a presigned PUT sent as `curl -X PUT --data-binary @file "$URL"`, curl sends
+`Content-Type: application/x-www-form-urlencoded`, which S3 stores as the object's
 content type and otherwise ignores. moto's server parsed such a body as an HTML form and
 stored 0 bytes. Checked with the public clients users run (curl, boto3 presigning in both
 signature versions), not with our own code.
@@ -59,7 +59,7 @@ def test_presigned_put_with_curl_stores_exactly_the_file(
     )
     upload = tmp_path / "big.jsonl"
     upload.write_bytes(AWKWARD_BODY)
-    # When the README's command sends it
+    # When curl sends it
     command = ["curl", "-sS", "--fail-with-body", "-X", "PUT", "--data-binary", f"@{upload}"]
     if content_type:
         command += ["-H", f"Content-Type: {content_type}"]

@@ -53,14 +53,28 @@ def get_object_if_present(bucket: str, key: str) -> bytes | None:
         return None
 
 
-def presigned_put_url(bucket: str, key: str, expires_in_seconds: int) -> str:
-    """A URL a client PUTs one object to, without credentials of its own, until it expires."""
+@dataclass(frozen=True)
+class PresignedPost:
+    """An S3 browser-form upload: POST `fields`, then the file as the field `file`, to `url`."""
+
+    url: str
+    fields: dict[str, str]
+
+
+def presigned_post(
+    bucket: str, key: str, *, max_bytes: int, expires_in_seconds: int, min_bytes: int = 1
+) -> PresignedPost:
+    """A form a client uploads one object with, without credentials of its own, until it
+    expires. S3 itself refuses a file outside [min_bytes, max_bytes] (the policy's
+    content-length-range), which a presigned PUT URL cannot say: it takes up to 5 GB."""
     with translated(f"S3 presign {key}"):
-        return s3().generate_presigned_url(
-            "put_object",
-            Params={"Bucket": bucket, "Key": key},
+        answer = s3().generate_presigned_post(
+            Bucket=bucket,
+            Key=key,
+            Conditions=[["content-length-range", min_bytes, max_bytes]],
             ExpiresIn=expires_in_seconds,
         )
+    return PresignedPost(url=answer["url"], fields={k: str(v) for k, v in answer["fields"].items()})
 
 
 @dataclass(frozen=True)

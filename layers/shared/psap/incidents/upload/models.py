@@ -20,7 +20,7 @@ class RowOutcome(StrEnum):
 
 
 class UploadStatus(StrEnum):
-    AWAITING_FILE = "AWAITING_FILE"  # created for a presigned PUT; waits for /start
+    AWAITING_FILE = "AWAITING_FILE"  # created for a presigned upload; waits for /start
     QUEUED = "QUEUED"
     RUNNING = "RUNNING"
     SUCCEEDED = "SUCCEEDED"  # every row was read; rejected rows are listed, not a failure
@@ -77,10 +77,19 @@ class UploadJob(UploadCounts):
 
 
 class UploadTicket(UploadJob):
-    """A new upload waiting for its file: PUT it to `uploadUrl`, then POST .../start."""
+    """A new upload waiting for its file: POST it to `uploadUrl` as an S3 form, then .../start."""
 
-    upload_url: str
+    upload_url: str = Field(
+        description="Where to POST the file as multipart/form-data (an S3 presigned POST)"
+    )
+    upload_fields: dict[str, str] = Field(
+        description="The form fields to send as they are, before the file's field `file`: "
+        "the object key, the signed policy (which bounds the file's size) and its signature"
+    )
     upload_url_expires_at: Timestamp
+    max_file_bytes: int = Field(
+        description="The largest file S3 accepts with this form (400 EntityTooLarge beyond)"
+    )
 
 
 class NewUploadRequest(RequestModel):

@@ -36,16 +36,20 @@ UPLOAD_DESCRIPTION = (
 
 CREATE_DESCRIPTION = (
     f"For files over {INCIDENT_UPLOAD_INLINE_MAX_BYTES} bytes (up to "
-    f"{INCIDENT_UPLOAD_FILE_MAX_BYTES}): 201 with `uploadUrl`, "
-    f"an S3 URL valid {UPLOAD_URL_SECONDS} s to PUT the file to (no Authorization header), "
-    "and the job in status AWAITING_FILE. Then POST .../uploads/{uploadId}/start. " + _ROWS
+    f"{INCIDENT_UPLOAD_FILE_MAX_BYTES}): 201 with the job in status AWAITING_FILE and an S3 "
+    f"presigned POST valid {UPLOAD_URL_SECONDS} s: POST `uploadUrl` as multipart/form-data "
+    "(no Authorization header) with every `uploadFields` entry as it is, then the file as "
+    "the field `file` (last). S3 answers 204. The signed policy bounds the file to "
+    f"1..{INCIDENT_UPLOAD_FILE_MAX_BYTES} bytes (`maxFileBytes`): S3 itself refuses a "
+    "larger file (400 EntityTooLarge), an empty one (400 EntityTooSmall) and a changed "
+    "field or policy (403), and stores nothing. Then POST .../uploads/{uploadId}/start. " + _ROWS
 )
 
 START_DESCRIPTION = (
-    "Queues the upload once its file was PUT (409 before). 202 with the job and `Location`; "
-    "starting a started upload again answers its current state and changes nothing. The "
-    "start pins the file's version (its ETag): a file PUT again after the start makes the "
-    'job FAILED ("replaced") before any row of it is applied.'
+    "Queues the upload once its file was uploaded (409 before). 202 with the job and "
+    "`Location`; starting a started upload again answers its current state and changes "
+    "nothing. The start pins the file's version (its ETag): a file uploaded again with the "
+    'form after the start makes the job FAILED ("replaced") before any row of it is applied.'
 )
 
 GET_DESCRIPTION = (

@@ -5,7 +5,8 @@ Where the line is (README "Incident upload"):
   up to the synchronous row limit is applied at once (200, every row's outcome); a larger body
   is stored to S3 and applied by the worker (202 and the job, Location: its status resource).
 - Files over the inline limit (up to the file limit): POST /incidents/uploads {format} ->
-  201 with a presigned S3 PUT URL; PUT the file; POST /incidents/uploads/{id}/start -> 202.
+  201 with a presigned S3 POST form whose policy bounds the file's size, so S3 itself refuses
+  a larger file; POST the file with it; POST /incidents/uploads/{id}/start -> 202.
 - GET /incidents/uploads/{id}: the job's status, counters and first rejections.
 
 A synchronous upload reads the whole body before writing anything, so a file-level error
@@ -259,25 +260,33 @@ def create_upload(tenant_id: int, file_format: UploadFormat) -> UploadTicket:
     key = _object_key(tenant_id, upload_id, file_format)
     now = clock.utc_now()
     store.create_job(tenant_id, upload_id, file_format, UploadStatus.AWAITING_FILE, key, now)
-    url = s3.presigned_put_url(incident_upload_bucket(), key, UPLOAD_URL_SECONDS)
+    form = s3.presigned_post(
+        incident_upload_bucket(),
+        key,
+        max_bytes=INCIDENT_UPLOAD_FILE_MAX_BYTES,
+        expires_in_seconds=UPLOAD_URL_SECONDS,
+    )
     note_change("incidentUpload", upload_id, "CREATED")
     job = _view(tenant_id, upload_id)
     return UploadTicket(
         **job.model_dump(),
-        upload_url=url,
+        upload_url=form.url,
+        upload_fields=form.fields,
         upload_url_expires_at=now + timedelta(seconds=UPLOAD_URL_SECONDS),
+        max_file_bytes=INCIDENT_UPLOAD_FILE_MAX_BYTES,
     )
 
 
 def start_upload(tenant_id: int, upload_id: str) -> UploadJob:
-    """Queues a job whose file was PUT; starting a started job again changes nothing."""
+    """Queues a job whose file was uploaded; starting a started job again changes nothing."""
     record = store.get_job(tenant_id, upload_id)
     if record is None:
         raise NotFound(f"Upload {upload_id} not found")
     if record.status is UploadStatus.AWAITING_FILE:
         stored = s3.stored_object(incident_upload_bucket(), record.object_key)
         if stored is None:
-            raise Conflict("No file was uploaded yet: PUT it to the uploadUrl first")
+            raise Conflict("No file was uploaded yet: POST it to the uploadUrl first")
+        # S3 enforces the ticket's limit; this is for an object put there some other way.
         if stored.size > INCIDENT_UPLOAD_FILE_MAX_BYTES:
             raise PayloadTooLarge(f"The file is larger than {INCIDENT_UPLOAD_FILE_MAX_BYTES} bytes")
         if stored.size == 0:
