@@ -130,9 +130,8 @@ def _refusal(credential: Credential, kind: CredentialKind) -> tuple[str, Refusal
     if credential.revoked:
         return "revoked credential", RefusalReason.REVOKED
     if credential.kind != kind:
-        return f"a {credential.kind} credential cannot call the {kind} interface", (
-            RefusalReason.OTHER_KIND
-        )
+        why = f"a {credential.kind} credential cannot call the {kind} interface"
+        return why, RefusalReason.OTHER_KIND
     return "expired credential", RefusalReason.EXPIRED
 
 
