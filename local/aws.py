@@ -225,6 +225,11 @@ def secrets_client(endpoint_url: str) -> SecretsManagerClient:
     return boto3.client("secretsmanager", **_client_options(endpoint_url))
 
 
+def operator_client_options(endpoint_url: str) -> dict[str, Any]:
+    """boto3 client options that act as the embedded AWS's operator (full access)."""
+    return _client_options(endpoint_url)
+
+
 def apigateway_client(endpoint_url: str) -> APIGatewayClient:
     return boto3.client("apigateway", **_client_options(endpoint_url))
 

@@ -72,6 +72,9 @@ def lambda_context() -> LambdaContext:
 @pytest.fixture
 def lambda_environment(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     environment = dict(TEMPLATE.globals_environment)
+    # The authorizers' default request budgets (template parameters, their own environment).
+    authorizer = TEMPLATE.functions["PartnerAuthorizerFunction"].environment
+    environment["TENANT_RATE_LIMITS"] = authorizer["TENANT_RATE_LIMITS"]
     environment.update(
         **OPERATOR_CREDENTIALS,
         AWS_DEFAULT_REGION="us-east-1",

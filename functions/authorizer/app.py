@@ -1,7 +1,8 @@
 """Lambda REQUEST authorizer for both directions; CREDENTIAL_KIND says which one.
 
 Kept light on purpose (it sits on every request): no resolver, no pydantic, no X-Ray SDK
-and no boto3 — one signed GetItem over the standard library.
+and no boto3 — one signed GetItem over the standard library. Not even Powertools Metrics:
+a refusal's metric is the embedded-metric-format keys of its one log line.
 """
 
 import functools
@@ -17,6 +18,7 @@ from psap.auth.credentials import (
     lookup_key,
     tenant_limits_key,
 )
+from psap.auth.refusals import RefusalGuard
 from psap.budgets import Budget, RateLimit, parse_limits
 from psap.clock import utc_now
 from psap.config import ConfigurationError, auth_table, settings
@@ -30,10 +32,15 @@ store = SignedDynamoDB()
 # A tenant's limits are read at most once per this many seconds per warm container.
 LIMITS_CACHE_SECONDS = 10.0
 _limits_cache: dict[int, tuple[float, dict[Budget, RateLimit]]] = {}
+# Refusals this warm container remembers, and its per-source budget (psap.auth.refusals).
+guard = RefusalGuard.for_container(settings().legacy_tokens_accepted)
+METRICS_NAMESPACE = os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "Psap")
 
 
 def find_credential(hashed_token: str) -> Credential | None:
-    item = store.get_item(TABLE, lookup_key(hashed_token))
+    # Strongly consistent: a token used the instant it is issued must not be refused, and
+    # that refusal remembered, because a replica had not seen it yet.
+    item = store.get_item(TABLE, lookup_key(hashed_token), consistent=True)
     return credential_from_attributes(from_item(item)) if item else None
 
 
@@ -59,12 +66,38 @@ def tenant_limits(tenant_id: int) -> dict[Budget, RateLimit]:
     return limits
 
 
+def refusal_line(refusal: Unauthorized) -> dict[str, Any]:
+    """The refusal's log keys, its CloudWatch metric (embedded metric format) included:
+    never the token nor its hash."""
+    return {
+        "why": refusal.why,
+        "reason": refusal.reason.value,
+        "interface": KIND.value,
+        "credential_id": refusal.credential_id,
+        "CredentialRefused": 1,
+        "CredentialReads": int(refusal.read),
+        "_aws": {
+            "Timestamp": int(time.time() * 1000),
+            "CloudWatchMetrics": [
+                {
+                    "Namespace": METRICS_NAMESPACE,
+                    "Dimensions": [["interface", "reason"]],
+                    "Metrics": [
+                        {"Name": "CredentialRefused", "Unit": "Count"},
+                        {"Name": "CredentialReads", "Unit": "Count"},
+                    ],
+                }
+            ],
+        },
+    }
+
+
 @logger.inject_lambda_context(clear_state=True)
 def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
     try:
-        credential, answer = authorize(event, KIND, find_credential, utc_now())
+        credential, answer = authorize(event, KIND, find_credential, utc_now(), guard)
     except Unauthorized as refusal:
-        logger.info("credential refused", extra={"why": refusal.why, "interface": KIND.value})
+        logger.info("credential refused", extra=refusal_line(refusal))
         raise
     logger.append_keys(tenant_id=credential.tenant_id, credential_id=credential.credential_id)
     logger.info("credential accepted", extra={"interface": KIND.value})

@@ -2,22 +2,25 @@
 its own signed HTTP client, so in-process mocking could not see its calls. Spec:
 "Authentication" (data interface 1, CAD to the service 1-2) and per-direction credentials."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import timedelta
+from secrets import token_urlsafe
 from types import ModuleType
 from typing import Any
 
 import pytest
 
+from local import iam_enforcement
 from psap.auth import store
 from psap.auth.authorizer import Unauthorized, authorize
 from psap.auth.credentials import CredentialKind, tenant_limits_key
 from psap.auth.permissions import Permission
+from psap.auth.refusals import REFUSALS_PER_SOURCE
+from psap.auth.tokens import new_token
 from psap.budgets import usage_key_value
 from psap.clock import utc_now
 from psap.config import auth_table
 from psap.storage.dynamodb import dynamodb
-from tests.conftest import TEMPLATE
 
 P = Permission
 
@@ -33,9 +36,6 @@ def authorizer(
 ) -> Callable[[str], ModuleType]:
     def load(kind: str) -> ModuleType:
         monkeypatch.setenv("CREDENTIAL_KIND", kind)
-        # The template's default budgets, as it gives them to both authorizers.
-        defaults = TEMPLATE.functions["PartnerAuthorizerFunction"].environment
-        monkeypatch.setenv("TENANT_RATE_LIMITS", defaults["TENANT_RATE_LIMITS"])
         return import_function("authorizer")
 
     return load
@@ -207,3 +207,124 @@ def test_a_tenants_own_limits_are_the_policy_its_answers_name(
     token = issue(tenant, CredentialKind.PARTNER, P.VIEW_KNOWLEDGE)
     answer = authorizer("partner").handler(request(load_event, f"Bearer {token}"), lambda_context)
     assert answer["context"]["rateLimitPolicy"] == '"reads";q=7;w=1;burst=9'
+
+
+# ------------------------------------------------- the cheap refusal path, counted at the AWS
+
+
+@pytest.fixture
+def credential_reads(aws_server: str) -> Iterator[list[str]]:
+    """Every GetItem of the credential table the embedded AWS serves to an authorizer's role
+    from now on (IAM checks each request, so it sees each one)."""
+    reads: list[str] = []
+
+    def record(caller: str, action: str, resource: str, allowed: bool) -> None:
+        by_authorizer = "AuthorizerFunction" in caller
+        if by_authorizer and action == "dynamodb:GetItem" and resource.endswith(auth_table()):
+            reads.append(caller)
+
+    stop = iam_enforcement.listen(record)
+    yield reads
+    stop()
+
+
+def refused_by(handler: Callable[..., Any], event: dict[str, Any], context: Any) -> None:
+    with pytest.raises(Unauthorized):
+        handler(event, context)
+
+
+def from_source(event: dict[str, Any], source_ip: str) -> dict[str, Any]:
+    event["requestContext"]["identity"]["sourceIp"] = source_ip
+    return event
+
+
+def test_a_flood_of_bad_tokens_costs_no_read_after_the_first(
+    tenant: int,
+    authorizer: Any,
+    load_event: Any,
+    lambda_context: Any,
+    credential_reads: list[str],
+) -> None:
+    # Given a warm partner authorizer and a valid token
+    app = authorizer("partner")
+    handler = app.handler
+    # (the tenant's limits are read once per 10 s per container: read now, so that only
+    # credential reads are counted below)
+    app.tenant_limits(tenant)
+    credential_reads.clear()
+    valid = issue(tenant, CredentialKind.PARTNER, P.VIEW_KNOWLEDGE)
+    unknown = new_token("partner")  # well-formed, checksum right, never issued
+    # When malformed and bad-checksum tokens flood in from one source and from many
+    for number in range(60):
+        source = "198.51.100.7" if number % 2 else f"10.0.0.{number}"
+        typo = valid[:-1] + ("A" if valid[-1] != "A" else "B")
+        for token in (f"psap_partner_{number}", typo):
+            event = from_source(request(load_event, f"Bearer {token}"), source)
+            refused_by(handler, event, lambda_context)
+    # Then not one credential was read
+    assert credential_reads == []
+    # When one unknown well-formed token is replayed from many sources
+    for number in range(60):
+        event = from_source(request(load_event, f"Bearer {unknown}"), f"10.0.1.{number}")
+        refused_by(handler, event, lambda_context)
+    # Then only the first one was read
+    assert len(credential_reads) == 1
+    # And the valid token still works, from the flooding source too
+    event = from_source(request(load_event, f"Bearer {valid}"), "198.51.100.7")
+    assert handler(event, lambda_context)["context"]["tenantId"] == str(tenant)
+    assert len(credential_reads) == 2
+
+
+def test_a_legacy_token_still_works_and_a_legacy_shaped_flood_is_bounded(
+    tenant: int,
+    authorizer: Any,
+    load_event: Any,
+    lambda_context: Any,
+    credential_reads: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a token issued before the checksum
+    monkeypatch.setattr(store, "new_token", lambda kind: f"psap_{kind}_{token_urlsafe(32)}")
+    legacy = issue(tenant, CredentialKind.PARTNER, P.VIEW_KNOWLEDGE)
+    assert len(legacy) == len("psap_partner_") + 43
+    app = authorizer("partner")
+    handler = app.handler
+    # (the tenant's limits are read once per 10 s per container: read now, so that only
+    # credential reads are counted below)
+    app.tenant_limits(tenant)
+    credential_reads.clear()
+    # Then it works
+    assert handler(request(load_event, f"Bearer {legacy}"), lambda_context)["context"]
+    assert len(credential_reads) == 1
+    # When random tokens of its shape flood in from one source
+    for _ in range(100):
+        flood = f"Bearer psap_partner_{token_urlsafe(32)}"
+        refused_by(handler, from_source(request(load_event, flood), "198.51.100.7"), lambda_context)
+    # Then the source's refusal budget bounds the reads
+    assert len(credential_reads) == 1 + REFUSALS_PER_SOURCE
+    # And the legacy token still works from any other source
+    assert handler(request(load_event, f"Bearer {legacy}"), lambda_context)["context"]
+
+
+def test_a_revoked_token_refused_once_stays_refused_without_a_read(
+    tenant: int,
+    authorizer: Any,
+    load_event: Any,
+    lambda_context: Any,
+    credential_reads: list[str],
+) -> None:
+    token = issue(tenant, CredentialKind.PARTNER, P.VIEW_KNOWLEDGE)
+    app = authorizer("partner")
+    handler = app.handler
+    # (the tenant's limits are read once per 10 s per container: read now, so that only
+    # credential reads are counted below)
+    app.tenant_limits(tenant)
+    credential_reads.clear()
+    handler(request(load_event, f"Bearer {token}"), lambda_context)
+    handler(request(load_event, f"Bearer {token}"), lambda_context)
+    assert len(credential_reads) == 2  # an accepted token is read every time
+    (credential,) = store.list_credentials(tenant)
+    store.revoke_credential(tenant, credential.credential_id)
+    for _ in range(5):
+        refused_by(handler, request(load_event, f"Bearer {token}"), lambda_context)
+    assert len(credential_reads) == 3

@@ -46,5 +46,6 @@ def test_tokens_are_random_256_bits_and_hashed_with_sha256() -> None:
     first, second = new_token("partner"), new_token("partner")
     assert first != second
     assert first.startswith("psap_partner_")
-    assert len(first.removeprefix("psap_partner_")) == 43  # 32 bytes, base64url
+    # 256 random bits in 43 base62 characters, then a 6-character checksum
+    assert len(first.removeprefix("psap_partner_")) == 49
     assert len(token_hash(first)) == 64 and token_hash(first) != first

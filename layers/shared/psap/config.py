@@ -72,6 +72,8 @@ class Settings:
     webhook_local_dev: bool = False  # http and loopback connectors: never in AWS
     powertools_trace_disabled: bool = False
     credential_kind: str = "partner"  # the authorizer's direction
+    # Tokens issued before the checksum (docs/design.md, "The cheap refusal path").
+    legacy_tokens_accepted: bool = True
     aws_endpoint_url: str | None = None
     aws_target: AwsTarget | None = None  # only the admin CLI sets one
 
@@ -110,6 +112,7 @@ class Settings:
             powertools_trace_disabled=read.text("POWERTOOLS_TRACE_DISABLED").lower()
             in {"true", "1"},
             credential_kind=environment.get("CREDENTIAL_KIND", "partner"),
+            legacy_tokens_accepted=read.text("LEGACY_TOKENS").lower() != "refused",
             aws_endpoint_url=read.name("AWS_ENDPOINT_URL"),
         )
 

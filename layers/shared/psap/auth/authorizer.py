@@ -10,7 +10,8 @@ from datetime import datetime
 from typing import Any
 
 from psap.auth.credentials import Credential, CredentialKind
-from psap.auth.tokens import bearer_token, token_hash
+from psap.auth.refusals import RefusalGuard, RefusalReason
+from psap.auth.tokens import TokenForm, bearer_token, token_form, token_hash
 from psap.budgets import (
     Budget,
     RateLimit,
@@ -32,9 +33,19 @@ _ALLOWED_PATHS = {
 class Unauthorized(Exception):
     """Raised to make API Gateway answer 401 (its UNAUTHORIZED gateway response)."""
 
-    def __init__(self, why: str) -> None:
+    def __init__(
+        self,
+        why: str,
+        reason: RefusalReason,
+        *,
+        credential_id: str | None = None,
+        read: bool = False,
+    ) -> None:
         super().__init__("Unauthorized")
         self.why = why
+        self.reason = reason
+        self.credential_id = credential_id
+        self.read = read  # whether this refusal cost a credential read
 
 
 def header(headers: Mapping[str, str] | None, name: str) -> str | None:
@@ -44,30 +55,92 @@ def header(headers: Mapping[str, str] | None, name: str) -> str | None:
     return None
 
 
+def source_ip(event: Mapping[str, Any]) -> str | None:
+    identity = (event.get("requestContext") or {}).get("identity") or {}
+    found = identity.get("sourceIp")
+    return str(found) if found else None
+
+
+# What a token's form alone decides, before any read.
+_FORM_REFUSALS = {
+    TokenForm.MALFORMED: ("malformed token", RefusalReason.MALFORMED),
+    TokenForm.BAD_CHECKSUM: ("token checksum mismatch", RefusalReason.BAD_CHECKSUM),
+}
+
+
 def authorize(
     event: Mapping[str, Any],
     kind: CredentialKind,
     find_credential: Callable[[str], Credential | None],
     now: datetime,
+    guard: RefusalGuard | None = None,
 ) -> tuple[Credential, dict[str, Any]]:
-    """Returns the credential and the IAM policy answer, or raises Unauthorized."""
+    """Returns the credential and the IAM policy answer, or raises Unauthorized.
+
+    The cheap refusal path (docs/design.md): a token's form is checked offline, a token
+    refused moments ago is refused again from the container's memory, and a source that keeps
+    presenting bad tokens gets no read for one whose form cannot be checked offline. Only
+    refusals are remembered: an accepted token is read every time.
+    """
+    guard = guard or RefusalGuard.for_container()
+    source = source_ip(event)
+    seconds = now.timestamp()
+    try:
+        return _authorize(event, kind, find_credential, now, guard, source)
+    except Unauthorized:
+        guard.budget.spend(source, seconds)
+        raise
+
+
+def _authorize(
+    event: Mapping[str, Any],
+    kind: CredentialKind,
+    find_credential: Callable[[str], Credential | None],
+    now: datetime,
+    guard: RefusalGuard,
+    source: str | None,
+) -> tuple[Credential, dict[str, Any]]:
     token = bearer_token(header(event.get("headers"), "Authorization"))
     if token is None:
-        raise Unauthorized("no bearer token")
-    credential = find_credential(token_hash(token))
+        raise Unauthorized("no bearer token", RefusalReason.MISSING)
+    form = token_form(token, kind.value)
+    if form in _FORM_REFUSALS:
+        raise Unauthorized(*_FORM_REFUSALS[form])
+    if form is TokenForm.OTHER_KIND:
+        # The prefix names the kind the token was issued for; the record always agrees.
+        why = f"a token of another kind cannot call the {kind} interface"
+        raise Unauthorized(why, RefusalReason.OTHER_KIND)
+    if form is TokenForm.LEGACY and not guard.legacy_tokens_accepted:
+        raise Unauthorized("retired token form (no checksum)", RefusalReason.RETIRED_FORM)
+    seconds = now.timestamp()
+    hashed = token_hash(token)
+    remembered = guard.memory.recall(hashed, seconds)
+    if remembered is not None:
+        raise Unauthorized(
+            remembered.why, RefusalReason.REMEMBERED, credential_id=remembered.credential_id
+        )
+    if form is TokenForm.LEGACY and guard.budget.exhausted(source, seconds):
+        # Only a read tells a legacy token from a random one: refused unread while its source
+        # floods; a checksummed token from the same source is still read.
+        raise Unauthorized("refusal budget of the source exhausted", RefusalReason.OVER_BUDGET)
+    credential = find_credential(hashed)
     if credential is None:
-        raise Unauthorized("unknown token")
+        guard.memory.remember(hashed, seconds, "unknown token", None)
+        raise Unauthorized("unknown token", RefusalReason.UNKNOWN, read=True)
     if not credential.usable(kind, now):
-        raise Unauthorized(_refusal(credential, kind))
+        why, reason = _refusal(credential, kind)
+        guard.memory.remember(hashed, seconds, why, credential.credential_id)
+        raise Unauthorized(why, reason, credential_id=credential.credential_id, read=True)
     return credential, policy_answer(credential, str(event["methodArn"]))
 
 
-def _refusal(credential: Credential, kind: CredentialKind) -> str:
+def _refusal(credential: Credential, kind: CredentialKind) -> tuple[str, RefusalReason]:
     if credential.revoked:
-        return "revoked credential"
+        return "revoked credential", RefusalReason.REVOKED
     if credential.kind != kind:
-        return f"a {credential.kind} credential cannot call the {kind} interface"
-    return "expired credential"
+        why = f"a {credential.kind} credential cannot call the {kind} interface"
+        return why, RefusalReason.OTHER_KIND
+    return "expired credential", RefusalReason.EXPIRED
 
 
 def policy_answer(credential: Credential, method_arn: str) -> dict[str, Any]:
