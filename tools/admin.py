@@ -6,6 +6,8 @@ $PSAP_LOCAL_STATE_FILE), a deployed stack (`--stack-name NAME`, table names from
 outputs) or explicit tables (`--auth-table`, `--knowledge-table`).
 
     psap-admin tenant create --name "Riverside County 911"
+    psap-admin tenant limits show --tenant 1
+    psap-admin tenant limits set --tenant 1 --budget search --rate 50 --burst 100
     psap-admin credential issue --tenant 1 --kind partner \\
         --permissions VIEW_KNOWLEDGE,MANAGE_KNOWLEDGE --label "CAD vendor sync"
     psap-admin credential list --tenant 1
