@@ -16,7 +16,7 @@ from psap.errors import InvalidField, StoreUnavailable
 from psap.storage.rate_limits import RateLimit, consume
 from psap.webhooks import secrets as vault
 from psap.webhooks import store
-from psap.webhooks.addresses import UnsafeDestination, parse_destination
+from psap.webhooks.addresses import UnsafeDestination, origin, parse_destination
 from psap.webhooks.catalogue import UpdateKind
 from psap.webhooks.deliveries import release_held
 from psap.webhooks.models import Connector, ConnectorStatus
@@ -62,9 +62,13 @@ def _check_event_types(event_types: list[str] | None) -> list[str] | None:
     return sorted(set(event_types))
 
 
+class BearerCredentialMissing(InvalidField):
+    """The baseline profile needs a bearer credential and there is none."""
+
+
 def _check_bearer(profile: SigningProfile, bearer: str | None) -> None:
     if profile is SigningProfile.BASELINE and not bearer:
-        raise InvalidField(
+        raise BearerCredentialMissing(
             "bearerCredential", "the baseline profile needs the bearer credential the CAD issued"
         )
     if bearer is not None and (not bearer.strip() or any(c in bearer for c in "\r\n")):
@@ -153,6 +157,18 @@ def update_connector(
     new_profile = profile or current.profile
     changes["profile"] = new_profile
     secrets_now = vault.read_secret(current.secret_name, fresh=True)
+    if (
+        bearer_credential is None
+        and secrets_now.bearer_credential
+        and origin(str(changes["url"])) != origin(current.url)
+    ):
+        # The CAD gave its credential for one server: a new scheme, host or port must not
+        # receive it unless whoever moves the URL gives it again (docs/admin-api.md).
+        raise InvalidField(
+            "bearerCredential",
+            "the URL moves to another origin (scheme, host or port): give the CAD's bearer "
+            "credential again in the same request",
+        )
     bearer = secrets_now.bearer_credential if bearer_credential is None else bearer_credential
     _check_bearer(new_profile, bearer)
     shown: str | None = None
