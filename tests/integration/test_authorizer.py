@@ -11,7 +11,7 @@ import pytest
 
 from psap.auth import store
 from psap.auth.authorizer import Unauthorized, authorize
-from psap.auth.credentials import CredentialKind
+from psap.auth.credentials import OPERATOR, CredentialKind
 from psap.auth.permissions import Permission
 from psap.clock import utc_now
 from psap.config import auth_table
@@ -45,7 +45,8 @@ def request(load_event: Any, authorization: str | None) -> dict[str, Any]:
 
 
 def issue(tenant: int, kind: CredentialKind, *permissions: Permission, **extra: Any) -> str:
-    issued = store.issue_credential(tenant, kind, frozenset(permissions), "test", **extra)
+    lifetime = {"expires_at": utc_now() + timedelta(days=30), "issued_by": OPERATOR, **extra}
+    issued = store.issue_credential(tenant, kind, frozenset(permissions), "test", **lifetime)
     return issued.token
 
 

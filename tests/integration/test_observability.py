@@ -3,13 +3,15 @@
 import io
 import json
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
 from psap.auth import store
-from psap.auth.credentials import CredentialKind
+from psap.auth.credentials import OPERATOR, CredentialKind
 from psap.auth.permissions import Permission
+from psap.clock import utc_now
 from psap.observability import logger
 
 
@@ -58,7 +60,12 @@ def test_authorizer_logs_never_contain_the_token(
 ) -> None:
     tenant = store.create_tenant("Riverside County 911").tenant_id
     token = store.issue_credential(
-        tenant, CredentialKind.PARTNER, frozenset({Permission.ADMIN}), "t"
+        tenant,
+        CredentialKind.PARTNER,
+        frozenset({Permission.ADMIN}),
+        "t",
+        expires_at=utc_now() + timedelta(days=30),
+        issued_by=OPERATOR,
     ).token
     monkeypatch.setenv("CREDENTIAL_KIND", "partner")
     authorizer = import_function("authorizer")
