@@ -17,13 +17,13 @@ from psap.config import auth_table, cad_table, knowledge_table
 from psap.errors import NotAuthenticated
 from psap.http.operations import OPERATIONS
 from psap.storage.dynamodb import dynamodb
+from psap.webhooks import dispatcher, store
 from psap.webhooks import secrets as vault
-from psap.webhooks import store
 from tests.integration.admin_api import ADMIN_PREFIX, CALLER_LABEL, AdminApi, admin, admin_env
-from tests.integration.cad_support import cad_aws
+from tests.integration.cad_support import CadFunctions, Receiver, cad, cad_aws, receiver
 from tools.admin import main as admin_cli
 
-__all__ = ["admin", "admin_env", "cad_aws"]
+__all__ = ["admin", "admin_env", "cad", "cad_aws", "receiver"]
 
 UNAUTHENTICATED = {"info": "Authentication required", "reason": "UNAUTHENTICATED"}
 BEARER = "cad-issued-token-9f8e7d6c5b4a"
@@ -339,3 +339,34 @@ def test_allowed_ports_and_loopback_under_local_dev(admin: AdminApi) -> None:
         },
     )
     assert refused.status == 400 and "port 49152" in refused.body["info"]
+
+
+def test_a_stale_connector_never_takes_the_new_bearer_credential_to_its_old_url(
+    admin: AdminApi, cad: CadFunctions, receiver: Receiver
+) -> None:
+    # Given a connector to one CAD server, warm in the dispatcher's cache
+    old_host, new_host = receiver, Receiver()
+    try:
+        body = {"name": "x", "url": old_host.url, "bearerCredential": BEARER, "localDev": True}
+        created = admin.call("POST", "/connectors", body=body)
+        path = {"connectorId": created.body["connector"]["connectorId"]}
+        stale = store.get_connector(admin.tenant, path["connectorId"])
+        # When it moves to another server with that server's credential, while the dispatcher
+        # still holds the connector as it was (its cache, or a read just before the change)
+        moved = admin.call(
+            "PATCH",
+            "/connectors/{connectorId}",
+            path=path,
+            body={"url": new_host.url, "bearerCredential": "for-the-new-host"},
+        )
+        assert moved.status == 200, moved.body
+        dispatcher._remember(stale)  # what the dispatcher's 2 s connector cache holds
+        admin.call("POST", "/connectors/{connectorId}/test", path=path)
+        cad.run_dispatcher()
+        # Then the old server never receives the new server's credential
+        assert all(
+            "for-the-new-host" not in request.headers.get("Authorization", "")
+            for request in old_host.requests
+        )
+    finally:
+        new_host.close()

@@ -110,8 +110,9 @@ def create_connector(
         updated_at=now,
     )
     # The secret first: a connector item never points at a secret that does not exist.
+    bound = vault.origin_text(url) if bearer_credential else None
     vault.create_secret(
-        secret_name, vault.ConnectorSecrets((signing,), bearer_credential), tenant_id
+        secret_name, vault.ConnectorSecrets((signing,), bearer_credential, bound), tenant_id
     )
     store.put_new_connector(connector)
     return ConnectorWithSecret(connector, presented_secret(signing.raw, profile))
@@ -171,11 +172,15 @@ def update_connector(
         )
     bearer = secrets_now.bearer_credential if bearer_credential is None else bearer_credential
     _check_bearer(new_profile, bearer)
+    # The bearer credential is bound to the origin it was given for (the dispatcher sends it
+    # nowhere else, whatever its caches hold); a credential from before the binding is bound
+    # to the origin it has been going to.
+    bound = vault.origin_text(str(changes["url"])) if bearer else None
     shown: str | None = None
-    updated_secrets = vault.ConnectorSecrets(secrets_now.signing, bearer)
+    updated_secrets = vault.ConnectorSecrets(secrets_now.signing, bearer, bound)
     if new_profile is not current.profile:
         fresh = vault.new_signing_secret(f"sig-{len(secrets_now.signing) + 1}", now)
-        updated_secrets = vault.ConnectorSecrets((fresh,), bearer)
+        updated_secrets = vault.ConnectorSecrets((fresh,), bearer, bound)
         shown = presented_secret(fresh.raw, new_profile)
     if updated_secrets != secrets_now:
         vault.write_secret(current.secret_name, updated_secrets)
