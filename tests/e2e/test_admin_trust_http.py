@@ -4,6 +4,7 @@ token is refused by its very next admin call, a revocation cascades to what the 
 credential issued, a connector's bearer credential does not follow its URL to another
 origin, and a connector cannot point at an unusual port."""
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from tests.e2e.test_admin_api_http import ADMIN, CadEndpoint, call
 
 pytestmark = pytest.mark.e2e
+DISPATCHER_CONNECTOR_CACHE_SECONDS = 2  # psap.webhooks.dispatcher
 UNAUTHENTICATED = {"info": "Authentication required", "reason": "UNAUTHENTICATED"}
 
 
@@ -108,6 +110,9 @@ def test_a_connector_url_moved_to_another_origin_needs_the_bearer_credential_aga
         {"url": second.url, "bearerCredential": "credential-for-the-second-host"},
     )
     assert status == 200, moved
+    # (the dispatcher keeps a connector 2 s: an update emitted sooner may still go to the
+    # first server, with the first server's credential)
+    time.sleep(DISPATCHER_CONNECTOR_CACHE_SECONDS + 1)
     status, sent = call("POST", connector + "/test", admin)
     headers, _ = second.wait_for(sent["deliveryId"])
     assert headers["Authorization"] == "Bearer credential-for-the-second-host"
