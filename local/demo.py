@@ -4,6 +4,7 @@ Loaded through the data-access layer (never raw table items), into the tables na
 environment (AUTH_TABLE, KNOWLEDGE_TABLE) that the local stack sets from template.yaml.
 """
 
+from datetime import timedelta
 from typing import Any
 
 from local.demo_cad import seed_cad_connector
@@ -12,7 +13,8 @@ from local.demo_media import seed_media
 from local.demo_resource_center import seed_resource_center
 from local.demo_tenant_data import seed_tenant_data
 from psap.auth import store as credentials
-from psap.auth.credentials import CredentialKind
+from psap.auth.credentials import OPERATOR, CredentialKind
+from psap.auth.issuing import ADMIN_EXPIRY_DEFAULT_DAYS
 from psap.auth.permissions import Permission
 from psap.clock import utc_now
 from psap.knowledge.models import KnowledgeSource, KnowledgeType
@@ -70,7 +72,13 @@ def seed() -> dict[str, Any]:
         tokens: dict[str, str] = {}
         for label, (kind, permissions) in DEMO_CREDENTIALS.items():
             issued = credentials.issue_credential(
-                tenant.tenant_id, kind, permissions, f"demo {label}"
+                tenant.tenant_id,
+                kind,
+                permissions,
+                f"demo {label}",
+                # Every credential expires; a local stack lives far shorter than this.
+                expires_at=utc_now() + timedelta(days=ADMIN_EXPIRY_DEFAULT_DAYS),
+                issued_by=OPERATOR,
             )
             tokens[label] = issued.token
         ids = []

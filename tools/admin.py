@@ -9,7 +9,8 @@ outputs) or explicit tables (`--auth-table`, `--knowledge-table`).
     psap-admin tenant limits show --tenant 1
     psap-admin tenant limits set --tenant 1 --budget search --rate 50 --burst 100
     psap-admin credential issue --tenant 1 --kind partner \\
-        --permissions VIEW_KNOWLEDGE,MANAGE_KNOWLEDGE --label "CAD vendor sync"
+        --permissions VIEW_KNOWLEDGE,MANAGE_KNOWLEDGE --label "CAD vendor sync" \\
+        --expires-in-days 365
     psap-admin credential list --tenant 1
     psap-admin credential revoke --tenant 1 --credential cred-0123456789abcdef
     psap-admin import --tenant 1 users.jsonl enrollments.jsonl evaluations.jsonl
@@ -32,7 +33,7 @@ import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
 from psap.auth import issuing, store
-from psap.auth.credentials import CredentialKind
+from psap.auth.credentials import OPERATOR, CredentialKind
 from psap.budgets import Budget, LimitsError, check_limit
 from psap.clock import format_timestamp, utc_now
 from psap.config import AwsTarget, Settings, configure, settings
@@ -192,7 +193,8 @@ def tenant_list(arguments: argparse.Namespace) -> None:
 
 
 def credential_issue(arguments: argparse.Namespace) -> None:
-    # The operator's tool: no grant check and no rate limit (psap.auth.issuing says why).
+    # The operator's tool: no grant check and no rate limit (psap.auth.issuing says why);
+    # the expiry rules are the API's.
     issued = issuing.issue(
         arguments.tenant,
         issuing.CredentialRequest(
@@ -202,6 +204,7 @@ def credential_issue(arguments: argparse.Namespace) -> None:
             expires_in_days=arguments.expires_in_days,
         ),
         utc_now(),
+        issued_by=OPERATOR,
     )
     credential = issued.credential
     print(
@@ -219,13 +222,22 @@ def credential_list(arguments: argparse.Namespace) -> None:
         permissions = ",".join(sorted(credential.permissions)) or "-"
         print(
             f"{credential.credential_id}\t{credential.kind}\t{state}\texpires {expiry}\t"
-            f"{permissions}\t{credential.label}"
+            f"{permissions}\t{credential.label}\tissued by {credential.issued_by or '?'}"
         )
 
 
 def credential_revoke(arguments: argparse.Namespace) -> None:
-    credential = issuing.revoke(arguments.tenant, arguments.credential)
-    print(issuing.revocation_notice(credential))
+    revocation = issuing.revoke(arguments.tenant, arguments.credential)
+    print(issuing.revocation_notice(revocation))
+
+
+def credential_admin_expiry(arguments: argparse.Namespace) -> None:
+    if arguments.max_days is not None:
+        store.set_admin_expiry_days(
+            arguments.tenant, issuing.check_admin_expiry_setting(arguments.max_days)
+        )
+    days = store.admin_expiry_days(arguments.tenant, issuing.ADMIN_EXPIRY_DEFAULT_DAYS)
+    print(f"tenant {arguments.tenant}: a credential holding ADMIN lives at most {days} days")
 
 
 def knowledge_add(arguments: argparse.Namespace) -> None:
@@ -337,15 +349,33 @@ def build_parser() -> argparse.ArgumentParser:
     issue.add_argument("--kind", choices=["partner", "cad"], required=True)
     issue.add_argument("--permissions", default="", help="comma-separated, e.g. VIEW_KNOWLEDGE")
     issue.add_argument("--label", required=True, help="who or what uses it")
-    issue.add_argument("--expires-in-days", type=int)
+    issue.add_argument(
+        "--expires-in-days",
+        type=int,
+        help=f"required: at most {issuing.MAX_EXPIRY_DAYS}, or the tenant's admin-expiry "
+        "for a credential holding ADMIN",
+    )
     issue.set_defaults(run=credential_issue)
     listing = credential.add_parser("list", help="list a tenant's credentials (never tokens)")
     listing.add_argument("--tenant", type=int, required=True)
     listing.set_defaults(run=credential_list)
-    revoke = credential.add_parser("revoke", help="revoke a credential")
+    revoke = credential.add_parser(
+        "revoke", help="revoke a credential and every credential it issued, transitively"
+    )
     revoke.add_argument("--tenant", type=int, required=True)
     revoke.add_argument("--credential", required=True, help="credential id (cred-...)")
     revoke.set_defaults(run=credential_revoke)
+    admin_expiry = credential.add_parser(
+        "admin-expiry", help="show or set the longest life of a credential holding ADMIN"
+    )
+    admin_expiry.add_argument("--tenant", type=int, required=True)
+    admin_expiry.add_argument(
+        "--max-days",
+        type=int,
+        help=f"1 to {issuing.ADMIN_EXPIRY_CEILING_DAYS} "
+        f"(default {issuing.ADMIN_EXPIRY_DEFAULT_DAYS})",
+    )
+    admin_expiry.set_defaults(run=credential_admin_expiry)
 
     knowledge = areas.add_parser("knowledge", help="knowledge entries").add_subparsers(
         dest="action", required=True

@@ -32,6 +32,7 @@ def issue_credential(body: Annotated[IssueCredentialBody, Body()]) -> Response[s
         principal.tenant_id,
         body.to_request(),
         utc_now(),
+        issued_by=principal.credential_id,
         granted_by=principal.permissions,
         rate_limited=True,
     )

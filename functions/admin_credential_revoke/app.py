@@ -6,7 +6,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from psap.audit.changes import note_change
 from psap.auth import openapi_text as text
-from psap.auth.issuing import CredentialView, RevokedCredentialView, revoke
+from psap.auth.issuing import RevokedCredentialView, revoke
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 
 app = create_resolver()
@@ -22,9 +22,10 @@ app = create_resolver()
 def revoke_credential(
     credential_id: Annotated[str, Path(alias="credentialId", max_length=64)],
 ) -> RevokedCredentialView:
-    revoked = revoke(current_principal(app).tenant_id, credential_id)
-    note_change("credential", credential_id, "UPDATED")
-    return RevokedCredentialView(credential=CredentialView.of(revoked))
+    revocation = revoke(current_principal(app).tenant_id, credential_id)
+    for revoked in (revocation.credential, *revocation.cascaded):
+        note_change("credential", revoked.credential_id, "UPDATED")
+    return RevokedCredentialView.of(revocation)
 
 
 handler = lambda_handler(app)

@@ -105,7 +105,10 @@ def test_a_911_center_sets_up_its_cad_connection_with_the_admin_api(
 
     # 1. A CAD key for the CAD's submissions, shown once
     status, issued = call(
-        "POST", base + ADMIN + "/credentials", admin, {"kind": "cad", "label": "Riverside CAD"}
+        "POST",
+        base + ADMIN + "/credentials",
+        admin,
+        {"kind": "cad", "label": "Riverside CAD", "expiresInDays": 365},
     )
     assert status == 201, issued
     cad_key = issued["token"]
@@ -187,11 +190,11 @@ def test_a_911_center_sets_up_its_cad_connection_with_the_admin_api(
     headers, body = cad_endpoint.wait_for(again["deliveryId"])
     verify_delivery([rotated["signingSecret"], secret], headers, body)
 
-    # 8. The CAD key is revoked; the answer states the authorizer cache window
+    # 8. The CAD key is revoked; the answer states the data interface's authorizer cache window
     status, revoked = call(
         "POST", f"{base}{ADMIN}/credentials/{issued['credential']['credentialId']}/revoke", admin
     )
     assert status == 200 and revoked["credential"]["revoked"] is True
-    assert revoked["authorizerCacheSeconds"] == 300
+    assert revoked["authorizerCacheSeconds"] == 300 and revoked["alsoRevoked"] == []
     status, listed = call("GET", base + ADMIN + "/credentials", admin)
     assert status == 200 and cad_key not in json.dumps(listed)

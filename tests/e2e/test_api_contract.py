@@ -75,11 +75,12 @@ def _contract_credentials(state_file: Path) -> dict[str, str]:
         state_file,
         *("credential", "issue", "--tenant", tenant, "--kind", "partner"),
         *("--permissions", every, "--label", "API contract run (admin)"),
+        *("--expires-in-days", "30"),
     )
     cad = _psap_admin(
         state_file,
         *("credential", "issue", "--tenant", tenant, "--kind", "cad"),
-        *("--label", "API contract run (CAD)"),
+        *("--label", "API contract run (CAD)", "--expires-in-days", "30"),
     )
     # The run sends far more than a tenant's default budgets allow (docs/limits.md): the
     # operator gives this tenant its own, as it would a partner's load test; what a spent

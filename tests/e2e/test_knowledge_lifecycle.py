@@ -55,6 +55,7 @@ def partner(stack: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> 
     issued = admin(
         state_file, "credential", "issue", "--tenant", str(tenant), "--kind", "partner",
         "--permissions", "VIEW_KNOWLEDGE,MANAGE_KNOWLEDGE", "--label", "e2e",
+        "--expires-in-days", "30",
     )  # fmt: skip
     token = issued.strip().splitlines()[-1]
     return {"tenant": tenant, "stateFile": state_file, "token": token, "baseUrl": stack["baseUrl"]}

@@ -4,6 +4,7 @@ to, found from the template's events, so a test cannot call a route the template
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from types import ModuleType
 from typing import Any
 
@@ -11,6 +12,9 @@ import pytest
 
 from local.template import load_template
 from psap.auth import store as auth_store
+from psap.auth.credentials import OPERATOR, CredentialKind
+from psap.auth.permissions import parse_permissions
+from psap.clock import utc_now
 from tests.integration.cad_support import TEMPLATE as CAD_TEMPLATE
 from tests.integration.handler_harness import (
     HandlerHarness,
@@ -24,6 +28,9 @@ from tests.integration.handler_harness import (
 
 TEMPLATE = load_template()
 ADMIN_PREFIX = "/api/v1/external/admin"
+# The label of the credentials the harness calls with (tests that compare the auth table
+# before and after a call leave them out: a caller is issued at its first call).
+CALLER_LABEL = "test caller"
 
 
 def admin_routes() -> dict[tuple[str, str], str]:
@@ -47,7 +54,8 @@ class Reply:
 
 class AdminApi(HandlerHarness):
     """Calls an admin operation as a tenant's credential: permissions and tenant chosen per
-    call. Every raw answer is kept, for the test that scans them for secrets."""
+    call, each pair a real credential of the auth table (the admin API re-reads its caller's
+    credential). Every raw answer is kept, for the test that scans them for secrets."""
 
     def __init__(
         self,
@@ -60,6 +68,21 @@ class AdminApi(HandlerHarness):
         self.routes = admin_routes()
         self.tenant = tenant
         self.answers: list[str] = []
+        self.callers: dict[tuple[int, str], str] = {}
+
+    def caller(self, tenant: int, permissions: str) -> str:
+        """The id of the harness's credential of `tenant` holding `permissions`."""
+        if (tenant, permissions) not in self.callers:
+            issued = auth_store.issue_credential(
+                tenant,
+                CredentialKind.PARTNER,
+                parse_permissions(permissions),
+                CALLER_LABEL,
+                expires_at=utc_now() + timedelta(days=1),
+                issued_by=OPERATOR,
+            )
+            self.callers[(tenant, permissions)] = issued.credential.credential_id
+        return self.callers[(tenant, permissions)]
 
     def call(
         self,
@@ -72,7 +95,10 @@ class AdminApi(HandlerHarness):
         tenant: int | None = None,
         permissions: str = "ADMIN",
         raw_body: str | None = None,
+        credential_id: str | None = None,
     ) -> Reply:
+        """`credential_id`: call as that credential (its permissions must be `permissions`)
+        rather than the harness's own."""
         directory = self.routes[(method, ADMIN_PREFIX + resource)]
         event = self.load_event(directory)
         event["resource"] = ADMIN_PREFIX + resource
@@ -87,7 +113,9 @@ class AdminApi(HandlerHarness):
         if event["body"] is not None:
             headers["Content-Type"] = "application/json"
         with_headers(event, headers)
-        with_caller(event, self.tenant if tenant is None else tenant, permissions)
+        tenant = self.tenant if tenant is None else tenant
+        caller = credential_id or self.caller(tenant, permissions)
+        with_caller(event, tenant, permissions, credential_id=caller)
         answer = self.call_handler(directory, event)
         self.answers.append(str(answer.get("body") or ""))
         status, parsed, answer_headers = answer_of(answer)

@@ -28,7 +28,14 @@ from psap.webhooks.catalogue import IncidentUpdated, UpdateKind
 from psap.webhooks.deliveries import emit_update
 from psap.webhooks.signing import SigningProfile, signature_headers
 from receiver_kit.psap_webhooks import VerificationError, verify_delivery
-from tests.integration.admin_api import ADMIN_PREFIX, AdminApi, Reply, admin, admin_env
+from tests.integration.admin_api import (
+    ADMIN_PREFIX,
+    CALLER_LABEL,
+    AdminApi,
+    Reply,
+    admin,
+    admin_env,
+)
 from tests.integration.cad_support import (
     Answer,
     CadFunctions,
@@ -43,6 +50,10 @@ from tools.admin import main as admin_cli
 __all__ = ["admin", "admin_env", "cad", "cad_aws", "receiver"]
 
 BEARER = "cad-issued-token-9f8e7d6c5b4a"
+DAYS = {"expiresInDays": 30}  # every credential expires
+CAD_KEY = {"kind": "cad", "label": "Riverside CAD", **DAYS}
+# A CAD key writes incidents: only a credential holding Manage Events may mint one.
+CAD_MINTER = "ADMIN,MANAGE_EVENTS"
 PUBLIC_URL = "https://cad.riverside.example/webhooks/psap"
 ADMIN_OPERATIONS = sorted(
     (method, resource[len(ADMIN_PREFIX) :])
@@ -74,7 +85,9 @@ def cad_items() -> list[dict[str, Any]]:
 
 
 def auth_items() -> list[dict[str, Any]]:
-    return list(dynamodb().scan(TableName=auth_table())["Items"])
+    """The auth table, without the harness's callers (each issued at its first call)."""
+    items = dynamodb().scan(TableName=auth_table())["Items"]
+    return [item for item in items if item.get("label", {}).get("S") != CALLER_LABEL]
 
 
 def secret_names() -> list[str]:
@@ -242,12 +255,17 @@ def test_update_changes_what_is_given_and_a_new_profile_shows_a_new_secret(
     # Given a connector for two event types
     created = new_connector(admin, eventTypes=["incident.accepted"])
     path = connector_path(created)
-    # When its URL changes and eventTypes is set to null (every kind)
+    # When its URL moves to another host (with the CAD's credential for it) and eventTypes
+    # is set to null (every kind)
     changed = admin.call(
         "PATCH",
         "/connectors/{connectorId}",
         path=path,
-        body={"url": "https://cad2.riverside.example/hook", "eventTypes": None},
+        body={
+            "url": "https://cad2.riverside.example/hook",
+            "eventTypes": None,
+            "bearerCredential": BEARER,
+        },
     )
     # Then those change, the rest stays, and no secret is shown
     assert changed.status == 200, changed.body
@@ -668,7 +686,7 @@ def test_an_admin_cannot_grant_a_permission_it_does_not_hold(admin: AdminApi) ->
     reply = admin.call(
         "POST",
         "/credentials",
-        body={"kind": "partner", "permissions": ["ADMIN", "MANAGE_USERS"], "label": "x"},
+        body={"kind": "partner", "permissions": ["ADMIN", "MANAGE_USERS"], "label": "x", **DAYS},
         permissions="ADMIN",
     )
     assert reply.status == 403 and "MANAGE_USERS" in reply.body["info"]
@@ -677,19 +695,22 @@ def test_an_admin_cannot_grant_a_permission_it_does_not_hold(admin: AdminApi) ->
     granted = admin.call(
         "POST",
         "/credentials",
-        body={"kind": "partner", "permissions": ["MANAGE_USERS"], "label": "x"},
+        body={"kind": "partner", "permissions": ["MANAGE_USERS"], "label": "x", **DAYS},
         permissions="ADMIN,MANAGE_USERS",
     )
     assert granted.status == 201
 
 
 def test_a_cad_key_is_issued_the_same_way_and_carries_no_permissions(admin: AdminApi) -> None:
-    reply = admin.call("POST", "/credentials", body={"kind": "cad", "label": "Riverside CAD"})
+    reply = admin.call("POST", "/credentials", body=CAD_KEY, permissions=CAD_MINTER)
     assert reply.status == 201
     assert reply.body["token"].startswith("psap_cad_")
     assert reply.body["credential"]["kind"] == "cad"
     refused = admin.call(
-        "POST", "/credentials", body={"kind": "cad", "permissions": ["ADMIN"], "label": "x"}
+        "POST",
+        "/credentials",
+        body={**CAD_KEY, "permissions": ["ADMIN"]},
+        permissions=CAD_MINTER,
     )
     assert refused.status == 400 and "'permissions'" in refused.body["info"]
 
@@ -697,14 +718,25 @@ def test_a_cad_key_is_issued_the_same_way_and_carries_no_permissions(admin: Admi
 @pytest.mark.parametrize(
     ("body", "named"),
     [
-        ({"kind": "root", "label": "x"}, "kind"),
-        ({"kind": "partner", "permissions": ["VIEW_EVERYTHING"], "label": "x"}, "permissions"),
-        ({"kind": "partner", "label": ""}, "label"),
-        ({"kind": "partner", "label": "l" * 201}, "label"),
+        ({"kind": "root", "label": "x", **DAYS}, "kind"),
+        (
+            {"kind": "partner", "permissions": ["VIEW_EVERYTHING"], "label": "x", **DAYS},
+            "permissions",
+        ),
+        ({"kind": "partner", "label": "", **DAYS}, "label"),
+        ({"kind": "partner", "label": "l" * 201, **DAYS}, "label"),
+        ({"kind": "partner", "label": "x", "token": "mine", **DAYS}, "token"),
+        ({"kind": "partner", **DAYS}, "label"),
+        # Every credential expires, within its kind's maximum
+        ({"kind": "partner", "label": "x"}, "expiresInDays"),
+        ({"kind": "partner", "label": "x", "expiresInDays": None}, "expiresInDays"),
         ({"kind": "partner", "label": "x", "expiresInDays": 0}, "expiresInDays"),
+        ({"kind": "partner", "label": "x", "expiresInDays": 366}, "expiresInDays"),
         ({"kind": "partner", "label": "x", "expiresInDays": 100000}, "expiresInDays"),
-        ({"kind": "partner", "label": "x", "token": "mine"}, "token"),
-        ({"kind": "partner"}, "label"),
+        (
+            {"kind": "partner", "permissions": ["ADMIN"], "label": "x", "expiresInDays": 91},
+            "expiresInDays",
+        ),
     ],
 )
 def test_bad_credential_input_is_400_naming_the_field_and_writes_nothing(
@@ -720,7 +752,7 @@ def test_bad_credential_input_is_400_naming_the_field_and_writes_nothing(
 def test_credential_issue_is_rate_limited_per_tenant(
     admin: AdminApi, admin_env: tuple[int, int]
 ) -> None:
-    body = {"kind": "partner", "permissions": [], "label": "bulk"}
+    body = {"kind": "partner", "permissions": [], "label": "bulk", **DAYS}
     for _ in range(ISSUE_RATE.limit):
         assert admin.call("POST", "/credentials", body=body).status == 201
     count = len(auth_store.list_credentials(admin.tenant))
@@ -734,12 +766,12 @@ def test_the_credential_list_pages_with_a_cursor_within_the_tenant(
     admin: AdminApi, admin_env: tuple[int, int]
 ) -> None:
     issued = {
-        admin.call("POST", "/credentials", body={"kind": "cad", "label": f"k{i}"}).body[
-            "credential"
-        ]["credentialId"]
+        admin.call(
+            "POST", "/credentials", body={**CAD_KEY, "label": f"k{i}"}, permissions=CAD_MINTER
+        ).body["credential"]["credentialId"]
         for i in range(5)
     }
-    admin.call("POST", "/credentials", body={"kind": "cad", "label": "t2"}, tenant=admin_env[1])
+    admin.call("POST", "/credentials", body=CAD_KEY, tenant=admin_env[1], permissions=CAD_MINTER)
     seen: list[str] = []
     cursor = None
     while True:
@@ -750,7 +782,7 @@ def test_the_credential_list_pages_with_a_cursor_within_the_tenant(
         cursor = page.body["nextCursor"]
         if cursor is None:
             break
-    assert sorted(seen) == sorted(issued)
+    assert sorted(set(seen) - set(admin.callers.values())) == sorted(issued)
     for query, named in (({"limit": "0"}, "limit"), ({"cursor": "Zm9v"}, "cursor")):
         bad = admin.call("GET", "/credentials", query=query)
         assert bad.status == 400 and f"'{named}'" in bad.body["info"]
@@ -759,7 +791,7 @@ def test_the_credential_list_pages_with_a_cursor_within_the_tenant(
 def test_revoke_states_the_cache_window_and_stays_in_the_tenant(
     admin: AdminApi, admin_env: tuple[int, int]
 ) -> None:
-    issued = admin.call("POST", "/credentials", body={"kind": "cad", "label": "old CAD"})
+    issued = admin.call("POST", "/credentials", body=CAD_KEY, permissions=CAD_MINTER)
     path = {"credentialId": issued.body["credential"]["credentialId"]}
     foreign = admin.call(
         "POST", "/credentials/{credentialId}/revoke", path=path, tenant=admin_env[1]
@@ -810,9 +842,11 @@ def test_no_secret_appears_after_the_response_that_creates_it(
             "PATCH", "/connectors/{connectorId}", path=path, body={"bearerCredential": new_bearer}
         )
         partner = admin.call(
-            "POST", "/credentials", body={"kind": "partner", "permissions": ["ADMIN"], "label": "p"}
+            "POST",
+            "/credentials",
+            body={"kind": "partner", "permissions": ["ADMIN"], "label": "p", **DAYS},
         )
-        cad_key = admin.call("POST", "/credentials", body={"kind": "cad", "label": "c"})
+        cad_key = admin.call("POST", "/credentials", body=CAD_KEY, permissions=CAD_MINTER)
         created_answers = {created.raw, rotated.raw, partner.raw, cad_key.raw}
         sent = admin.call("POST", "/connectors/{connectorId}/test", path=path)
         cad.run_dispatcher()

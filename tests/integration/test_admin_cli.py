@@ -32,6 +32,8 @@ def test_issue_list_and_revoke_a_credential(aws: None, capsys: Any) -> None:
         "view_knowledge,MANAGE_KNOWLEDGE",
         "--label",
         "sync job",
+        "--expires-in-days",
+        "30",
     )
     assert code == 0
     token = out.strip().splitlines()[-1]
@@ -69,7 +71,20 @@ def test_issue_list_and_revoke_a_credential(aws: None, capsys: Any) -> None:
             "unknown permission(s) VIEW_EVERYTHING",
         ),
         (
-            ("credential", "issue", "--tenant", "99", "--kind", "partner", "--label", "x"),
+            (
+                "credential",
+                "issue",
+                "--tenant",
+                "99",
+                "--kind",
+                "partner",
+                "--label",
+                "x",
+                "--permissions",
+                "ADMIN",
+                "--expires-in-days",
+                "30",
+            ),
             "Tenant 99 does not exist",
         ),
         (("credential", "list", "--tenant", "99"), "Tenant 99 does not exist"),
@@ -105,7 +120,7 @@ def test_issue_list_and_revoke_a_credential(aws: None, capsys: Any) -> None:
                 "--expires-in-days",
                 "0",
             ),
-            "a whole number of days from 1 to 3650",
+            "0 is refused: every credential expires, after a whole number of days from 1 to 365",
         ),
         (("tenant", "create", "--name", "  "), "A tenant needs a non-empty name"),
         (

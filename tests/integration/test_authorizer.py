@@ -13,7 +13,7 @@ import pytest
 from local import iam_enforcement
 from psap.auth import store
 from psap.auth.authorizer import Unauthorized, authorize
-from psap.auth.credentials import CredentialKind, tenant_limits_key
+from psap.auth.credentials import OPERATOR, CredentialKind, tenant_limits_key
 from psap.auth.permissions import Permission
 from psap.auth.refusals import REFUSALS_PER_SOURCE
 from psap.auth.tokens import new_token
@@ -51,7 +51,8 @@ def request(load_event: Any, authorization: str | None) -> dict[str, Any]:
 
 
 def issue(tenant: int, kind: CredentialKind, *permissions: Permission, **extra: Any) -> str:
-    issued = store.issue_credential(tenant, kind, frozenset(permissions), "test", **extra)
+    lifetime = {"expires_at": utc_now() + timedelta(days=30), "issued_by": OPERATOR, **extra}
+    issued = store.issue_credential(tenant, kind, frozenset(permissions), "test", **lifetime)
     return issued.token
 
 

@@ -12,11 +12,16 @@ them), integers beyond their format and dates that are numbers (400).
 import base64
 import json
 from collections.abc import Callable
+from datetime import timedelta
 from types import ModuleType
 from typing import Any
 
 import pytest
 
+from psap.auth import store as auth_store
+from psap.auth.credentials import OPERATOR, CredentialKind
+from psap.auth.permissions import parse_permissions
+from psap.clock import utc_now
 from psap.http.operations import OPERATIONS
 from psap.storage.dynamodb import dynamodb
 from psap.storage.s3 import s3
@@ -77,11 +82,32 @@ def stored_everything() -> dict[str, Any]:
     return state
 
 
+def admit(event: dict[str, Any]) -> None:
+    """The admin API re-reads its caller's credential: make the sample event's caller a real
+    credential of a real tenant (written before the test takes its snapshot)."""
+    context = event["requestContext"]["authorizer"]
+    tenant = int(context["tenantId"])
+    while not any(known.tenant_id == tenant for known in auth_store.list_tenants()):
+        auth_store.create_tenant("Hostile input 911")
+    issued = auth_store.issue_credential(
+        tenant,
+        CredentialKind.PARTNER,
+        parse_permissions(str(context.get("permissions", ""))),
+        "hostile input caller",
+        expires_at=utc_now() + timedelta(days=1),
+        issued_by=OPERATOR,
+    )
+    context["credentialId"] = issued.credential.credential_id
+
+
 class WriteRoutes(HandlerHarness):
     """The write routes' functions, called with their sample events shaped by each test."""
 
     def event(self, function: str) -> dict[str, Any]:
-        return self.load_event(function)
+        event = self.load_event(function)
+        if function.startswith("admin_"):
+            admit(event)
+        return event
 
     def raw_call(self, function: str, event: dict[str, Any]) -> dict[str, Any]:
         answer: dict[str, Any] = self.call_handler(function, event)

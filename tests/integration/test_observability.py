@@ -3,14 +3,16 @@
 import io
 import json
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import pytest
 
 from psap.auth import store
-from psap.auth.credentials import CredentialKind
+from psap.auth.credentials import OPERATOR, CredentialKind
 from psap.auth.permissions import Permission
 from psap.auth.tokens import token_hash
+from psap.clock import utc_now
 from psap.observability import logger
 
 
@@ -59,7 +61,12 @@ def test_authorizer_logs_never_contain_the_token(
 ) -> None:
     tenant = store.create_tenant("Riverside County 911").tenant_id
     token = store.issue_credential(
-        tenant, CredentialKind.PARTNER, frozenset({Permission.ADMIN}), "t"
+        tenant,
+        CredentialKind.PARTNER,
+        frozenset({Permission.ADMIN}),
+        "t",
+        expires_at=utc_now() + timedelta(days=30),
+        issued_by=OPERATOR,
     ).token
     monkeypatch.setenv("CREDENTIAL_KIND", "partner")
     authorizer = import_function("authorizer")
@@ -89,7 +96,12 @@ def test_each_refusal_is_logged_once_with_its_reason_and_metric_never_the_token(
     # Given a revoked credential and an authorizer that refused it before
     tenant = store.create_tenant("Riverside County 911").tenant_id
     issued = store.issue_credential(
-        tenant, CredentialKind.PARTNER, frozenset({Permission.ADMIN}), "t"
+        tenant,
+        CredentialKind.PARTNER,
+        frozenset({Permission.ADMIN}),
+        "t",
+        expires_at=utc_now() + timedelta(days=30),
+        issued_by=OPERATOR,
     )
     store.revoke_credential(tenant, issued.credential.credential_id)
     monkeypatch.setenv("CREDENTIAL_KIND", "partner")

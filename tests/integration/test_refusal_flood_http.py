@@ -3,6 +3,7 @@ in a Lambda worker process, which reads the embedded AWS under its own role; the
 counted where they are served. docs/design.md, "The cheap refusal path"."""
 
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import httpx
@@ -17,9 +18,10 @@ from local.gateway.throttling import UsagePlanDirectory
 from local.runtime import LambdaRuntime
 from local.template import load_template
 from psap.auth import store
-from psap.auth.credentials import CredentialKind
+from psap.auth.credentials import OPERATOR, CredentialKind
 from psap.auth.permissions import Permission
 from psap.auth.tokens import new_token
+from psap.clock import utc_now
 from psap.config import auth_table
 from tools.tenant_limits import UsagePlanTarget, ensure_usage_key
 
@@ -92,7 +94,12 @@ def test_a_flood_over_http_costs_one_read_and_a_valid_token_still_works(
     tenant = store.create_tenant("Riverside County 911").tenant_id
     ensure_usage_key(plans, tenant)
     valid = store.issue_credential(
-        tenant, CredentialKind.PARTNER, frozenset({Permission.VIEW_KNOWLEDGE}), "t"
+        tenant,
+        CredentialKind.PARTNER,
+        frozenset({Permission.VIEW_KNOWLEDGE}),
+        "t",
+        expires_at=utc_now() + timedelta(days=30),
+        issued_by=OPERATOR,
     ).token
     unknown = new_token("partner")
     typo = valid[:-1] + ("A" if valid[-1] != "A" else "B")

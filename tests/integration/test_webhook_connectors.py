@@ -221,6 +221,8 @@ def test_update_changes_url_and_filter_and_keeps_the_secret(cad_aws: None) -> No
         now=clock.utc_now(),
         url="https://cad2.riverside.example/hook",
         event_types=["incident.rejected"],
+        # Another host: the CAD's credential for it comes with the move (docs/admin-api.md)
+        bearer_credential="cad2-issued-token",
     )
     assert not isinstance(updated, ConnectorWithSecret)
     stored = store.get_connector(TENANT, created.connector.connector_id)

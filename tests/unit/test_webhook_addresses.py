@@ -12,6 +12,8 @@ from psap.webhooks.addresses import (
     parse_destination,
     resolve,
 )
+from psap.webhooks.schedule import ErrorClass
+from psap.webhooks.transport import OutboundClient
 
 
 @pytest.mark.parametrize(
@@ -211,3 +213,53 @@ def test_a_name_that_turns_internal_after_the_check_is_blocked_at_the_next_conne
     # Then it is refused before any connection is made
     assert outcome.error_class is not None and outcome.error_class.value == "blocked"
     assert connected == []
+
+
+# ---------------------------------------------------------------- destination ports
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["https://1.1.1.1:22/hook", "https://cad.example.com:25/", "https://cad.example.com:80/"],
+)
+def test_a_port_outside_the_allowlist_is_refused(url: str) -> None:
+    with pytest.raises(UnsafeDestination, match="port"):
+        parse_destination(url, local_dev=False)
+
+
+def test_443_and_8443_are_allowed() -> None:
+    assert parse_destination("https://cad.example.com/", local_dev=False).port == 443
+    assert parse_destination("https://cad.example.com:8443/", local_dev=False).port == 8443
+
+
+def test_local_dev_allows_any_port_on_loopback_only() -> None:
+    assert parse_destination("http://localhost:3001/h", local_dev=True).port == 3001
+    for url in ("http://cad.example.com:3001/h", "http://8.8.8.8:3001/h"):
+        with pytest.raises(UnsafeDestination, match="port 3001"):
+            parse_destination(url, local_dev=True)
+
+
+def test_the_port_is_checked_again_on_the_addresses_at_connect_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given "localhost" accepted for a local-dev connector on port 3001, when the name
+    # resolves to a public address at connect time, the odd port is refused
+    fake_dns(monkeypatch, "93.184.216.34")
+    destination = parse_destination("http://localhost:3001/h", local_dev=True)
+    with pytest.raises(UnsafeDestination, match="port 3001"):
+        resolve(destination, local_dev=True)
+    fake_dns(monkeypatch, "127.0.0.1")
+    assert [str(a) for a in resolve(destination, local_dev=True)] == ["127.0.0.1"]
+
+
+def test_the_dispatcher_refuses_a_stored_url_with_a_bad_port_without_connecting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A connector stored before the rule (or written around it) is blocked at send time
+    def no_connection(*_: Any, **__: Any) -> Any:
+        raise AssertionError("the transport connected")
+
+    monkeypatch.setattr(socket, "create_connection", no_connection)
+    client = OutboundClient(connect_timeout=1, total_timeout=2)
+    outcome = client.post("https://1.1.1.1:22/hook", {}, b"{}", local_dev=False)
+    assert outcome.error_class is ErrorClass.BLOCKED and "port 22" in (outcome.error_detail or "")

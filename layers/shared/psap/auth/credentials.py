@@ -1,8 +1,10 @@
 """Credential records and their keys in the auth table.
 
-Two items per credential: a lookup item keyed by the token's hash (what the authorizer
-reads, one GetItem), and a listing item under the tenant (what the admin CLI lists and
-revokes). Both are written and revoked in one transaction so they never disagree.
+Three items per credential: a lookup item keyed by the token's hash (what the authorizer
+reads, one GetItem), a listing item under the tenant (what the admin CLI lists and revokes,
+and what the admin API re-reads on every call), and an issue item under its issuer (so a
+revocation finds, with one Query, every credential the revoked one issued). They are written
+and revoked in one transaction so they never disagree.
 """
 
 from dataclasses import dataclass
@@ -16,6 +18,9 @@ from psap.clock import format_timestamp, parse_timestamp
 # Expired lookup items are deleted by DynamoDB's TTL this long after expiry; until then they
 # still answer "expired" (401) like any invalid token.
 EXPIRED_RETENTION_SECONDS = 30 * 24 * 3600
+# The issuer of a credential the operator made with the admin CLI (or the local demo):
+# not a credential, so nothing above it can be revoked.
+OPERATOR = "operator"
 
 
 class CredentialKind(StrEnum):
@@ -31,8 +36,10 @@ class Credential:
     permissions: frozenset[Permission]
     label: str
     created_at: datetime
-    expires_at: datetime | None
+    expires_at: datetime | None  # None only on credentials issued before expiry was required
     revoked: bool
+    # The credential id that issued it, OPERATOR, or None for one issued before this was kept.
+    issued_by: str | None = None
 
     def usable(self, kind: CredentialKind, now: datetime) -> bool:
         if self.revoked or self.kind != kind:
@@ -53,6 +60,18 @@ def listing_key(tenant_id: int, credential_id: str) -> dict[str, dict[str, str]]
     return {"pk": {"S": f"TENANT#{tenant_id}"}, "sk": {"S": f"CRED#{credential_id}"}}
 
 
+def issue_key(tenant_id: int, issued_by: str, credential_id: str) -> dict[str, dict[str, str]]:
+    """The issuer's record of a credential it issued; a revocation queries its prefix."""
+    return {
+        "pk": {"S": f"TENANT#{tenant_id}"},
+        "sk": {"S": f"{issued_prefix(issued_by)}{credential_id}"},
+    }
+
+
+def issued_prefix(issued_by: str) -> str:
+    return f"ISSUED#{issued_by}#"
+
+
 def credential_attributes(credential: Credential) -> dict[str, Any]:
     attributes: dict[str, Any] = {
         "credentialId": credential.credential_id,
@@ -65,6 +84,8 @@ def credential_attributes(credential: Credential) -> dict[str, Any]:
     }
     if credential.expires_at is not None:
         attributes["expiresAt"] = format_timestamp(credential.expires_at)
+    if credential.issued_by is not None:
+        attributes["issuedBy"] = credential.issued_by
     return attributes
 
 
@@ -80,4 +101,5 @@ def credential_from_attributes(values: dict[str, Any]) -> Credential:
         created_at=parse_timestamp(str(values["createdAt"])),
         expires_at=parse_timestamp(str(expires)) if expires else None,
         revoked=bool(values.get("revoked", False)),
+        issued_by=str(values["issuedBy"]) if values.get("issuedBy") else None,
     )

@@ -3,13 +3,20 @@ tenant admin API (/api/v1/external/admin/credentials) share.
 
 - Permissions are named by their wire names; an unknown name is refused, never dropped.
 - A `cad` key carries no data-interface permissions.
-- An expiry is a whole number of days in the future, at most MAX_EXPIRY_DAYS.
+- Every credential expires: a whole number of days, at most the tenant's setting for one
+  holding Admin (ADMIN_EXPIRY_DEFAULT_DAYS unless the operator changed it) and
+  MAX_EXPIRY_DAYS for the others. A credential that never expires cannot be issued.
+- Every credential records its issuer (the issuing credential, or OPERATOR for the CLI);
+  revoking a credential revokes what it issued, transitively.
 - Over the API, an Admin grants only permissions its own credential holds (`granted_by`),
-  and issues at most ISSUE_RATE credentials per tenant per hour. The CLI is the operator's
-  tool (it holds AWS credentials to the tables anyway): it passes neither.
+  mints a `cad` key (which writes incidents) only if it holds MANAGE_EVENTS, and issues at
+  most ISSUE_RATE credentials per tenant per hour. The CLI is the operator's tool (it holds
+  AWS credentials to the tables anyway): it passes neither.
 - A token is returned once, by the issue call; afterwards only its hash exists.
-- A revoked token may still pass for AUTHORIZER_CACHE_SECONDS: API Gateway caches the
-  authorizer's answer per token (template.yaml, ReauthorizeEvery).
+- The admin API re-reads its caller's credential on every call (psap.http.resolver), so a
+  revocation stops it at once; the data interface may still accept a revoked token for
+  AUTHORIZER_CACHE_SECONDS: API Gateway caches the authorizer's answer per token
+  (template.yaml, ReauthorizeEvery).
 """
 
 import re
@@ -29,7 +36,13 @@ from psap.models import Timestamp, WireModel
 from psap.storage.rate_limits import RateLimit, consume
 
 AUTHORIZER_CACHE_SECONDS = 300  # template.yaml: ReauthorizeEvery of both authorizers
-MAX_EXPIRY_DAYS = 3650
+# A credential holding Admin can mint others: it lives at most the tenant's setting, this
+# long unless the operator set it (`psap-admin credential admin-expiry`), never over the
+# ceiling. Any other credential lives at most MAX_EXPIRY_DAYS (a CAD key: a yearly rotation).
+ADMIN_EXPIRY_DEFAULT_DAYS = 90
+ADMIN_EXPIRY_CEILING_DAYS = 365
+MAX_EXPIRY_DAYS = 365
+_LONGEST_EXPIRY_DAYS = max(MAX_EXPIRY_DAYS, ADMIN_EXPIRY_CEILING_DAYS)
 MAX_LABEL = 200
 ISSUE_RATE = RateLimit("credential issue", limit=20, window_seconds=3600)
 LIST_PAGE_DEFAULT = 50
@@ -61,12 +74,31 @@ def parse_permissions(names: Iterable[str]) -> frozenset[Permission]:
     return frozenset(Permission(name) for name in wanted)
 
 
-def expiry_after(days: int | None, now: datetime) -> datetime | None:
-    if days is None:
-        return None
-    if days <= 0 or days > MAX_EXPIRY_DAYS:
-        raise InvalidField("expiresInDays", f"a whole number of days from 1 to {MAX_EXPIRY_DAYS}")
+def expiry_after(days: int | None, now: datetime, longest: int) -> datetime:
+    if days is None or days <= 0 or days > longest:
+        given = "required" if days is None else f"{days} is refused"
+        raise InvalidField(
+            "expiresInDays",
+            f"{given}: every credential expires, after a whole number of days from 1 to "
+            f"{longest} for this one",
+        )
     return now + timedelta(days=days)
+
+
+def longest_life(tenant_id: int, request: "CredentialRequest") -> int:
+    """The most days the requested credential may live (the tenant's setting for Admin)."""
+    if Permission.ADMIN in request.permissions:
+        return store.admin_expiry_days(tenant_id, ADMIN_EXPIRY_DEFAULT_DAYS)
+    return MAX_EXPIRY_DAYS
+
+
+def check_admin_expiry_setting(days: int) -> int:
+    if not 1 <= days <= ADMIN_EXPIRY_CEILING_DAYS:
+        raise InvalidField(
+            "adminCredentialMaxDays",
+            f"a whole number of days from 1 to {ADMIN_EXPIRY_CEILING_DAYS}",
+        )
+    return days
 
 
 def check_label(label: str) -> str:
@@ -76,10 +108,15 @@ def check_label(label: str) -> str:
     return label
 
 
-def check_grant(permissions: frozenset[Permission], granted_by: frozenset[Permission]) -> None:
+def check_grant(request: "CredentialRequest", granted_by: frozenset[Permission]) -> None:
     """An Admin cannot hand out more than it holds: a narrow admin credential must not mint
-    a broader one."""
-    beyond = sorted(permission.value for permission in permissions - granted_by)
+    a broader one, nor a CAD key (which writes incidents) without Manage Events."""
+    if request.kind is CredentialKind.CAD and Permission.MANAGE_EVENTS not in granted_by:
+        raise PermissionDenied(
+            "Access denied — a cad credential writes incidents: "
+            f"{Permission.MANAGE_EVENTS.display_name} permission required"
+        )
+    beyond = sorted(permission.value for permission in request.permissions - granted_by)
     if beyond:
         raise PermissionDenied(
             f"Access denied — your credential does not hold {', '.join(beyond)}, "
@@ -100,32 +137,45 @@ def issue(
     request: CredentialRequest,
     now: datetime,
     *,
+    issued_by: str,
     granted_by: frozenset[Permission] | None = None,
     rate_limited: bool = False,
 ) -> store.IssuedCredential:
-    """Checks everything, then counts against the rate limit, then writes (all or nothing)."""
+    """Checks everything, then counts against the rate limit, then writes (all or nothing).
+    `issued_by`: the issuing credential's id, or OPERATOR (psap.auth.credentials)."""
     label = check_label(request.label)
-    expires_at = expiry_after(request.expires_in_days, now)
     if request.kind is CredentialKind.CAD and request.permissions:
         raise InvalidField("permissions", "a cad credential carries no data-interface permissions")
     if granted_by is not None:
-        check_grant(request.permissions, granted_by)
+        check_grant(request, granted_by)
+    expires_at = expiry_after(request.expires_in_days, now, longest_life(tenant_id, request))
     if rate_limited:
         consume(auth_table(), f"TENANT#{tenant_id}", "RATE#credential-issue", ISSUE_RATE, now)
-    return store.issue_credential(tenant_id, request.kind, request.permissions, label, expires_at)
+    return store.issue_credential(
+        tenant_id,
+        request.kind,
+        request.permissions,
+        label,
+        expires_at=expires_at,
+        issued_by=issued_by,
+    )
 
 
-def revoke(tenant_id: int, credential_id: str) -> Credential:
+def revoke(tenant_id: int, credential_id: str) -> store.Revocation:
+    """Revokes the credential and everything it issued, transitively (the cascade)."""
     if not _CREDENTIAL_ID.match(credential_id):
         # Not an id we ever issue: answered like an unknown one, without a read.
         raise NotFound(f"Credential {credential_id[:40]} does not exist")
     return store.revoke_credential(tenant_id, credential_id)
 
 
-def revocation_notice(credential: Credential) -> str:
+def revocation_notice(revocation: store.Revocation) -> str:
+    revoked = [revocation.credential, *revocation.cascaded]
     return (
-        f"revoked {credential.credential_id}; API Gateway may keep accepting it for up to "
-        f"{AUTHORIZER_CACHE_SECONDS} s (its authorizer cache)"
+        f"revoked {', '.join(credential.credential_id for credential in revoked)} "
+        f"({len(revocation.cascaded)} issued by it, transitively); the admin API refuses them "
+        f"at once, the data interface may keep accepting them for up to "
+        f"{AUTHORIZER_CACHE_SECONDS} s (API Gateway's authorizer cache)"
     )
 
 
@@ -140,8 +190,14 @@ class CredentialView(WireModel):
     permissions: list[Permission]
     label: str
     created_at: Timestamp
-    expires_at: Timestamp | None
+    expires_at: Timestamp | None = Field(
+        description="Every credential issued now has one; null only on older credentials"
+    )
     revoked: bool
+    issued_by: str | None = Field(
+        description="The credential id that issued it, or `operator` (the admin CLI); "
+        "null on credentials issued before the issuer was recorded"
+    )
 
     @classmethod
     def of(cls, credential: Credential) -> "CredentialView":
@@ -153,6 +209,7 @@ class CredentialView(WireModel):
             created_at=credential.created_at,
             expires_at=credential.expires_at,
             revoked=credential.revoked,
+            issued_by=credential.issued_by,
         )
 
 
@@ -172,11 +229,14 @@ class IssueCredentialBody(WireModel):
     label: str = Field(
         min_length=1, max_length=MAX_LABEL, pattern=r"\S", description="Who or what uses it"
     )
-    expires_in_days: int | None = Field(
-        default=None,
-        description=f"1 to {MAX_EXPIRY_DAYS}; null: no expiry",
+    expires_in_days: int = Field(
+        description=(
+            "Required: days until it expires. At most the tenant's setting for a credential "
+            f"holding ADMIN ({ADMIN_EXPIRY_DEFAULT_DAYS} unless the operator changed it, never "
+            f"over {ADMIN_EXPIRY_CEILING_DAYS}), at most {MAX_EXPIRY_DAYS} for the others"
+        ),
         # Documented here, checked by expiry_after (its words name the field)
-        json_schema_extra={"minimum": 1, "maximum": MAX_EXPIRY_DAYS},
+        json_schema_extra={"minimum": 1, "maximum": _LONGEST_EXPIRY_DAYS},
     )
 
     @field_validator("expires_in_days", mode="before")
@@ -210,16 +270,28 @@ class CredentialPage(WireModel):
     next_cursor: str | None = Field(description="Pass as `cursor` for the next page")
     authorizer_cache_seconds: int = Field(
         default=AUTHORIZER_CACHE_SECONDS,
-        description="How long a revoked credential may still pass (authorizer cache)",
+        description="How long the data interface may still accept a revoked credential "
+        "(authorizer cache); the admin API refuses it at once",
     )
 
 
 class RevokedCredentialView(WireModel):
     credential: CredentialView
+    also_revoked: list[CredentialView] = Field(
+        description="Every credential it issued, transitively, that this call revoked"
+    )
     authorizer_cache_seconds: int = Field(
         default=AUTHORIZER_CACHE_SECONDS,
-        description="The revoked token may still pass for up to this many seconds",
+        description="How long the data interface may still accept a revoked token (its "
+        "authorizer cache); the admin API refuses it at once",
     )
+
+    @classmethod
+    def of(cls, revocation: store.Revocation) -> "RevokedCredentialView":
+        return cls(
+            credential=CredentialView.of(revocation.credential),
+            also_revoked=[CredentialView.of(credential) for credential in revocation.cascaded],
+        )
 
 
 def list_page(tenant_id: int, limit: int, cursor: str | None) -> CredentialPage:

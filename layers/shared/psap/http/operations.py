@@ -5,7 +5,7 @@ the route runs, so a caller without the permission gets 403 before any validatio
 access. A test fails when a route of the template is missing here.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from psap.auth.credentials import CredentialKind
 from psap.auth.permissions import Permission, denial_message
@@ -53,6 +53,9 @@ class Operation:
     credential_kind: CredentialKind = CredentialKind.PARTNER
     # What the body may be (media types, size, JSON); None: the operation takes no body.
     body: BodyRule | None = None
+    # Re-read the credential (strongly consistent) before acting, so a revoked or expired
+    # one is refused at once rather than after the authorizer's cache (ReauthorizeEvery).
+    rechecks_credential: bool = False
 
     @property
     def max_body_bytes(self) -> int | None:
@@ -197,6 +200,17 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("POST", "/cad/v1/incidents"): Operation(
         "submitCadIncident", credential_kind=CredentialKind.CAD, body=CAD_BODY
     ),
+}
+
+
+# The tenant admin API issues credentials and moves CAD connectors: a credential revoked a
+# moment ago must not do either, so every operation under it re-reads its credential.
+ADMIN_API_PREFIX = "/api/v1/external/admin/"
+OPERATIONS = {
+    key: replace(operation, rechecks_credential=True)
+    if key[1].startswith(ADMIN_API_PREFIX)
+    else operation
+    for key, operation in OPERATIONS.items()
 }
 
 

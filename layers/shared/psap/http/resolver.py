@@ -2,8 +2,9 @@
 
 A function's app.py declares its routes on `create_resolver()` and exposes
 `handler = lambda_handler(app)`. The entrypoint binds tenant and request ids to the logs,
-checks the operation's permission (psap.http.operations), then lets Powertools route,
-validate and serialize. Every call of a tenant leaves one audit line (psap.audit.lines).
+re-reads the credential where the operation asks for it (the tenant admin API), checks the
+operation's permission (psap.http.operations), then lets Powertools route, validate and
+serialize. Every call of a tenant leaves one audit line (psap.audit.lines).
 """
 
 from collections.abc import Callable
@@ -16,8 +17,9 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from psap.audit.changes import take_changes
 from psap.audit.lines import audit_record, emit
+from psap.auth.store import credential_in_force
 from psap.clock import utc_now
-from psap.errors import DomainError, InvalidParameter, NotAuthenticated
+from psap.errors import DomainError, InvalidParameter, NotAuthenticated, StoreUnavailable
 from psap.http.body import decode_body
 from psap.http.errors import install_error_handlers, status_for
 from psap.http.limit_fields import with_rate_limit_policy
@@ -109,12 +111,37 @@ def _authorized(
     if principal.kind != operation.credential_kind:
         # The authorizers already refuse this; a second check keeps a wrong policy harmless.
         logger.warning("credential of the wrong kind refused", extra={"kind": principal.kind})
-        return direct_error_answer(401, "Authentication required", "UNAUTHENTICATED")
+        return _unauthenticated()
+    if operation.rechecks_credential:
+        try:
+            in_force = _still_in_force(principal)
+        except StoreUnavailable:
+            logger.exception("data store unavailable")
+            return direct_error_answer(
+                503, "The service is temporarily unavailable; retry later", "SERVICE_UNAVAILABLE"
+            )
+        if not in_force:
+            logger.info("revoked or expired credential refused before its cached policy ran out")
+            return _unauthenticated()
     if not principal.has_any(operation.any_of):
         logger.info("permission denied", extra={"operation": operation.operation_id})
         return direct_error_answer(403, operation.denial, "FORBIDDEN")
     app.append_context(principal=principal)
     return _answer(app, operation, event, context)
+
+
+def _unauthenticated() -> dict[str, Any]:
+    """The spec's 401, with the header API Gateway's UNAUTHORIZED response carries."""
+    answer = direct_error_answer(401, "Authentication required", "UNAUTHENTICATED")
+    answer["headers"]["WWW-Authenticate"] = "Bearer"
+    return answer
+
+
+def _still_in_force(principal: Principal) -> bool:
+    """The authorizer's answer may be ReauthorizeEvery seconds old: read the credential as it
+    stands now (one strongly consistent GetItem)."""
+    credential = credential_in_force(principal.tenant_id, principal.credential_id)
+    return credential is not None and credential.usable(principal.kind, utc_now())
 
 
 def _answer(

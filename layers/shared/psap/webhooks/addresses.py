@@ -9,6 +9,8 @@ documentation and benchmark ranges, IPv4-mapped/compatible, 6to4, Teredo and NAT
 odd spellings of IPv4 (decimal, octal, hex, short forms) that resolvers read differently.
 A connector in local-dev mode may use http and loopback addresses, nothing else; the
 deployment must allow local-dev mode as well (WEBHOOK_LOCAL_DEV, false in AWS).
+The port must be 443 or one of ALLOWED_PORTS, checked on the URL and again on the addresses
+at connect time; only a local-dev connector on a loopback address may use any port.
 """
 
 import ipaddress
@@ -26,6 +28,10 @@ _HOST_NAME = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(\.{_LABEL})*\.?$")
 _NUMERIC_HOST = re.compile(r"^(0x[0-9a-f]*|[0-9]+)(\.(0x[0-9a-f]*|[0-9]*))*\.?$")
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
+# HTTPS's port and the one alternative CAD vendors publish webhook receivers on. Any other
+# port (22, 25, 6379, ...) would let a connector knock on services that are not web servers.
+ALLOWED_PORTS = frozenset({443, 8443})
+_LOOPBACK_NAME = "localhost"
 
 
 class UnsafeDestination(Exception):
@@ -64,10 +70,35 @@ def parse_destination(url: str, *, local_dev: bool) -> Destination:
         check_address(literal, local_dev=local_dev)
     elif not _HOST_NAME.match(host):
         raise UnsafeDestination(f"{host!r} is not a valid host name")
+    port = port or (443 if scheme == "https" else 80)
+    loopback = literal.is_loopback if literal is not None else host == _LOOPBACK_NAME
+    check_port(port, loopback=loopback, local_dev=local_dev)
     target = parts.path or "/"
     if parts.query:
         target += "?" + parts.query
-    return Destination(scheme, host, port or (443 if scheme == "https" else 80), target)
+    return Destination(scheme, host, port, target)
+
+
+def check_port(port: int, *, loopback: bool, local_dev: bool) -> None:
+    """Raises UnsafeDestination unless the port is allowed for this destination."""
+    if port in ALLOWED_PORTS or (local_dev and loopback):
+        return
+    allowed = " or ".join(str(allowed) for allowed in sorted(ALLOWED_PORTS))
+    raise UnsafeDestination(
+        f"port {port} is not allowed: use {allowed} (any port only for a local-dev connector "
+        "on loopback)"
+    )
+
+
+def origin(url: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of a URL as a browser compares origins; None if it has none."""
+    try:
+        parts = urlsplit(url.strip())
+        scheme, host = parts.scheme.lower(), (parts.hostname or "").lower()
+        port = parts.port or {"https": 443, "http": 80}.get(scheme, 0)
+    except ValueError:
+        return None
+    return (scheme, host.rstrip("."), port) if host else None
 
 
 def literal_address(host: str) -> IPAddress | None:
@@ -142,6 +173,7 @@ def resolve(destination: Destination, *, local_dev: bool) -> list[IPAddress]:
     literal = literal_address(destination.host)
     if literal is not None:
         check_address(literal, local_dev=local_dev)
+        check_port(destination.port, loopback=literal.is_loopback, local_dev=local_dev)
         return [literal]
     try:
         answers = socket.getaddrinfo(
@@ -157,6 +189,9 @@ def resolve(destination: Destination, *, local_dev: bool) -> list[IPAddress]:
             addresses.append(address)
     if not addresses:
         raise NameNotResolved(f"{destination.host}: no address")
+    # At connect time too: a name may now resolve elsewhere than when the URL was accepted.
+    loopback = all(address.is_loopback for address in addresses)
+    check_port(destination.port, loopback=loopback, local_dev=local_dev)
     return addresses
 
 

@@ -25,6 +25,7 @@ from psap.webhooks.admin_models import (
 )
 from psap.webhooks.catalogue import ConnectorTest, UpdateKind
 from psap.webhooks.connectors import (
+    BearerCredentialMissing,
     ConnectorWithSecret,
     create_connector,
     update_connector,
@@ -92,8 +93,8 @@ def update(
             bearer_credential=body.bearer_credential,
             local_dev=body.local_dev,
         )
-    except InvalidField as error:
-        if error.field != "bearerCredential" or body.bearer_credential is not None:
+    except BearerCredentialMissing as error:
+        if body.bearer_credential is not None:
             raise
         # The request is well formed: the connector holds no bearer credential for the
         # baseline profile to send (a state of the connector, not a fault of the request).

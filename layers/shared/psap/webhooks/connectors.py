@@ -16,7 +16,7 @@ from psap.errors import InvalidField, StoreUnavailable
 from psap.storage.rate_limits import RateLimit, consume
 from psap.webhooks import secrets as vault
 from psap.webhooks import store
-from psap.webhooks.addresses import UnsafeDestination, parse_destination
+from psap.webhooks.addresses import UnsafeDestination, origin, parse_destination
 from psap.webhooks.catalogue import UpdateKind
 from psap.webhooks.deliveries import release_held
 from psap.webhooks.models import Connector, ConnectorStatus
@@ -62,9 +62,13 @@ def _check_event_types(event_types: list[str] | None) -> list[str] | None:
     return sorted(set(event_types))
 
 
+class BearerCredentialMissing(InvalidField):
+    """The baseline profile needs a bearer credential and there is none."""
+
+
 def _check_bearer(profile: SigningProfile, bearer: str | None) -> None:
     if profile is SigningProfile.BASELINE and not bearer:
-        raise InvalidField(
+        raise BearerCredentialMissing(
             "bearerCredential", "the baseline profile needs the bearer credential the CAD issued"
         )
     if bearer is not None and (not bearer.strip() or any(c in bearer for c in "\r\n")):
@@ -106,8 +110,9 @@ def create_connector(
         updated_at=now,
     )
     # The secret first: a connector item never points at a secret that does not exist.
+    bound = vault.origin_text(url) if bearer_credential else None
     vault.create_secret(
-        secret_name, vault.ConnectorSecrets((signing,), bearer_credential), tenant_id
+        secret_name, vault.ConnectorSecrets((signing,), bearer_credential, bound), tenant_id
     )
     store.put_new_connector(connector)
     return ConnectorWithSecret(connector, presented_secret(signing.raw, profile))
@@ -153,13 +158,29 @@ def update_connector(
     new_profile = profile or current.profile
     changes["profile"] = new_profile
     secrets_now = vault.read_secret(current.secret_name, fresh=True)
+    if (
+        bearer_credential is None
+        and secrets_now.bearer_credential
+        and origin(str(changes["url"])) != origin(current.url)
+    ):
+        # The CAD gave its credential for one server: a new scheme, host or port must not
+        # receive it unless whoever moves the URL gives it again (docs/admin-api.md).
+        raise InvalidField(
+            "bearerCredential",
+            "the URL moves to another origin (scheme, host or port): give the CAD's bearer "
+            "credential again in the same request",
+        )
     bearer = secrets_now.bearer_credential if bearer_credential is None else bearer_credential
     _check_bearer(new_profile, bearer)
+    # The bearer credential is bound to the origin it was given for (the dispatcher sends it
+    # nowhere else, whatever its caches hold); a credential from before the binding is bound
+    # to the origin it has been going to.
+    bound = vault.origin_text(str(changes["url"])) if bearer else None
     shown: str | None = None
-    updated_secrets = vault.ConnectorSecrets(secrets_now.signing, bearer)
+    updated_secrets = vault.ConnectorSecrets(secrets_now.signing, bearer, bound)
     if new_profile is not current.profile:
         fresh = vault.new_signing_secret(f"sig-{len(secrets_now.signing) + 1}", now)
-        updated_secrets = vault.ConnectorSecrets((fresh,), bearer)
+        updated_secrets = vault.ConnectorSecrets((fresh,), bearer, bound)
         shown = presented_secret(fresh.raw, new_profile)
     if updated_secrets != secrets_now:
         vault.write_secret(current.secret_name, updated_secrets)

@@ -292,9 +292,23 @@ def _send(
     """Signs the stored body for this attempt (a new timestamp, every active secret) and
     sends it with the CAD's bearer credential."""
     secrets = vault.read_secret(connector.secret_name)
+    if not secrets.sends_bearer_to(connector.url):
+        # Our cached secret may predate a URL change: read it again before deciding.
+        secrets = vault.read_secret(connector.secret_name, fresh=True)
     if connector.local_dev and not webhook_local_dev_allowed():
         return AttemptOutcome(
             None, ErrorClass.BLOCKED, 0, error_detail="local-dev connectors are not allowed here"
+        )
+    if secrets.bearer_credential and not secrets.sends_bearer_to(connector.url):
+        # The connector we hold is older than its secret (a URL change is under way): the
+        # CAD's credential never goes to an origin it was not given for; a retry will see
+        # the new URL.
+        return AttemptOutcome(
+            None,
+            ErrorClass.BLOCKED,
+            0,
+            error_detail="the bearer credential was given for another origin (the connector "
+            "is being changed)",
         )
     headers = signature_headers(
         connector.profile,

@@ -15,17 +15,20 @@ TAG_DELIVERIES = "Admin: delivery log"
 
 CREATE_CONNECTOR = """\
 Registers the CAD endpoint that receives the service's signed webhook updates. The URL must
-be https and resolve to a public address (loopback, private, link-local and metadata
-addresses are refused). `bearerCredential` is the credential the CAD issued to the service:
-it is stored in Secrets Manager, sent as `Authorization: Bearer ...` on every delivery and
-never returned. The response carries the connector's signing secret: it is shown once, in
-this response only; give it to the CAD now."""
+be https on port 443 or 8443 and resolve to a public address (loopback, private,
+link-local and metadata addresses are refused). `bearerCredential` is the credential the CAD
+issued to the service, for this URL's origin only: it is stored in Secrets Manager, sent as
+`Authorization: Bearer ...` on every delivery to that origin and never returned. The
+response carries the connector's signing secret: it is shown once, in this response only;
+give it to the CAD now."""
 
 UPDATE_CONNECTOR = """\
 Changes the fields given. `eventTypes: null` sends every kind of update. A new `profile`
 needs a secret in its own form: the response then carries a new signing secret, shown once,
 and the old one stops signing at once. `bearerCredential` replaces the stored one (never
-returned)."""
+returned). A `url` on another origin (scheme, host or port) needs `bearerCredential` in the
+same request (400 naming it otherwise): the CAD's credential never follows the URL to a
+server it was not given for."""
 
 ROTATE_SECRET = f"""\
 Makes a new signing secret, shown once in this response. The previous secrets stay valid

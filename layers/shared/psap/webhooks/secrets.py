@@ -23,6 +23,7 @@ from botocore.config import Config
 from psap.clock import format_timestamp, parse_timestamp
 from psap.config import client_options, connector_secret_prefix
 from psap.storage.aws import translated
+from psap.webhooks.addresses import origin
 
 if TYPE_CHECKING:
     from mypy_boto3_secretsmanager import SecretsManagerClient
@@ -53,6 +54,13 @@ class SigningSecret:
 class ConnectorSecrets:
     signing: tuple[SigningSecret, ...]  # newest first
     bearer_credential: str | None = field(default=None, repr=False)
+    # The origin (scheme://host:port) the bearer credential was given for, kept in the same
+    # secret value so the two can never disagree; None on secrets written before it was kept.
+    bearer_origin: str | None = None
+
+    def sends_bearer_to(self, url: str) -> bool:
+        """Whether the bearer credential may go to `url`: only to the origin it was given for."""
+        return self.bearer_origin is None or self.bearer_origin == origin_text(url)
 
     def active_signing(self, now: datetime) -> list[bytes]:
         """The secrets that sign now, newest first. The baseline profile uses the first only;
@@ -77,6 +85,7 @@ class ConnectorSecrets:
                     for secret in self.signing
                 ],
                 "bearerCredential": self.bearer_credential,
+                "bearerOrigin": self.bearer_origin,
             }
         )
 
@@ -99,6 +108,7 @@ class ConnectorSecrets:
                 for entry in document.get("signingSecrets", [])
             ),
             bearer_credential=document.get("bearerCredential"),
+            bearer_origin=document.get("bearerOrigin"),
         )
 
     def rotated(
@@ -122,7 +132,10 @@ class ConnectorSecrets:
             for secret in self.signing
             if secret.active(now)
         )
-        return ConnectorSecrets((fresh, *kept), self.bearer_credential), fresh.raw
+        return (
+            ConnectorSecrets((fresh, *kept), self.bearer_credential, self.bearer_origin),
+            fresh.raw,
+        )
 
     def _next_id(self) -> str:
         numbers = [
@@ -131,6 +144,12 @@ class ConnectorSecrets:
             if secret.secret_id.startswith("sig-") and secret.secret_id[4:].isdigit()
         ]
         return f"sig-{max(numbers, default=0) + 1}"
+
+
+def origin_text(url: str) -> str | None:
+    """`scheme://host:port` of a URL (psap.webhooks.addresses.origin), None if it has none."""
+    parts = origin(url)
+    return f"{parts[0]}://{parts[1]}:{parts[2]}" if parts else None
 
 
 def new_signing_secret(secret_id: str, now: datetime) -> SigningSecret:
