@@ -213,6 +213,8 @@ class Bucket:
     name: str
     arn: str
     properties: Mapping[str, Any]
+    # The PolicyDocument of the AWS::S3::BucketPolicy that names this bucket, resolved.
+    policy: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -720,6 +722,7 @@ class _TemplateBuilder:
                     name=self._resolver.physical_name(logical_id),
                     arn=f"arn:aws:s3:::{self._resolver.physical_name(logical_id)}",
                     properties=self._resolved_properties(logical_id),
+                    policy=self._bucket_policy(logical_id),
                 )
                 for logical_id in self._of_types(BUCKET_TYPE)
             },
@@ -741,6 +744,13 @@ class _TemplateBuilder:
                 for logical_id in self._of_types(KEY_TYPE)
             },
         )
+
+    def _bucket_policy(self, bucket_id: str) -> dict[str, Any] | None:
+        for logical_id in self._of_types("AWS::S3::BucketPolicy"):
+            properties = self._resolver.properties(logical_id)
+            if properties.get("Bucket") == {"Ref": bucket_id}:
+                return dict(self._resolver.resolve(properties.get("PolicyDocument") or {}))
+        return None
 
     def _resolved_properties(self, logical_id: str) -> dict[str, Any]:
         resolved = self._resolver.resolve(self._resolver.properties(logical_id))

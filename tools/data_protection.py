@@ -14,7 +14,7 @@ from typing import Any, Final
 TABLE: Final = "AWS::DynamoDB::Table"
 BUCKET: Final = "AWS::S3::Bucket"
 QUEUE: Final = "AWS::SQS::Queue"
-SECRET: Final = "AWS::SecretsManager::Secret"
+SECRET: Final = "AWS::SecretsManager::Secret"  # noqa: S105 - a resource type
 LOG_GROUP: Final = "AWS::Logs::LogGroup"
 TOPIC: Final = "AWS::SNS::Topic"
 KEY: Final = "AWS::KMS::Key"
@@ -27,7 +27,7 @@ RETAINED: Final = frozenset({TABLE, BUCKET, QUEUE, SECRET, LOG_GROUP, KEY, BACKU
 # What a role needs of a key to read and write a store it encrypts.
 KEY_USE: Final = ("kms:Decrypt", "kms:GenerateDataKey")
 # Where the connector secrets' key is named (they are created at run time, not in the stack).
-SECRET_KEY_VARIABLE: Final = "CONNECTOR_SECRET_KEY_ARN"
+SECRET_KEY_VARIABLE: Final = "CONNECTOR_SECRET_KEY_ARN"  # noqa: S105 - a variable name
 TRACER_CAPTURE: Final = ("POWERTOOLS_TRACER_CAPTURE_RESPONSE", "POWERTOOLS_TRACER_CAPTURE_ERROR")
 BACKUP_DAYS: Final = 35
 
@@ -172,8 +172,8 @@ def keys_without_rotation(template: Mapping[str, Any]) -> list[str]:
 def _allows(statement: Mapping[str, Any], action: str) -> bool:
     if statement.get("Effect") != "Allow":
         return False
-    for allowed in _listed(statement.get("Action", [])):
-        allowed = str(allowed)
+    for listed in _listed(statement.get("Action", [])):
+        allowed = str(listed)
         if allowed == action or (allowed.endswith("*") and action.startswith(allowed[:-1])):
             return True
     return False
@@ -333,7 +333,7 @@ def functions_capturing_traces(template: Mapping[str, Any]) -> list[str]:
     for function_id, resource in _resources(template, FUNCTION):
         variables = (_properties(resource).get("Environment") or {}).get("Variables") or {}
         problems += [
-            f"{function_id}: {name} is not \"false\""
+            f'{function_id}: {name} is not "false"'
             for name in TRACER_CAPTURE
             if variables.get(name) != "false"
         ]

@@ -93,8 +93,7 @@ def test_a_table_added_without_protection_breaks_the_rules(translated: dict[str,
     }
     # Then every rule that concerns tables names it
     assert not_retained(translated) == [
-        "ScratchTable: a AWS::DynamoDB::Table without DeletionPolicy and UpdateReplacePolicy"
-        " Retain"
+        "ScratchTable: a AWS::DynamoDB::Table without DeletionPolicy and UpdateReplacePolicy Retain"
     ]
     assert tables_without_deletion_protection(translated) == [
         "ScratchTable: a table without DeletionProtectionEnabled"
