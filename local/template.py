@@ -268,6 +268,7 @@ class StackTemplate:
         resources.update({queue.logical_id: queue.url for queue in self.queues.values()})
         resources.update({bucket.logical_id: bucket.name for bucket in self.buckets.values()})
         resources.update({secret.logical_id: secret.name for secret in self.secrets.values()})
+        resources.update({key.logical_id: key.key_id for key in self.keys.values()})
         return resources
 
 

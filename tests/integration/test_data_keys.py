@@ -12,6 +12,7 @@ from botocore.exceptions import ClientError
 
 from local import iam, iam_enforcement
 from local.template import ACCOUNT_ID
+from psap.webhooks.secrets import ConnectorSecrets, create_secret, secret_name
 from tests.conftest import TEMPLATE
 
 ROLES = iam.default_function_roles()
@@ -135,3 +136,16 @@ def test_a_role_missing_from_a_key_policy_that_delegates_nothing_is_refused(aws:
     # Then only the role the key policy names gets in: IAM alone grants nothing on a key
     code, message = _refusal(refused)
     assert code == "AccessDeniedException" and "kms:Decrypt" in message
+
+
+def test_a_connector_secret_is_created_under_the_secrets_key(aws: None) -> None:
+    # Given the connector secrets' prefix and key from the template's Globals
+    name = secret_name(7, "probe")
+    # When a connector's secrets are stored
+    create_secret(name, ConnectorSecrets(signing=()), tenant_id=7)
+    # Then Secrets Manager encrypts them with our key, not its AWS-managed one
+    with iam_enforcement.paused():
+        described = boto3.client("secretsmanager", region_name="us-east-1").describe_secret(
+            SecretId=name
+        )
+    assert described["KmsKeyId"] == TEMPLATE.keys["SecretsKey"].arn
