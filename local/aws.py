@@ -215,7 +215,7 @@ def secrets_client(endpoint_url: str) -> SecretsManagerClient:
 
 def kms_client(endpoint_url: str | None) -> Any:
     # No KMS stubs among the dev dependencies: the client is untyped.
-    return boto3.client("kms", **_client_options(endpoint_url))  # type: ignore[arg-type]
+    return boto3.client("kms", **_client_options(endpoint_url))  # type: ignore[call-overload,arg-type]
 
 
 def create_resources(template: StackTemplate, endpoint_url: str) -> CreatedResources:

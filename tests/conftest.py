@@ -246,7 +246,7 @@ def _create_resources(endpoint_url: str | None = None) -> None:
     create_keys(TEMPLATE, endpoint_url)
     _create_tables(dynamodb())
     for queue in TEMPLATE.queues.values():
-        attributes = {"VisibilityTimeout": str(queue.visibility_timeout)}
+        attributes: dict[Any, str] = {"VisibilityTimeout": str(queue.visibility_timeout)}
         if queue.properties.get("KmsMasterKeyId"):
             attributes["KmsMasterKeyId"] = str(queue.properties["KmsMasterKeyId"])
         sqs().create_queue(QueueName=queue.name, Attributes=attributes)

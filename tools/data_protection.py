@@ -194,9 +194,9 @@ def key_grants(template: Mapping[str, Any]) -> dict[str, set[str]]:
         roles = {r for r in map(_ref, _listed(properties.get("Roles", []))) if r is not None}
         for statement in _listed((properties.get("PolicyDocument") or {}).get("Statement")):
             if all(_allows(statement, action) for action in KEY_USE):
-                for key_id in map(_get_att, _listed(statement.get("Resource"))):
-                    if key_id in grants:
-                        grants[key_id] |= roles
+                for granted in map(_get_att, _listed(statement.get("Resource"))):
+                    if granted is not None and granted in grants:
+                        grants[granted] |= roles
     return grants
 
 
@@ -215,9 +215,10 @@ def key_uses(template: Mapping[str, Any]) -> dict[str, set[str]]:
         needs[role_id] = {encrypted[store] for store in used if store in encrypted}
     for function_id, resource in _resources(template, FUNCTION):
         properties = _properties(resource)
-        role_id = _get_att(properties.get("Role"))
-        if role_id not in needs:
+        role = _get_att(properties.get("Role"))
+        if role is None or role not in needs:
             continue
+        role_id = role
         queues = {_get_att((properties.get("DeadLetterConfig") or {}).get("TargetArn"))}
         for mapping in resources.values():
             mapped = _properties(mapping)
