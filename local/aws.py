@@ -32,7 +32,7 @@ from local import (
 from local.iam import OPERATOR_ACCESS_KEY_ID, OPERATOR_SECRET_ACCESS_KEY
 from local.moto_s3 import store_put_bodies_verbatim
 from local.moto_transactions import back_up_only_touched_items
-from local.template import REGION, StackTemplate, Table
+from local.template import ACCOUNT_ID, REGION, Bucket, StackTemplate, Table
 
 if TYPE_CHECKING:
     from mypy_boto3_apigateway.client import APIGatewayClient
@@ -261,8 +261,14 @@ def create_usage_plans(template: StackTemplate, endpoint_url: str) -> dict[str, 
     return created
 
 
+def kms_client(endpoint_url: str | None) -> Any:
+    # No KMS stubs among the dev dependencies: the client is untyped.
+    return boto3.client("kms", **_client_options(endpoint_url))  # type: ignore[call-overload,arg-type]
+
+
 def create_resources(template: StackTemplate, endpoint_url: str) -> CreatedResources:
-    """Create every table, queue, bucket and secret of the template in the embedded AWS."""
+    """Create every key, table, queue, bucket and secret of the template in the embedded AWS."""
+    create_keys(template, endpoint_url)
     dynamodb = dynamodb_client(endpoint_url)
     for table in template.tables.values():
         _create_table(dynamodb, table)
@@ -276,6 +282,15 @@ def create_resources(template: StackTemplate, endpoint_url: str) -> CreatedResou
             s3.put_bucket_versioning(
                 Bucket=bucket.name, VersioningConfiguration={"Status": versioning["Status"]}
             )
+        rules = bucket_encryption_rules(bucket)
+        if rules:
+            s3.put_bucket_encryption(
+                Bucket=bucket.name, ServerSideEncryptionConfiguration={"Rules": rules}
+            )
+        if bucket.policy:
+            # Kept as on AWS; the embedded AWS does not evaluate bucket policies (its
+            # endpoint is plain HTTP on loopback, which the TLS-only policy would refuse).
+            s3.put_bucket_policy(Bucket=bucket.name, Policy=json.dumps(bucket.policy))
     secrets = secrets_client(endpoint_url)
     for secret in template.secrets.values():
         # A generated secret only needs to exist locally; its value is set by whoever uses it.
@@ -288,6 +303,42 @@ def create_resources(template: StackTemplate, endpoint_url: str) -> CreatedResou
         secrets=len(template.secrets),
         usage_plans=create_usage_plans(template, endpoint_url),
     )
+
+
+def bucket_encryption_rules(bucket: Bucket) -> list[Any]:
+    """PutBucketEncryption's rules from AWS::S3::Bucket's BucketEncryption (CloudFormation
+    spells the default `ServerSideEncryptionByDefault`, the API `Apply...`)."""
+    encryption = bucket.properties.get("BucketEncryption") or {}
+    return [
+        {
+            "ApplyServerSideEncryptionByDefault": rule.get("ServerSideEncryptionByDefault", {}),
+            "BucketKeyEnabled": _true(rule.get("BucketKeyEnabled", False)),
+        }
+        for rule in encryption.get("ServerSideEncryptionConfiguration") or []
+    ]
+
+
+def create_keys(template: StackTemplate, endpoint_url: str | None) -> None:
+    """Every AWS::KMS::Key of the template, with its key policy, under its fixed id.
+
+    KMS picks a random id for a new key; the template's `!GetAtt Key.Arn` was resolved to
+    an id fixed by the stack and logical id (local.template), so the key moves there.
+    """
+    from moto.kms.models import kms_backends  # noqa: PLC0415 - the embedded AWS is in-process
+
+    kms = kms_client(endpoint_url)
+    backend = kms_backends[ACCOUNT_ID][REGION]
+    for key in template.keys.values():
+        properties = key.properties
+        created = kms.create_key(
+            Policy=json.dumps(properties["KeyPolicy"]),
+            Description=str(properties.get("Description", key.logical_id)),
+        )["KeyMetadata"]["KeyId"]
+        moved = backend.keys.pop(created)
+        moved.id, moved.arn = key.key_id, key.arn
+        backend.keys[key.key_id] = moved
+        if _true(properties.get("EnableKeyRotation")):
+            kms.enable_key_rotation(KeyId=key.key_id)
 
 
 def table_definition(table: Table) -> dict[str, Any]:
@@ -326,6 +377,10 @@ def table_definition(table: Table) -> dict[str, Any]:
     sse = properties.get("SSESpecification")
     if sse and _true(sse.get("SSEEnabled")) and sse.get("SSEType") == "KMS":
         definition["SSESpecification"] = {"Enabled": True, "SSEType": "KMS"}
+        if sse.get("KMSMasterKeyId"):
+            definition["SSESpecification"]["KMSMasterKeyId"] = str(sse["KMSMasterKeyId"])
+    if _true(properties.get("DeletionProtectionEnabled")):
+        definition["DeletionProtectionEnabled"] = True
     return definition
 
 

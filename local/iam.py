@@ -223,6 +223,19 @@ def _function_role(
         if not isinstance(document, dict) or not document.get("Statement"):
             raise refuse(f"policy {policy.get('PolicyName')!r} has no statements")
         policies[str(policy["PolicyName"])] = document
+    # Policies the template attaches from outside the role (AWS::IAM::Policy with Roles):
+    # a key's users, which its key policy cannot name without a dependency cycle.
+    for policy_id, resource in resources.items():
+        attached = resource.get("Properties") or {}
+        if resource.get("Type") != "AWS::IAM::Policy" or {"Ref": role_id} not in (
+            attached.get("Roles") or []
+        ):
+            continue
+        try:
+            document = resolver.resolve(attached.get("PolicyDocument") or {})
+        except TemplateError as error:
+            raise refuse(f"{policy_id}: {error}") from error
+        policies[str(attached.get("PolicyName") or policy_id)] = document
     return FunctionRole(
         function_id=function_id,
         role_name=f"{resolver.stack_name}-{role_id}"[:64],

@@ -32,7 +32,7 @@ from typing import Any, Final
 
 from werkzeug.exceptions import HTTPException
 
-from local import s3_post_policy
+from local import key_enforcement, s3_post_policy
 from local.template import ACCOUNT_ID, REGION
 
 _TRANSACTION_ACTIONS: Final = {
@@ -94,6 +94,8 @@ def install() -> None:
         if _enforced() and str(self.headers.get("Authorization", "")).startswith("AWS "):
             _refuse_sigv2()
         for_s3(self, bucket_name, key_name)
+        if _enforced():
+            _authorize_s3_key(self, _signer(self), bucket_name)
 
     ActionAuthenticatorMixin._authenticate_and_authorize_normal_action = authorize_normal  # type: ignore[method-assign]
     ActionAuthenticatorMixin._authenticate_and_authorize_s3_action = authorize_s3  # type: ignore[method-assign]
@@ -225,6 +227,18 @@ def _authorize_each(
             # moto checks one action per request; AWS checks each one this request needs.
             request._action = f"{service}:{action}"
             _check(request, resource)
+        needs = (
+            key_enforcement.dynamodb_needs(checks)
+            if service == "dynamodb"
+            else key_enforcement.sqs_needs(*checks[0])
+            if service == "sqs"
+            else []
+        )
+        _authorize_key_use(request._access_key, service, needs)
+    except key_enforcement.KeyRefusal as refusal:
+        # DynamoDB answers AccessDeniedException; SQS its own KmsAccessDenied.
+        code = "KmsAccessDenied" if service == "sqs" else "AccessDenied"
+        raise _JsonRefusal(service, code, str(refusal)) from refusal
     except _RESTError as refusal:
         if service not in _JSON_ERRORS:
             raise
@@ -232,6 +246,42 @@ def _authorize_each(
         if refusal.error_type == "AccessDenied":
             message = f"{message} on resource: {resource}"
         raise _JsonRefusal(service, refusal.error_type, message) from refusal
+
+
+def _authorize_key_use(access_key: Any, service: str, needs: list[tuple[str, str]]) -> None:
+    """The caller's right to use the keys of the stores it touches (local.key_enforcement),
+    told to the listeners like any other decision."""
+    caller = str(access_key.arn)
+    try:
+        key_enforcement.authorize(access_key, service, needs)
+    except key_enforcement.KeyRefusal as refusal:
+        for listener in list(_listeners):
+            listener(caller, refusal.action, refusal.key_arn, False)
+        raise
+
+
+def _signer(response: Any) -> Any:
+    """The access key of a request signed in its Authorization header (SigV4)."""
+    from moto.iam.access_control import create_access_key  # noqa: PLC0415
+
+    authorization = str(response.headers.get("Authorization", ""))
+    access_key_id = authorization.partition("Credential=")[2].partition("/")[0]
+    return create_access_key(
+        account_id=response.current_account,
+        partition="aws",
+        access_key_id=access_key_id,
+        headers=response.headers,
+    )
+
+
+def _authorize_s3_key(response: Any, access_key: Any, bucket_name: str | None) -> None:
+    from moto.s3.exceptions import S3ClientError  # noqa: PLC0415
+
+    needs = key_enforcement.s3_needs(str(response._get_action()), bucket_name)
+    try:
+        _authorize_key_use(access_key, "s3", needs)
+    except key_enforcement.KeyRefusal as refusal:
+        raise S3ClientError("AccessDenied", str(refusal), status_code=403) from refusal
 
 
 def _table_arn(name: str) -> str:
@@ -393,6 +443,7 @@ def _check_signer(
     checker._access_key = access_key
     target = f"{bucket_name or '*'}/{key_name}" if key_name else (bucket_name or "*")
     _check(checker, f"arn:aws:s3:::{target}")
+    _authorize_s3_key(response, access_key, bucket_name)
 
 
 def _is_form_upload(response: Any, key_name: str | None) -> bool:

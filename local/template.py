@@ -13,6 +13,7 @@ import base64
 import hashlib
 import json
 import re
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,8 @@ TABLE_TYPES: Final = frozenset({"AWS::DynamoDB::Table", "AWS::Serverless::Simple
 QUEUE_TYPE: Final = "AWS::SQS::Queue"
 BUCKET_TYPE: Final = "AWS::S3::Bucket"
 SECRETSMANAGER_TYPE: Final = "AWS::SecretsManager::Secret"
+KEY_TYPE: Final = "AWS::KMS::Key"
+ROLE_TYPE: Final = "AWS::IAM::Role"
 FUNCTION_TYPES: Final = frozenset({"AWS::Serverless::Function", "AWS::Lambda::Function"})
 API_TYPE: Final = "AWS::Serverless::Api"
 USAGE_PLAN_TYPE: Final = "AWS::ApiGateway::UsagePlan"
@@ -252,12 +255,26 @@ class Bucket:
     name: str
     arn: str
     properties: Mapping[str, Any]
+    # The PolicyDocument of the AWS::S3::BucketPolicy that names this bucket, resolved.
+    policy: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
 class Secret:
     logical_id: str
     name: str
+    properties: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Key:
+    """A customer-managed KMS key. Its id is fixed by the stack and logical id, so `!Ref` and
+    `!GetAtt .Arn` resolve before the embedded AWS has created it."""
+
+    logical_id: str
+    key_id: str
+    arn: str
+    # CloudFormation properties of AWS::KMS::Key (the key policy among them), resolved.
     properties: Mapping[str, Any]
 
 
@@ -275,6 +292,7 @@ class StackTemplate:
     buckets: Mapping[str, Bucket]
     secrets: Mapping[str, Secret]
     usage_plans: Mapping[str, UsagePlan] = field(default_factory=dict)
+    keys: Mapping[str, Key] = field(default_factory=dict)
 
     def api_events(self) -> Iterator[tuple[Function, ApiEvent]]:
         for function in self.functions.values():
@@ -293,6 +311,7 @@ class StackTemplate:
         resources.update({queue.logical_id: queue.url for queue in self.queues.values()})
         resources.update({bucket.logical_id: bucket.name for bucket in self.buckets.values()})
         resources.update({secret.logical_id: secret.name for secret in self.secrets.values()})
+        resources.update({key.logical_id: key.key_id for key in self.keys.values()})
         return resources
 
 
@@ -306,6 +325,14 @@ def queue_arn(name: str) -> str:
 
 def table_arn(name: str) -> str:
     return f"arn:aws:dynamodb:{REGION}:{ACCOUNT_ID}:table/{name}"
+
+
+def key_arn(key_id: str) -> str:
+    return f"arn:aws:kms:{REGION}:{ACCOUNT_ID}:key/{key_id}"
+
+
+def role_arn(name: str) -> str:
+    return f"arn:aws:iam::{ACCOUNT_ID}:role/{name}"
 
 
 def local_api_id(logical_id: str) -> str:
@@ -449,8 +476,20 @@ class Resolver:
     def resource_type(self, logical_id: str) -> str:
         resource = self._resources.get(logical_id)
         if not isinstance(resource, dict):
+            if self._generated_role(logical_id):
+                return ROLE_TYPE
             raise TemplateError(f"unknown resource {logical_id!r}")
         return str(resource.get("Type", ""))
+
+    def _generated_role(self, logical_id: str) -> bool:
+        """`<Function>Role`: the execution role SAM generates for a function without one."""
+        function = self._resources.get(logical_id.removesuffix("Role"))
+        return (
+            logical_id.endswith("Role")
+            and isinstance(function, dict)
+            and function.get("Type") == "AWS::Serverless::Function"
+            and "Role" not in (function.get("Properties") or {})
+        )
 
     def properties(self, logical_id: str) -> dict[str, Any]:
         resource = self._resources[logical_id]
@@ -496,7 +535,13 @@ class Resolver:
             "AWS::Serverless::LayerVersion": "LayerName",
             "AWS::Logs::LogGroup": "LogGroupName",
         }.get(kind)
-        properties = self._resources[logical_id].get("Properties") or {}
+        if kind == KEY_TYPE:
+            # A key id is a UUID; this one is fixed by the stack and the logical id.
+            return str(uuid.uuid5(uuid.NAMESPACE_URL, f"{self._stack_name}/{logical_id}"))
+        if kind == ROLE_TYPE:
+            # As local.iam names the roles it creates.
+            return f"{self._stack_name}-{logical_id}"[:64]
+        properties = (self._resources.get(logical_id) or {}).get("Properties") or {}
         if name_property and name_property in properties:
             return str(self._guarded(logical_id, lambda: self.resolve(properties[name_property])))
         name = f"{self._stack_name}-{logical_id}"
@@ -587,6 +632,10 @@ class Resolver:
             attributes = {"RootResourceId": local_api_id(f"{logical_id}/")}
         elif kind == SECRETSMANAGER_TYPE:
             attributes = {"Id": name}
+        elif kind == KEY_TYPE:
+            attributes = {"Arn": key_arn(name), "KeyId": name}
+        elif kind == ROLE_TYPE:
+            attributes = {"Arn": role_arn(name), "RoleId": name}
         if attribute not in attributes:
             raise TemplateError(f"!GetAtt {logical_id}.{attribute} cannot be resolved locally")
         return attributes[attribute]
@@ -741,6 +790,7 @@ class _TemplateBuilder:
                     name=self._resolver.physical_name(logical_id),
                     arn=f"arn:aws:s3:::{self._resolver.physical_name(logical_id)}",
                     properties=self._resolved_properties(logical_id),
+                    policy=self._bucket_policy(logical_id),
                 )
                 for logical_id in self._of_types(BUCKET_TYPE)
             },
@@ -751,6 +801,15 @@ class _TemplateBuilder:
                     properties=self._resolved_properties(logical_id),
                 )
                 for logical_id in self._of_types(SECRETSMANAGER_TYPE)
+            },
+            keys={
+                logical_id: Key(
+                    logical_id=logical_id,
+                    key_id=self._resolver.physical_name(logical_id),
+                    arn=key_arn(self._resolver.physical_name(logical_id)),
+                    properties=self._resolved_properties(logical_id),
+                )
+                for logical_id in self._of_types(KEY_TYPE)
             },
             usage_plans={
                 logical_id: self._usage_plan(logical_id, apis)
@@ -784,6 +843,13 @@ class _TemplateBuilder:
             stages=tuple(stages),
             throttle=_throttle(plan_throttle) if plan_throttle else None,
         )
+
+    def _bucket_policy(self, bucket_id: str) -> dict[str, Any] | None:
+        for logical_id in self._of_types("AWS::S3::BucketPolicy"):
+            properties = self._resolver.properties(logical_id)
+            if properties.get("Bucket") == {"Ref": bucket_id}:
+                return dict(self._resolver.resolve(properties.get("PolicyDocument") or {}))
+        return None
 
     def _resolved_properties(self, logical_id: str) -> dict[str, Any]:
         resolved = self._resolver.resolve(self._resolver.properties(logical_id))

@@ -35,7 +35,13 @@ from moto import mock_aws
 from moto.server import ThreadedMotoServer
 
 from local import iam, iam_enforcement
-from local.aws import OPERATOR_CREDENTIALS, serialize_dynamodb_requests, table_definition
+from local.aws import (
+    OPERATOR_CREDENTIALS,
+    bucket_encryption_rules,
+    create_keys,
+    serialize_dynamodb_requests,
+    table_definition,
+)
 from local.template import Function, StackTemplate, load_template
 from psap.config import reset_settings
 from psap.storage.dynamodb import dynamodb
@@ -237,13 +243,16 @@ def _enforced_iam(endpoint_url: str | None) -> Iterator[None]:
         _roles = None
 
 
-def _create_resources() -> None:
-    """The template's tables, queues (with their redrive policies) and buckets."""
+def _create_resources(endpoint_url: str | None = None) -> None:
+    """The template's keys, tables, queues (with their redrive policies) and buckets, each
+    encrypted with its key: a role the key does not trust is refused, as on AWS."""
+    create_keys(TEMPLATE, endpoint_url)
     _create_tables(dynamodb())
     for queue in TEMPLATE.queues.values():
-        sqs().create_queue(
-            QueueName=queue.name, Attributes={"VisibilityTimeout": str(queue.visibility_timeout)}
-        )
+        attributes: dict[Any, str] = {"VisibilityTimeout": str(queue.visibility_timeout)}
+        if queue.properties.get("KmsMasterKeyId"):
+            attributes["KmsMasterKeyId"] = str(queue.properties["KmsMasterKeyId"])
+        sqs().create_queue(QueueName=queue.name, Attributes=attributes)
     for queue in TEMPLATE.queues.values():
         if queue.redrive is not None:
             policy = {
@@ -255,6 +264,11 @@ def _create_resources() -> None:
             )
     for bucket in TEMPLATE.buckets.values():
         s3().create_bucket(Bucket=bucket.name)
+        rules = bucket_encryption_rules(bucket)
+        if rules:
+            s3().put_bucket_encryption(
+                Bucket=bucket.name, ServerSideEncryptionConfiguration={"Rules": rules}
+            )
 
 
 @pytest.fixture
@@ -285,7 +299,7 @@ def aws_server(
     urllib.request.urlopen(request, timeout=5).close()
     monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server)
     _clear_clients()
-    _create_resources()
+    _create_resources(moto_server)
     with _enforced_iam(moto_server):
         yield moto_server
     _clear_clients()

@@ -14,6 +14,7 @@ from typing import Any
 
 from local.iam import translate
 from local.template import Resolver, TemplateError, load_yaml
+from tools import data_protection
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "template.yaml"
@@ -277,9 +278,10 @@ def main() -> int:
             [str(BIN / "sam"), "validate", "--lint", "--template-file", str(TEMPLATE)],
         ),
     ]
+    translated_document = translated_template()
     with tempfile.TemporaryDirectory() as folder:
         translated = Path(folder) / "translated.json"
-        translated.write_text(json.dumps(translated_template(), indent=1), encoding="utf-8")
+        translated.write_text(json.dumps(translated_document, indent=1), encoding="utf-8")
         results.append(
             run("cfn-lint on the SAM-translated template", [str(BIN / "cfn-lint"), str(translated)])
         )
@@ -290,6 +292,7 @@ def main() -> int:
         + resources_without_any_method(document)
         + concurrency_plan_violations(document)
     )
+    problems += data_protection.problems(translated_document)
     for problem in problems:
         print(f"template.yaml: {problem}", file=sys.stderr)
     results.append(not problems)

@@ -32,6 +32,8 @@ STATEFUL = {
     "AWS::CloudWatch::Alarm",
     "AWS::SNS::Topic",
     "AWS::SNS::Subscription",
+    "AWS::KMS::Key",
+    "AWS::IAM::Policy",
 }
 STACK = "psap-rehearsal"
 REGION = "us-east-1"
@@ -271,7 +273,11 @@ def test_every_function_role_has_the_policies_the_local_stack_enforces(
 def _with_logical_names(policies: dict[str, Any], physical: dict[str, str]) -> Any:
     text = json.dumps(policies, sort_keys=True)
     for logical_id, name in sorted(physical.items(), key=lambda item: -len(item[1])):
-        if logical_id in TEMPLATE.tables or logical_id in TEMPLATE.buckets:
+        if (
+            logical_id in TEMPLATE.tables
+            or logical_id in TEMPLATE.buckets
+            or (logical_id in TEMPLATE.keys)
+        ):
             text = text.replace(name, f"<{logical_id}>")
         elif logical_id in TEMPLATE.queues:
             text = text.replace(name.rsplit("/", 1)[1], f"<{logical_id}>")

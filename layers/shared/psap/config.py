@@ -63,6 +63,8 @@ class Settings:
     audit_export_queue_url: str | None = None
     incident_upload_queue_url: str | None = None
     connector_secret_prefix: str | None = None
+    # The customer-managed key that encrypts connector secrets (None: Secrets Manager's own).
+    connector_secret_key_arn: str | None = None
     audit_retention_days: int | None = None
     audit_export_max_receives: int | None = None
     cad_intake_max_receives: int = 5
@@ -101,6 +103,7 @@ class Settings:
             audit_export_queue_url=read.name("AUDIT_EXPORT_QUEUE_URL"),
             incident_upload_queue_url=read.name("INCIDENT_UPLOAD_QUEUE_URL"),
             connector_secret_prefix=read.name("CONNECTOR_SECRET_PREFIX"),
+            connector_secret_key_arn=read.name("CONNECTOR_SECRET_KEY_ARN"),
             audit_retention_days=read.whole_number("AUDIT_RETENTION_DAYS"),
             audit_export_max_receives=read.whole_number("AUDIT_EXPORT_MAX_RECEIVES"),
             cad_intake_max_receives=read.count(
@@ -236,6 +239,11 @@ def webhook_local_dev_allowed() -> bool:
 def connector_secret_prefix() -> str:
     """Where connector secrets are named in Secrets Manager (psap.webhooks.secrets)."""
     return _required(settings().connector_secret_prefix, "CONNECTOR_SECRET_PREFIX")
+
+
+def connector_secret_key_arn() -> str | None:
+    """The key new connector secrets are encrypted with (template.yaml's SecretsKey)."""
+    return settings().connector_secret_key_arn
 
 
 def knowledge_content_bucket() -> str:

@@ -15,13 +15,13 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cache
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import botocore.session
 from botocore.config import Config
 
 from psap.clock import format_timestamp, parse_timestamp
-from psap.config import client_options, connector_secret_prefix
+from psap.config import client_options, connector_secret_key_arn, connector_secret_prefix
 from psap.storage.aws import translated
 from psap.webhooks.addresses import origin
 
@@ -170,11 +170,15 @@ def secrets_manager() -> "SecretsManagerClient":
 
 def create_secret(name: str, value: ConnectorSecrets, tenant_id: int) -> None:
     with translated("connector secret could not be created", codes_only=True):
+        key = connector_secret_key_arn()
+        # Our key, not Secrets Manager's AWS-managed one (docs/security.md).
+        encryption: dict[str, Any] = {"KmsKeyId": key} if key else {}
         secrets_manager().create_secret(
             Name=name,
             SecretString=value.to_json(),
             Description="Signing secrets and bearer credential of a CAD webhook connector",
             Tags=[{"Key": "psap:tenant", "Value": str(tenant_id)}],
+            **encryption,
         )
 
 
