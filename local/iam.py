@@ -218,24 +218,14 @@ def _function_role(
     if unknown:
         raise refuse(f"unknown managed policies {unknown}")
     policies: dict[str, Mapping[str, Any]] = {}
-    for policy in properties.get("Policies", []):
+    for policy in [*properties.get("Policies", []), *_attached_policies(role_id, resources)]:
         document = policy.get("PolicyDocument")
         if not isinstance(document, dict) or not document.get("Statement"):
             raise refuse(f"policy {policy.get('PolicyName')!r} has no statements")
-        policies[str(policy["PolicyName"])] = document
-    # Policies the template attaches from outside the role (AWS::IAM::Policy with Roles):
-    # a key's users, which its key policy cannot name without a dependency cycle.
-    for policy_id, resource in resources.items():
-        attached = resource.get("Properties") or {}
-        if resource.get("Type") != "AWS::IAM::Policy" or {"Ref": role_id} not in (
-            attached.get("Roles") or []
-        ):
-            continue
         try:
-            document = resolver.resolve(attached.get("PolicyDocument") or {})
+            policies[str(policy["PolicyName"])] = resolver.resolve(document)
         except TemplateError as error:
-            raise refuse(f"{policy_id}: {error}") from error
-        policies[str(attached.get("PolicyName") or policy_id)] = document
+            raise refuse(str(error)) from error
     return FunctionRole(
         function_id=function_id,
         role_name=f"{resolver.stack_name}-{role_id}"[:64],
@@ -243,6 +233,17 @@ def _function_role(
         policies=policies,
         managed_policy_arns=managed,
     )
+
+
+def _attached_policies(role_id: str, resources: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The template's own AWS::IAM::Policy resources that name the role in `Roles` (one
+    policy shared by many functions' roles, such as who may send audit records)."""
+    return [
+        resource.get("Properties") or {}
+        for resource in resources.values()
+        if resource.get("Type") == "AWS::IAM::Policy"
+        and {"Ref": role_id} in ((resource.get("Properties") or {}).get("Roles") or [])
+    ]
 
 
 @cache

@@ -18,6 +18,9 @@ outputs) or explicit tables (`--auth-table`, `--knowledge-table`).
         --file instructions.json --note "local wording"   # a service-owned section only
     psap-admin knowledge edits --tenant 1 --id 12
     psap-admin knowledge redigest --tenant 1 --id 12
+    psap-admin audit verify audit-export.ndjson       # exit 0: intact; 1: names the bad line
+
+Every command that changes something leaves an audit record (tools/admin_audit.py).
 """
 
 import argparse
@@ -45,7 +48,7 @@ from psap.knowledge.models import KnowledgeSource, KnowledgeType
 from psap.knowledge.reading import service_edits
 from psap.knowledge.store import NewEntry, create_entry
 from psap.storage.aws import translated
-from tools import admin_cad, admin_resource_center, tenant_import, tenant_limits
+from tools import admin_audit, admin_cad, admin_resource_center, tenant_import, tenant_limits
 
 ROOT = Path(__file__).resolve().parent.parent
 STATE_FILE = ROOT / ".local" / "stack.json"
@@ -88,6 +91,7 @@ def target_settings(arguments: argparse.Namespace, base: Settings) -> Settings:
             knowledge_digest_queue_url=outputs.get("KnowledgeDigestQueueUrl") or None,
             resource_center_table=outputs.get("ResourceCenterTableName") or None,
             search_index_queue_url=outputs.get("SearchIndexQueueUrl") or None,
+            audit_queue_url=outputs.get("AuditQueueUrl") or None,
         )
         chosen = admin_cad.settings_from_outputs(chosen, outputs)
         return tenant_import.settings_from_outputs(chosen, outputs)
@@ -120,6 +124,7 @@ def target_settings(arguments: argparse.Namespace, base: Settings) -> Settings:
         knowledge_digest_queue_url=resources.get("KnowledgeDigestQueue") or None,
         resource_center_table=resources.get("ResourceCenterTable") or None,
         search_index_queue_url=resources.get("SearchIndexQueue") or None,
+        audit_queue_url=resources.get("AuditQueue") or None,
     )
     chosen = admin_cad.settings_from_state(chosen, state)
     return tenant_import.settings_from_state(chosen, state)
@@ -154,10 +159,13 @@ def tenant_create(arguments: argparse.Namespace) -> None:
     print(f"created tenant {tenant.tenant_id} ({tenant.name})")
     target = usage_plan_target(arguments)
     if target is None:
-        print("note: no API target, so no usage plan key: run `tenant limits sync` later")
+        print(
+            "note: no API target, so no usage plan key yet: run `tenant limits sync` against"
+            " the stack (docs/limits.md)",
+            file=sys.stderr,
+        )
         return
     tenant_limits.ensure_usage_key(target, tenant.tenant_id)
-    print(f"tenant {tenant.tenant_id} has the default request limits (tenant limits show)")
 
 
 def limits_show(arguments: argparse.Namespace) -> None:
@@ -393,6 +401,7 @@ def build_parser() -> argparse.ArgumentParser:
     admin_resource_center.add_subcommands(areas)
     admin_cad.add_subcommands(areas)
     tenant_import.add_commands(areas)
+    admin_audit.add_subcommands(areas)
     return parser
 
 
@@ -416,6 +425,29 @@ def _add_limits_commands(tenant: Any) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = build_parser().parse_args(argv)
+    if getattr(arguments, "offline", False):
+        return _offline(arguments)
+    started = utc_now()
+    code = _run(arguments)
+    if admin_audit.changes_something(arguments):
+        status = {0: 200, 2: 400}.get(code, 503)
+        admin_audit.send_operator_record(
+            admin_audit.operator_record(arguments, status, started, utc_now())
+        )
+    return code
+
+
+def _offline(arguments: argparse.Namespace) -> int:
+    """A command that needs no stack (audit verify)."""
+    try:
+        arguments.run(arguments)
+    except admin_audit.ExportTampered as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _run(arguments: argparse.Namespace) -> int:
     run: Callable[[argparse.Namespace], None] = arguments.run
     try:
         configure_target(arguments)

@@ -10,6 +10,7 @@ import os
 import time
 from typing import Any
 
+from psap.audit.refusals import audit_refusal
 from psap.auth.authorizer import Unauthorized, authorize, with_usage_plan
 from psap.auth.credentials import (
     Credential,
@@ -35,13 +36,18 @@ _limits_cache: dict[int, tuple[float, dict[Budget, RateLimit]]] = {}
 # Refusals this warm container remembers, and its per-source budget (psap.auth.refusals).
 guard = RefusalGuard.for_container(settings().legacy_tokens_accepted)
 METRICS_NAMESPACE = os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "Psap")
+# The last lookup (token hash, credential): a refusal's audit record names the credential the
+# token matched without reading it again.
+last_lookup: tuple[str, Credential | None] = ("", None)
 
 
 def find_credential(hashed_token: str) -> Credential | None:
+    global last_lookup  # noqa: PLW0603 - one request at a time per Lambda environment
     # Strongly consistent: a token used the instant it is issued must not be refused, and
     # that refusal remembered, because a replica had not seen it yet.
     item = store.get_item(TABLE, lookup_key(hashed_token), consistent=True)
-    return credential_from_attributes(from_item(item)) if item else None
+    last_lookup = (hashed_token, credential_from_attributes(from_item(item)) if item else None)
+    return last_lookup[1]
 
 
 @functools.cache
@@ -98,6 +104,12 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
         credential, answer = authorize(event, KIND, find_credential, utc_now(), guard)
     except Unauthorized as refusal:
         logger.info("credential refused", extra=refusal_line(refusal))
+        if refusal.read:
+            # A refusal that read the credential table is audited: in the credential's tenant
+            # when the token matched one (revoked, expired, the other interface), else in the
+            # platform's trail. A malformed, mis-checksummed or remembered token is counted by
+            # the log line's metric instead, so a flood costs no message per request.
+            audit_refusal(event, KIND.value, last_lookup, utc_now())
         raise
     logger.append_keys(tenant_id=credential.tenant_id, credential_id=credential.credential_id)
     logger.info("credential accepted", extra={"interface": KIND.value})

@@ -1,11 +1,15 @@
-"""The audit log over real HTTP through the local stack: a call's audit line travels through
-the template's log subscription to the writer, and an Admin's export, run by the SQS
-worker, is downloaded through its presigned URL from the embedded S3."""
+"""The audit log over real HTTP through the local stack: a call's audit record travels through
+the template's audit queue to the writer, and an Admin's export, run by the SQS worker, is
+downloaded through its presigned URL from the embedded S3; `psap-admin audit verify` checks
+it, and names the first bad line of a copy with one record altered, removed or added."""
 
 import json
+import subprocess
+import sys
 import time
 import uuid
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -44,11 +48,17 @@ def _export(stack: dict[str, Any], token: str, **filters: Any) -> dict[str, Any]
     raise AssertionError(f"export still {status['status']} after 60 s")
 
 
-def _records(export: dict[str, Any]) -> list[dict[str, Any]]:
+def _file(export: dict[str, Any]) -> str:
     assert export["status"] == "SUCCEEDED", export
     download = httpx.get(export["downloadUrl"], timeout=30)
     assert download.status_code == 200
-    return [json.loads(line) for line in download.text.splitlines()]
+    return download.text
+
+
+def _records(export: dict[str, Any]) -> list[dict[str, Any]]:
+    """The records asked for (not the other records' links, nor the chains' heads)."""
+    lines = [json.loads(line) for line in _file(export).splitlines()]
+    return [line for line in lines if "requestId" in line]
 
 
 def test_a_call_is_audited_and_exported_through_a_presigned_url(stack: dict[str, Any]) -> None:
@@ -81,3 +91,75 @@ def test_a_call_is_audited_and_exported_through_a_presigned_url(stack: dict[str,
         other = _records(_export(stack, _admin(stack, 1)))
         assert all(record["userAgent"] != agent for record in other)
         assert {record["tenantId"] for record in other} <= {stack["tenants"][1]["id"]}
+
+
+def _verify(path: Path) -> subprocess.CompletedProcess[str]:
+    # The installed command, as an auditor runs it (no stack needed).
+    command = [str(Path(sys.executable).parent / "psap-admin"), "audit", "verify", str(path)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+
+
+def test_a_refused_login_is_in_the_export_whose_chains_verify_until_one_record_changes(
+    stack: dict[str, Any], tmp_path: Path
+) -> None:
+    # Given a CAD key of tenant 0, used on the data interface (refused by its authorizer)
+    token = _admin(stack, 0)
+    base = stack["baseUrl"]
+    headers = {"Authorization": f"Bearer {token}"}
+    issued = httpx.post(
+        f"{base}{BASE}/admin/credentials",
+        json={"kind": "cad", "label": f"e2e refused {uuid.uuid4()}"},
+        headers=headers,
+        timeout=30,
+    )
+    assert issued.status_code == 201, issued.text
+    cad_key = issued.json()["token"]
+    credential_id = issued.json()["credential"]["credentialId"]
+    refused = httpx.get(
+        f"{base}{BASE}/mcp/resources/incidents/1",
+        headers={"Authorization": f"Bearer {cad_key}"},
+        timeout=30,
+    )
+    assert refused.status_code == 401
+    # When the tenant's Admin exports the last hour (records arrive in seconds)
+    deadline = time.monotonic() + 60
+    mine: list[dict[str, Any]] = []
+    while not mine and time.monotonic() < deadline:
+        export = _export(stack, token)
+        mine = [r for r in _records(export) if r["credentialId"] == credential_id]
+        if not mine:
+            time.sleep(1)
+    # Then the refusal is there: the credential, 401, never the token
+    (record,) = mine
+    assert (record["operation"], record["status"], record["tenantId"]) == (
+        "authenticate",
+        401,
+        stack["tenants"][0]["id"],
+    )
+    text = _file(export)
+    assert cad_key not in text
+    # And the file verifies; a copy with one record altered, removed or added does not
+    lines = text.splitlines()
+    intact = tmp_path / "intact.ndjson"
+    intact.write_text(text, encoding="utf-8")
+    verified = _verify(intact)
+    assert verified.returncode == 0, verified.stderr
+    index = next(i for i, line in enumerate(lines) if credential_id in line)
+    altered = json.loads(lines[index])
+    altered["status"] = 200
+    removed_copy = [*lines[:index], *lines[index + 1 :]]
+    added = {**json.loads(lines[index]), "requestId": str(uuid.uuid4())}
+    copies = {
+        "altered": [*lines[:index], json.dumps(altered), *lines[index + 1 :]],
+        "removed": removed_copy,
+        "added": [*lines[: index + 1], json.dumps(added), *lines[index + 1 :]],
+    }
+    for name, copy in copies.items():
+        path = tmp_path / f"{name}.ndjson"
+        path.write_text("\n".join(copy) + "\n", encoding="utf-8")
+        outcome = _verify(path)
+        assert outcome.returncode == 1, (name, outcome.stdout)
+        assert f"line {index + 1} " in outcome.stderr or f"line {index + 2} " in outcome.stderr, (
+            name,
+            outcome.stderr,
+        )

@@ -1,8 +1,6 @@
-"""Calls functions in-process with an audit trail: their audit lines are captured from stdout
-and delivered to the audit writer as the log subscription would deliver them."""
+"""Calls functions in-process with an audit trail: their records are read back from the
+audit queue and delivered to the audit writer as the SQS event source would deliver them."""
 
-import base64
-import gzip
 import json
 import uuid
 from typing import Any
@@ -10,6 +8,8 @@ from typing import Any
 import pytest
 
 from local.template import load_template
+from psap.config import audit_queue_url
+from psap.storage.sqs import sqs
 from tests.integration.handler_harness import HandlerHarness, json_body
 
 TEMPLATE = load_template()
@@ -28,24 +28,47 @@ def set_function_environment(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.setenv(name, value)
 
 
-def audit_lines(stdout: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in stdout.splitlines() if line.startswith('{"auditVersion"')]
+def queued_messages() -> list[str]:
+    """Every message waiting in the audit queue (received and deleted), oldest first."""
+    bodies: list[str] = []
+    while True:
+        answer = sqs().receive_message(QueueUrl=audit_queue_url(), MaxNumberOfMessages=10)
+        messages = answer.get("Messages", [])
+        if not messages:
+            return bodies
+        for message in messages:
+            bodies.append(message["Body"])
+            sqs().delete_message(QueueUrl=audit_queue_url(), ReceiptHandle=message["ReceiptHandle"])
 
 
-def awslogs_event(messages: list[str], message_type: str = "DATA_MESSAGE") -> dict[str, Any]:
-    payload = {
-        "messageType": message_type,
-        "owner": "123456789012",
-        "logGroup": "/psap/psap-platform/functions",
-        "logStream": "2026/11/23/[$LATEST]test",
-        "subscriptionFilters": ["audit"],
-        "logEvents": [
-            {"id": str(index), "timestamp": 1795401135000, "message": message + "\n"}
-            for index, message in enumerate(messages)
-        ],
+def queued_records() -> list[dict[str, Any]]:
+    """The audit records the calls so far sent, oldest first."""
+    return [json.loads(body) for body in queued_messages()]
+
+
+def audit_queue_event(bodies: list[str]) -> dict[str, Any]:
+    """An SQS event of the audit queue, as the writer's event source mapping builds it."""
+    return {
+        "Records": [
+            {
+                "messageId": str(uuid.uuid4()),
+                "receiptHandle": f"handle-{index}",
+                "body": body,
+                "attributes": {
+                    "ApproximateReceiveCount": "1",
+                    "SentTimestamp": "1795401135000",
+                    "SenderId": "AROAEXAMPLE:IncidentGetFunction",
+                    "ApproximateFirstReceiveTimestamp": "1795401135010",
+                },
+                "messageAttributes": {},
+                "md5OfBody": "",
+                "eventSource": "aws:sqs",
+                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:psap-platform-AuditQueue",
+                "awsRegion": "us-east-1",
+            }
+            for index, body in enumerate(bodies)
+        ]
     }
-    data = base64.b64encode(gzip.compress(json.dumps(payload).encode())).decode()
-    return {"awslogs": {"data": data}}
 
 
 class ApiCaller(HandlerHarness):

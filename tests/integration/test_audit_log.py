@@ -1,5 +1,5 @@
-"""Issue 6 part 1, the audit log: every tenant call leaves a record (one log line, no store
-write on the request path), the writer appends the lines, Admins export a time range.
+"""Issue 6 part 1, the audit log: every tenant call leaves a record (one message to the audit
+queue, no store write on the request path), the writer appends them, Admins export a range.
 
 Given/When/Then in each test; the audit writer and the export worker run as Lambda would run
 them (their handlers), against moto.
@@ -16,11 +16,10 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-import yaml
 
 from local.iam import default_function_roles
-from local.template import table_arn
 from psap.audit import store as audit_store
+from psap.audit.chain import SHARDS, shard_of, verify_lines
 from psap.audit.recording import AuditRecord
 from psap.config import audit_export_queue_url, audit_table
 from psap.storage.dynamodb import dynamodb
@@ -29,8 +28,9 @@ from psap.storage.sqs import sqs
 from tests.integration.audit_support import (
     TEMPLATE,
     ApiCaller,
-    audit_lines,
-    awslogs_event,
+    audit_queue_event,
+    queued_messages,
+    queued_records,
     set_function_environment,
 )
 from tests.integration.handler_harness import HandlerHarness
@@ -72,12 +72,18 @@ def _record(tenant: int, when: datetime, request_id: str, **fields: Any) -> Audi
 
 
 def _stored(tenant: int, day: datetime) -> list[dict[str, Any]]:
-    answer = dynamodb().query(
-        TableName=audit_table(),
-        KeyConditionExpression="pk = :pk",
-        ExpressionAttributeValues={":pk": {"S": audit_store.day_key(tenant, day.date())}},
-    )
-    return answer["Items"]
+    """Every chain item of the tenant's day, shard after shard."""
+    items: list[dict[str, Any]] = []
+    for shard in range(SHARDS):
+        answer = dynamodb().query(
+            TableName=audit_table(),
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={
+                ":pk": {"S": audit_store.chain_key(tenant, day.date(), shard)}
+            },
+        )
+        items.extend(answer["Items"])
+    return items
 
 
 class ExportWorker(HandlerHarness):
@@ -131,9 +137,9 @@ def test_every_tenant_call_leaves_one_audit_line_with_who_what_and_outcome(
     refused, _, _ = api.call(
         "incident_get", tenant=7, permissions="MANAGE_USERS", path={"incidentId": "424242"}
     )
-    # Then each call printed exactly one audit line, refusals included
+    # Then each call sent exactly one audit record, refusals included
     assert (status, refused) == (404, 403)
-    lines = audit_lines(capsys.readouterr().out)
+    lines = queued_records()
     assert [line["status"] for line in lines] == [404, 403]
     first = lines[0]
     assert first["tenantId"] == 7
@@ -171,7 +177,7 @@ def test_a_call_whose_route_fails_is_audited_as_500(
     # Then the caller gets a 500 ErrorInfo without the cause, and the call is audited as such
     assert status == 500
     assert "exploded" not in json.dumps(answer)
-    (line,) = audit_lines(capsys.readouterr().out)
+    (line,) = queued_records()
     assert (line["operation"], line["status"]) == ("getIncident", 500)
 
 
@@ -191,8 +197,9 @@ def test_audit_recording_makes_no_store_write_on_a_read(
         monkeypatch.setattr(client, name, counted)
     # When a partner reads an incident
     api.call("incident_get", tenant=8, permissions="BROWSE_EVENTS", path={"incidentId": "1"})
-    # Then the request wrote nothing: its record left as a log line
+    # Then the request wrote nothing: its record left as a message to the audit queue
     assert writes == []
+    assert len(queued_records()) == 1
 
 
 def test_a_write_records_the_ids_and_versions_it_changed_not_the_payload(
@@ -211,7 +218,7 @@ def test_a_write_records_the_ids_and_versions_it_changed_not_the_payload(
     )
     assert status == 201, created
     # Then its audit line names the entry and its version, and none of its content
-    (line,) = audit_lines(capsys.readouterr().out)
+    (line,) = queued_records()
     assert line["changes"] == [
         {"resource": "knowledge", "id": str(created["id"]), "action": "CREATED", "version": 1}
     ]
@@ -233,7 +240,7 @@ def test_a_cad_submission_is_audited_with_its_receipt(
     )
     # Then its audit line is the CAD credential's, naming the receipt it was given
     assert status == 202, receipt
-    (line,) = audit_lines(capsys.readouterr().out)
+    (line,) = queued_records()
     assert (line["operation"], line["credentialKind"], line["status"]) == (
         "submitCadIncident",
         "cad",
@@ -252,29 +259,27 @@ def test_a_cad_submission_is_audited_with_its_receipt(
 # ---------------------------------------------------------------- the writer
 
 
-def test_the_writer_appends_each_line_once_even_when_delivered_twice(
+def test_the_writer_appends_each_record_once_even_when_delivered_twice(
     aws: None,
     api: ApiCaller,
     import_function: Callable[[str], ModuleType],
     lambda_context: Any,
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # Given two calls' audit lines, and a Powertools log line that is not an audit record
+    # Given two calls' audit records, as the audit queue holds them
     api.call("incident_get", tenant=11, permissions="BROWSE_EVENTS", path={"incidentId": "1"})
     api.call("incident_get", tenant=11, permissions="BROWSE_EVENTS", path={"incidentId": "2"})
-    lines = [json.dumps(line) for line in audit_lines(capsys.readouterr().out)]
+    bodies = queued_messages()
     writer = import_function("audit_writer")
-    # When the subscription delivers them, then delivers the same batch again
-    noise = json.dumps({"auditVersion": 1, "level": "INFO", "message": "not a record"})
-    first = writer.handler(awslogs_event([*lines, noise]), lambda_context)
-    writer.handler(awslogs_event(lines), lambda_context)
+    # When the event source delivers them, then delivers the same batch again
+    first = writer.handler(audit_queue_event(bodies), lambda_context)
+    again = writer.handler(audit_queue_event(bodies), lambda_context)
     # Then the tenant's day holds exactly the two records, readable as they were written
-    assert first == {"written": 2}
+    assert first == again == {"batchItemFailures": []}
     items = _stored(11, datetime.now(UTC))
     assert sorted(json.loads(item["record"]["S"])["path"][-1] for item in items) == ["1", "2"]
 
 
-def test_records_expire_after_the_retention_and_control_messages_write_nothing(
+def test_records_expire_after_the_retention(
     aws: None, api: ApiCaller, import_function: Callable[[str], ModuleType], lambda_context: Any
 ) -> None:
     # Given the writer with the template's retention
@@ -282,42 +287,32 @@ def test_records_expire_after_the_retention_and_control_messages_write_nothing(
     retention = int(TEMPLATE.functions["AuditWriterFunction"].environment["AUDIT_RETENTION_DAYS"])
     when = NOW.replace(microsecond=0)
     line = _record(12, when, "req-ttl").model_dump_json(by_alias=True)
-    # When CloudWatch checks the destination, then sends a record
-    assert writer.handler(awslogs_event([], "CONTROL_MESSAGE"), lambda_context) == {"written": 0}
-    writer.handler(awslogs_event([line]), lambda_context)
+    # When the queue delivers a record
+    writer.handler(audit_queue_event([line]), lambda_context)
     # Then the record's TTL is its time plus the retention
     (item,) = _stored(12, when)
     assert int(item["expiresAt"]["N"]) == int((when + timedelta(days=retention)).timestamp())
 
 
-def test_audit_records_are_append_only_in_code_and_in_iam() -> None:
-    # Given the audit package's sources and the template
+def test_audit_records_are_append_only_in_code() -> None:
+    # Given the audit package's sources
     sources = "".join(path.read_text() for path in (ROOT / "layers/shared/psap/audit").glob("*.py"))
-    template = yaml.safe_load(
-        (ROOT / "template.yaml").read_text().replace("!", "")  # tags are not needed here
-    )
-    # Then no code path updates or deletes an audit record
-    for forbidden in ("update_item", "delete_item", "DeleteRequest", '"Update"', '"Delete"'):
+    # Then no code path updates, deletes or batch-writes an audit record
+    for forbidden in (
+        "update_item",
+        "delete_item",
+        "batch_write",
+        "batch_put",
+        "DeleteRequest",
+        '"Update"',
+        '"Delete"',
+    ):
         assert forbidden not in sources
-    # And only the writer may write the audit table, with Put/BatchWrite alone
-    # (read from each function's role as SAM translates it, the one the local stack enforces)
-    audit_arn = table_arn(TEMPLATE.physical_resources()["AuditTable"])
-    reads = ("dynamodb:Get", "dynamodb:Query", "dynamodb:BatchGet", "dynamodb:Describe")
-    writers = set()
-    for function_id, role in default_function_roles().items():
-        for granted in role.statements():
-            resources = granted.get("Resource", [])
-            resources = resources if isinstance(resources, list) else [resources]
-            actions = granted.get("Action", [])
-            actions = actions if isinstance(actions, list) else [actions]
-            if audit_arn in resources and not all(str(a).startswith(reads) for a in actions):
-                writers.add(function_id)
-    assert writers == {"AuditWriterFunction"}
-    statement = template["Resources"]["AuditWriterFunction"]["Properties"]["Policies"][0]
-    assert statement["Statement"][0]["Action"] == ["dynamodb:PutItem", "dynamodb:BatchWriteItem"]
-    assert template["Resources"]["AuditTable"]["Properties"]["TimeToLiveSpecification"] == {
-        "AttributeName": "expiresAt",
-        "Enabled": True,
+    # (the roles: tests/integration/test_audit_integrity.py)
+    assert default_function_roles()["AuditWriterFunction"].actions() == {
+        "dynamodb:PutItem",
+        "dynamodb:Query",
+        "dynamodb:GetItem",
     }
 
 
@@ -389,13 +384,13 @@ def test_an_export_streams_the_tenants_records_in_range_to_a_presigned_file(
     export_worker: ExportWorker,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # Given 1 203 records of tenant 30 over two days (more than two Query pages), one before
-    # the range, and records of tenant 31 at the same times
-    monkeypatch.setattr(audit_store, "_PAGE", 500)
+    # Given 123 records of tenant 30 over two days (chains of more than one Query page), one
+    # before the range, and records of tenant 31 at the same times
+    monkeypatch.setattr(audit_store, "_PAGE", 4)
     start = (NOW - timedelta(days=1)).replace(hour=12, minute=0, second=0, microsecond=0)
     inside = [
-        _record(30, start + timedelta(seconds=index * 60), f"req-{index:05d}")
-        for index in range(1203)
+        _record(30, start + timedelta(seconds=index * 600), f"req-{index:05d}")
+        for index in range(123)
     ]
     _seed(30, [*inside, _record(30, start - timedelta(seconds=1), "req-before")])
     _seed(
@@ -414,13 +409,18 @@ def test_an_export_streams_the_tenants_records_in_range_to_a_presigned_file(
     assert export_worker.run_next() == []
     status, done, _ = api.call("audit_export_get", tenant=30, path={"exportId": export["exportId"]})
     # Then the status says SUCCEEDED with the count, and the presigned file holds exactly the
-    # tenant's records in the range, in time order
+    # tenant's records in the range, each chain whole (the record before the range as its
+    # link only) and verifiable
     assert status == 200
     assert done["status"] == "SUCCEEDED"
-    assert done["recordCount"] == 1203
-    lines = [json.loads(line) for line in _download(done["downloadUrl"]).splitlines()]
-    assert [line["requestId"] for line in lines] == [r.request_id for r in inside]
-    assert {line["tenantId"] for line in lines} == {30}
+    assert done["recordCount"] == 123
+    text = _download(done["downloadUrl"])
+    lines = [json.loads(line) for line in text.splitlines()]
+    records = [line for line in lines if "requestId" in line]
+    assert sorted(line["requestId"] for line in records) == [r.request_id for r in inside]
+    assert {line["tenantId"] for line in records} == {30}
+    verified = verify_lines(text.splitlines())
+    assert (verified.records, verified.omitted) == (123, 1)
     assert done["sizeBytes"] > 0
     assert done["downloadUrlExpiresAt"].endswith("Z")
     # And tenant 31 cannot see tenant 30's export
@@ -523,10 +523,11 @@ def test_a_poison_record_marks_the_export_failed_with_a_reason_at_once(
     # Given a good record and, beside it, a stored record that is not JSON (a poison row)
     good = _record(35, NOW - timedelta(minutes=5), "req-good")
     _seed(35, [good])
-    item = audit_store.record_item(good, retention_days=365)
-    item["sk"] = {"S": item["sk"]["S"].replace("req-good", "req-poison")}
-    item["record"] = {"S": "{not json"}
-    dynamodb().put_item(TableName=audit_table(), Item=item)
+    chain = audit_store.chain_key(35, good.time.date(), shard_of("req-good"))
+    poison = {"pk": {"S": chain}, "sk": {"S": f"{2:012d}"}, "record": {"S": "{not json"}}
+    dynamodb().put_item(
+        TableName=audit_table(), Item={**poison, "prev": {"S": "0"}, "hash": {"S": "0"}}
+    )
     status, export, _ = api.call("audit_export_create", tenant=35, body=_export_body())
     assert status == 202
     # When the worker takes its first (not last) attempt

@@ -64,7 +64,8 @@ HOSTILE_CONTENT_TYPES = (
 
 
 def stored_everything() -> dict[str, Any]:
-    """Every item of every table, every object key of every bucket, every queued message."""
+    """Every item of every table, every object key of every bucket, every queued message but
+    the audit queue's (a refused request is audited: that record is meant to be sent)."""
     state: dict[str, Any] = {}
     client = dynamodb()
     for table in client.list_tables()["TableNames"]:
@@ -74,6 +75,8 @@ def stored_everything() -> dict[str, Any]:
         listed = s3().list_objects_v2(Bucket=bucket["Name"]).get("Contents", [])
         state[f"bucket:{bucket['Name']}"] = sorted(entry["Key"] for entry in listed)
     for url in sqs().list_queues().get("QueueUrls", []):
+        if url.endswith("-AuditQueue"):
+            continue
         attributes = sqs().get_queue_attributes(
             QueueUrl=url,
             AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],

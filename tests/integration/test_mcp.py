@@ -20,6 +20,7 @@ from psap.resource_center.indexing import rebuild_index
 from psap.resource_center.search import forget_loaded_index
 from psap.storage.dynamodb import dynamodb
 from psap.storage.s3 import s3
+from tests.integration.audit_support import queued_records
 from tests.integration.handler_harness import answer_of, with_caller, with_path, with_query
 from tests.integration.mcp_support import ALL_READS, McpHarness, seed_cards, seed_tenant
 from tools.lint_template import translated_template
@@ -290,10 +291,6 @@ def test_get_and_delete_are_405_and_other_credentials_are_401(harness: McpHarnes
         assert status == 401 and body["info"] == "Authentication required"
 
 
-def audit_lines(output: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in output.splitlines() if line.startswith('{"auditVersion"')]
-
-
 def test_every_tool_call_and_resource_read_is_an_audit_record_like_rest(
     harness: McpHarness,
 ) -> None:
@@ -305,10 +302,8 @@ def test_every_tool_call_and_resource_read_is_an_audit_record_like_rest(
         await client.read_resource(f"psap://events/{event_id}")
         await client.call_tool("get_incident", {"incident_id": 999_999_999})
 
-    printed = io.StringIO()
-    with redirect_stdout(printed):
-        harness.session(work, TENANT, mode="legacy")
-    records = audit_lines(printed.getvalue())
+    harness.session(work, TENANT, mode="legacy")
+    records = queued_records()
     reads = [r for r in records if r["operation"] in {"getIncident", "getEvent"}]
     assert [(r["operation"], r["status"], r["resourceIds"]) for r in reads] == [
         ("getIncident", 200, {"incidentId": str(incident_id)}),

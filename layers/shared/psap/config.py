@@ -61,6 +61,7 @@ class Settings:
     knowledge_digest_queue_url: str | None = None
     search_index_queue_url: str | None = None
     audit_export_queue_url: str | None = None
+    audit_queue_url: str | None = None
     incident_upload_queue_url: str | None = None
     connector_secret_prefix: str | None = None
     # The customer-managed key that encrypts connector secrets (None: Secrets Manager's own).
@@ -101,6 +102,7 @@ class Settings:
             knowledge_digest_queue_url=read.name("KNOWLEDGE_DIGEST_QUEUE_URL"),
             search_index_queue_url=read.name("SEARCH_INDEX_QUEUE_URL"),
             audit_export_queue_url=read.name("AUDIT_EXPORT_QUEUE_URL"),
+            audit_queue_url=read.name("AUDIT_QUEUE_URL"),
             incident_upload_queue_url=read.name("INCIDENT_UPLOAD_QUEUE_URL"),
             connector_secret_prefix=read.name("CONNECTOR_SECRET_PREFIX"),
             connector_secret_key_arn=read.name("CONNECTOR_SECRET_KEY_ARN"),
@@ -284,6 +286,11 @@ def audit_retention_days() -> int:
 def audit_export_bucket() -> str:
     """Where audit export files are written; they expire after a few days (lifecycle)."""
     return _required(settings().audit_export_bucket, "AUDIT_EXPORT_BUCKET")
+
+
+def audit_queue_url() -> str:
+    """The audit queue: the writer's only input (psap.audit.sending)."""
+    return _required(settings().audit_queue_url, "AUDIT_QUEUE_URL")
 
 
 def audit_export_queue_url() -> str:

@@ -1,7 +1,10 @@
-"""The local stack's CloudWatch Logs subscriptions: the template's audit filter delivers the
-functions' audit lines to the audit writer, in CloudWatch's envelope."""
+"""The local stack's CloudWatch Logs subscriptions: a `Type: CloudWatchLogs` event delivers
+the matching lines of a log group to its function, in CloudWatch's envelope. The template
+declares none today (audit records travel through AuditQueue, docs/security.md): these tests
+subscribe a function to the shared log group themselves."""
 
 import base64
+import dataclasses
 import gzip
 import json
 from typing import Any
@@ -10,11 +13,33 @@ import pytest
 
 from local.log_subscriptions import ATTEMPTS, FilterPattern, LogSubscriptions
 from local.runtime import InvokeResult
-from local.template import TemplateError, load_template
+from local.template import LogSubscription, StackTemplate, TemplateError, load_template
 from tests.unit.local.conftest import ConsoleLines, FakeFunctions
 
-TEMPLATE = load_template()
+REAL_TEMPLATE = load_template()
 AUDIT_LINE = '{"auditVersion":1,"tenantId":3,"operation":"getIncident"}'
+
+
+def _subscribed(template: StackTemplate, subscriber: str) -> StackTemplate:
+    """The template with `subscriber` subscribed to the API functions' log group."""
+    functions = dict(template.functions)
+    subscription = LogSubscription(
+        name="AuditLines",
+        log_group=template.functions["IncidentGetFunction"].log_group,
+        filter_pattern="{ $.auditVersion = 1 }",
+    )
+    functions[subscriber] = dataclasses.replace(
+        functions[subscriber], log_subscriptions=(subscription,)
+    )
+    return dataclasses.replace(template, functions=functions)
+
+
+TEMPLATE = _subscribed(REAL_TEMPLATE, "AuditWriterFunction")
+
+
+def test_no_function_takes_audit_records_from_a_log_group() -> None:
+    # Every role may write the log group: it carries no authority (docs/security.md).
+    assert LogSubscriptions(REAL_TEMPLATE, FakeFunctions(), print).count == 0
 
 
 def _decoded(event: Any) -> dict[str, Any]:

@@ -1,10 +1,11 @@
 """Audit log exports: an Admin asks for a time range; a worker writes the file to S3.
 
 An export job lives in the tenant-data table (T#{t}#AUDITEXPORT#{exportId} / EXPORT) and
-moves QUEUED -> RUNNING -> SUCCEEDED | FAILED. The worker streams the audit table a Query
-page at a time into an S3 multipart upload, so neither the records nor the file are ever
-whole in memory. A message delivered twice rewrites the same object; a SUCCEEDED job ignores
-it. The download URL is presigned on each status read and lives for DOWNLOAD_URL_SECONDS.
+moves QUEUED -> RUNNING -> SUCCEEDED | FAILED. The worker streams the audit table's chains
+of the range's days, a Query page at a time, into an S3 multipart upload, so neither the
+records nor the file are ever whole in memory. A message delivered twice rewrites the same
+object; a SUCCEEDED job ignores it. The download URL is presigned on each status read and
+lives for DOWNLOAD_URL_SECONDS.
 """
 
 import csv
@@ -18,7 +19,8 @@ from typing import Any, Final, Self
 
 from pydantic import Field, field_validator, model_validator
 
-from psap.audit.store import RecordFilter, records_between
+from psap.audit.chain import Link, head_line, omitted_line, record_line
+from psap.audit.store import RecordFilter, chains_between
 from psap.clock import format_timestamp, utc_now
 from psap.config import (
     audit_export_bucket,
@@ -237,6 +239,9 @@ def run_export(tenant_id: int, export_id: str, last_attempt: bool) -> ExportStat
 
 
 def _write_file(tenant_id: int, export: AuditExport) -> tuple[int, int]:
+    """NDJSON carries every chain of the range's days whole, the records not asked for as
+    their links only, and each chain's head: `psap-admin audit verify` checks the file
+    alone (psap.audit.chain). CSV holds the records asked for, for reading, not verifying."""
     content_type = "application/x-ndjson" if export.format is ExportFormat.NDJSON else "text/csv"
     filters = export.filters
     where = RecordFilter(filters.operation, filters.credential_id, filters.status)
@@ -246,14 +251,26 @@ def _write_file(tenant_id: int, export: AuditExport) -> tuple[int, int]:
     ) as file:
         if export.format is ExportFormat.CSV:
             file.write(_csv_rows([list(CSV_COLUMNS)]))
-        for page in records_between(tenant_id, export.start, export.end, where):
+        last: Link | None = None
+        for page in chains_between(tenant_id, export.start, export.end):
+            lines: list[dict[str, Any]] = []
+            rows: list[list[str]] = []
+            for entry in page:
+                if last is not None and last.chain != entry.link.chain:
+                    lines.append(head_line(last))
+                last = entry.link
+                if where.admits(entry.record, export.start, export.end):
+                    count += 1
+                    lines.append(record_line(entry.record, entry.link))
+                    rows.append(_csv_values(entry.record))
+                else:
+                    lines.append(omitted_line(entry.link))
             if export.format is ExportFormat.NDJSON:
-                file.write(
-                    "".join(json.dumps(record, ensure_ascii=False) + "\n" for record in page)
-                )
-            else:
-                file.write(_csv_rows(_csv_values(record) for record in page))
-            count += len(page)
+                file.write("".join(map(_ndjson_line, lines)))
+            elif rows:
+                file.write(_csv_rows(rows))
+        if last is not None and export.format is ExportFormat.NDJSON:
+            file.write(_ndjson_line(head_line(last)))
     return count, file.size
 
 

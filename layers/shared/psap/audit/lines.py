@@ -1,11 +1,9 @@
 """The audit line of one API call, built and written without pydantic.
 
-The shared entrypoint (psap.http.resolver) and the MCP endpoint call `emit` once per request
-that has a tenant, after the route answered. Nothing is written to a store on the request
-path: the line goes to the function's log (stdout), and the log group's subscription filter
-(template.yaml, `{ $.auditVersion = 1 }`) hands the lines to the audit writer function,
-which appends them to the audit table. Printing costs microseconds; a DynamoDB write would
-cost a round trip on every read.
+The shared entrypoint (psap.http.resolver) and the MCP endpoint build the record once per
+request that has a tenant, after the route answered, and hand it to the audit queue
+(psap.audit.sending); the authorizers build theirs for refused credentials
+(psap.audit.refusals). The audit writer appends them to the audit table's chains.
 
 A line holds ids, never payloads or tokens: the credential id (not the secret), the path
 parameters, and for writes the ids and versions the operation noted (psap.audit.changes).
@@ -15,7 +13,6 @@ two together).
 """
 
 import json
-import sys
 from collections.abc import Mapping
 from dataclasses import asdict
 from datetime import datetime
@@ -71,12 +68,6 @@ def audit_record(
 
 def audit_text(entry: Mapping[str, Any]) -> str:
     return json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
-
-
-def emit(entry: Mapping[str, Any]) -> None:
-    """One line on stdout, written whole (Lambda sends each stdout line as one log event)."""
-    sys.stdout.write(audit_text(entry) + "\n")
-    sys.stdout.flush()
 
 
 def _header(event: Mapping[str, Any], name: str) -> str | None:

@@ -10,18 +10,26 @@ AUDIT_RECORD_TEXT = (
     "label), `credentialKind`, `operation` (the operationId), `method`, `path`, `resourceIds` "
     "(the path parameters), `status`, `requestId`, `sourceIp`, `userAgent`, `durationMs`, and "
     "for writes `changes` (resource, id, action, version: ids and version numbers, never "
-    "payloads). Calls refused by the authorizer (no valid credential, so no tenant) are not "
-    "in a tenant's log. Records reach the audit store a few seconds after the call and are "
-    "kept for the deployment's retention (AuditRetentionDays, 365 by default), then expire."
+    "payloads). A credential of the tenant refused by an authorizer (revoked, expired, or of "
+    "the other interface) leaves a record with `operation` `authenticate` and `status` 401; "
+    "the operator's changes to the tenant leave records with `credentialKind` `operator`. "
+    "Records reach the audit store a few seconds after the call, are never changed, and are "
+    "kept for the deployment's retention (AuditRetentionDays, 365 days at least), then expire."
 )
 
 CREATE_EXPORT_DESCRIPTION = (
     "Starts an asynchronous export of the tenant's audit records with `from` <= time < `to` "
     f"(at most {MAX_RANGE.days} days), optionally only one `operation`, `credentialId` or "
-    "`status`, as `ndjson` (one record per line, the default) or `csv` (a header row; "
+    "`status`, as `ndjson` (the default) or `csv` (a header row; "
     "`resourceIds` and `changes` as JSON; cells that begin with = + - @ are prefixed with ' so "
     "a spreadsheet does not run them). Answers 202 with the export (status QUEUED) and its "
-    "Location; poll GET .../exports/{exportId}. Permission: Admin.\n\n" + AUDIT_RECORD_TEXT
+    "Location; poll GET .../exports/{exportId}. Permission: Admin.\n\n"
+    "Records are hash chains per day and shard. An `ndjson` file carries each chain of the "
+    "range's days whole, so it can be verified alone (`psap-admin audit verify FILE`): a "
+    "record asked for is its JSON object plus `chain` {id, seq, prev, hash}; any other record "
+    "of the chain is `{chain, omitted: true}` (its link, not its content); each chain ends "
+    "with `{chainHead: {id, seq, hash}}`. `recordCount` counts the records asked for.\n\n"
+    + AUDIT_RECORD_TEXT
 )
 
 GET_EXPORT_DESCRIPTION = (

@@ -1,6 +1,6 @@
-"""The audit record of one API call: the model of the line psap.audit.lines writes.
+"""The audit record of one API call: the model of the record psap.audit.lines builds.
 
-The audit writer validates each log line with it, and the audit store keeps its JSON. The
+The audit writer validates each queued record with it, and the audit store keeps its JSON. The
 request path builds the same JSON without pydantic (psap.audit.lines.audit_record).
 """
 
@@ -11,7 +11,7 @@ from psap.audit.lines import AUDIT_VERSION, audit_text
 
 # What the entrypoints call, here too for the callers that know this module (tools.bench_audit).
 from psap.audit.lines import audit_record as audit_record  # noqa: PLC0414
-from psap.audit.lines import emit as emit  # noqa: PLC0414
+from psap.audit.sending import emit as emit  # noqa: PLC0414
 from psap.models import Timestamp, WireModel
 
 

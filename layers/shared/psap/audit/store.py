@@ -1,29 +1,40 @@
-"""Audit records in the audit table: append-only, tenant-keyed, expiring after the retention.
+"""Audit records in the audit table: append-only hash chains, tenant-keyed, expiring.
 
-Layout (every key begins with the tenant):
+Layout (every key begins with the tenant; docs/design.md, "Audit records"):
 
-  T#{t}#DAY#{yyyy-mm-dd}   / {time}#{requestId}   one record: the record as JSON, plus the
-                                                  filterable fields and `expiresAt` (TTL)
+  T#{t}#DAY#{yyyy-mm-dd}#S#{shard}  / {seq:012d}   one record of the chain (tenant, day,
+                                                    shard): its JSON, prev and hash links,
+                                                    the filterable fields, `expiresAt` (TTL)
+  T#{t}#REQ#{requestId}             / RECORD       which chain position holds the request's
+                                                    record, and the record itself
 
-A day partition keeps one Query per day of an export's range, in time order, and spreads a
-tenant's records over many partitions. There is no update or delete here: records are only
-put, and the writer's IAM policy allows nothing else (template.yaml). A key derives from the
-request id, so a line delivered twice writes the same record twice, not two records.
+A record is appended by one transaction of two PutItems, each `attribute_not_exists`: the
+next position of its chain, and its request id. Nothing is ever updated or deleted (the
+writer's role has PutItem alone; template.yaml). A position taken by another writer is read
+again and retried; a request id already stored is a replay when the record is the same
+(nothing written) and a forgery when it differs (refused: the first record stays).
 """
 
 import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import Any
+from enum import StrEnum
+from typing import Any, Final
 
+from psap.audit.chain import GENESIS, SHARDS, Link, chain_id, link_hash, shard_of
 from psap.audit.recording import AuditRecord, audit_line
 from psap.clock import format_timestamp
 from psap.config import audit_table
-from psap.storage.dynamodb import batch_put
+from psap.errors import StoreUnavailable
+from psap.storage.aws import TransactionCancelled, translated
+from psap.storage.dynamodb import dynamodb, read_item, transact_write
 from psap.storage.queries import query_pages
 
-_PAGE = 500  # records per Query page: an export holds one page in memory at a time
+_PAGE: Final = 500  # records per Query page: an export holds one page in memory at a time
+_REQUEST_SK: Final = "RECORD"
+# Writers racing for a chain's next position: each loss costs one read and one retry.
+_APPEND_ATTEMPTS: Final = 20
 
 
 def _table() -> str:
@@ -31,32 +42,131 @@ def _table() -> str:
     return audit_table()
 
 
-def day_key(tenant_id: int, day: date) -> str:
-    return f"T#{tenant_id}#DAY#{day.isoformat()}"
+def chain_key(tenant_id: int, day: date, shard: int) -> str:
+    return f"T#{tenant_id}#DAY#{day.isoformat()}#S#{shard:02d}"
 
 
-def record_item(record: AuditRecord, retention_days: int) -> dict[str, Any]:
-    expires = record.time + timedelta(days=retention_days)
+def _request_key(record: AuditRecord) -> dict[str, dict[str, str]]:
     return {
-        "pk": {"S": day_key(record.tenant_id, record.time.date())},
-        "sk": {"S": f"{format_timestamp(record.time)}#{record.request_id}"},
-        "record": {"S": audit_line(record)},
-        "operation": {"S": record.operation},
-        "credentialId": {"S": record.credential_id},
-        "status": {"N": str(record.status)},
-        "expiresAt": {"N": str(int(expires.timestamp()))},
+        "pk": {"S": f"T#{record.tenant_id}#REQ#{record.request_id}"},
+        "sk": {"S": _REQUEST_SK},
     }
 
 
-def append_records(records: Sequence[AuditRecord], retention_days: int) -> None:
-    # One item per request id: a batch may carry a line twice (redelivery).
-    items = {
-        (record.tenant_id, record.request_id, format_timestamp(record.time)): record_item(
-            record, retention_days
+class Appended(StrEnum):
+    APPENDED = "APPENDED"
+    REPLAYED = "REPLAYED"  # the same record was stored before: nothing written
+
+
+class ForgedRecord(Exception):
+    """Another record already holds this request id: the stored one stays, this one is
+    refused (the writer fails it, so it ends in the dead-letter queue for an operator)."""
+
+
+@dataclass(frozen=True)
+class _Position:
+    pk: str
+    chain: str
+
+
+def _position(record: AuditRecord) -> _Position:
+    day, shard = record.time.date(), shard_of(record.request_id)
+    return _Position(
+        chain_key(record.tenant_id, day, shard), chain_id(record.tenant_id, day, shard)
+    )
+
+
+class RecordAppender:
+    """Appends records; remembers each chain's head it wrote, so a batch reads a chain once."""
+
+    def __init__(self, retention_days: int) -> None:
+        self._retention = timedelta(days=retention_days)
+        self._heads: dict[str, tuple[int, str]] = {}
+
+    def append(self, record: AuditRecord) -> Appended:
+        position = _position(record)
+        text = audit_line(record)
+        for _ in range(_APPEND_ATTEMPTS):
+            seq, prev = self._heads.get(position.pk) or _head(position.pk)
+            hashed = link_hash(position.chain, seq + 1, prev, json.loads(text))
+            link = Link(position.chain, seq + 1, prev, hashed)
+            try:
+                transact_write(self._items(record, text, position, link))
+            except TransactionCancelled as cancelled:
+                self._heads.pop(position.pk, None)
+                if cancelled.item_failed(1):
+                    return _replay_or_forgery(record, text)
+                if cancelled.item_failed(0):
+                    continue  # another writer took the position: read the head again
+                raise
+            self._heads[position.pk] = (link.seq, link.hash)
+            return Appended.APPENDED
+        raise StoreUnavailable(f"audit chain {position.chain} stayed contended")
+
+    def _items(
+        self, record: AuditRecord, text: str, position: _Position, link: Link
+    ) -> list[dict[str, Any]]:
+        expires = {"N": str(int((record.time + self._retention).timestamp()))}
+        chain_item = {
+            "pk": {"S": position.pk},
+            "sk": {"S": f"{link.seq:012d}"},
+            "record": {"S": text},
+            "prev": {"S": link.prev},
+            "hash": {"S": link.hash},
+            "time": {"S": format_timestamp(record.time)},
+            "operation": {"S": record.operation},
+            "credentialId": {"S": record.credential_id},
+            "status": {"N": str(record.status)},
+            "expiresAt": expires,
+        }
+        request_item = {
+            **_request_key(record),
+            "record": {"S": text},
+            "chainKey": {"S": position.pk},
+            "seq": {"N": str(link.seq)},
+            "expiresAt": expires,
+        }
+        return [
+            {"Put": {"TableName": _table(), "Item": item, "ConditionExpression": _NEW}}
+            for item in (chain_item, request_item)
+        ]
+
+
+_NEW: Final = "attribute_not_exists(pk)"
+
+
+def append_records(records: Sequence[AuditRecord], retention_days: int) -> list[Appended]:
+    appender = RecordAppender(retention_days)
+    return [appender.append(record) for record in records]
+
+
+def _head(pk: str) -> tuple[int, str]:
+    """The chain's last position and link (0 and GENESIS for a new chain)."""
+    with translated(f"audit chain {pk}"):
+        answer = dynamodb().query(
+            TableName=_table(),
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": pk}},
+            ProjectionExpression="sk, #hash",
+            ExpressionAttributeNames={"#hash": "hash"},
+            ScanIndexForward=False,
+            Limit=1,
+            ConsistentRead=True,
         )
-        for record in records
-    }
-    batch_put(_table(), list(items.values()))
+    items = answer.get("Items", [])
+    if not items:
+        return 0, GENESIS
+    return int(items[0]["sk"]["S"]), str(items[0]["hash"]["S"])
+
+
+def _replay_or_forgery(record: AuditRecord, text: str) -> Appended:
+    stored = read_item(_table(), _request_key(record), f"audit request {record.request_id}")
+    if stored is not None and str(stored["record"]) == text:
+        return Appended.REPLAYED
+    raise ForgedRecord(
+        f"audit record of request {record.request_id} (tenant {record.tenant_id}) differs "
+        "from the one stored: refused"
+    )
 
 
 @dataclass(frozen=True)
@@ -65,60 +175,47 @@ class RecordFilter:
     credential_id: str | None = None
     status: int | None = None
 
+    def admits(self, record: dict[str, Any], start: datetime, end: datetime) -> bool:
+        return (
+            format_timestamp(start) <= str(record["time"]) < format_timestamp(end)
+            and self.operation in (None, record.get("operation"))
+            and self.credential_id in (None, record.get("credentialId"))
+            and self.status in (None, record.get("status"))
+        )
 
-def records_between(
-    tenant_id: int, start: datetime, end: datetime, where: RecordFilter
-) -> Iterator[list[dict[str, Any]]]:
-    """The tenant's records with start <= time < end, a page at a time, in time order."""
+
+@dataclass(frozen=True)
+class ChainEntry:
+    link: Link
+    record: dict[str, Any]
+
+
+def chains_between(tenant_id: int, start: datetime, end: datetime) -> Iterator[list[ChainEntry]]:
+    """Every chain of the days from start to end, whole and in order, a page at a time; a
+    chain's pages follow each other (an export ends each chain with its head)."""
     day = start.date()
     while day <= end.date():
-        yield from _day_pages(tenant_id, day, start, end, where)
+        for shard in range(SHARDS):
+            yield from _chain_pages(tenant_id, day, shard)
         day += timedelta(days=1)
 
 
-def _day_pages(
-    tenant_id: int,
-    day: date,
-    start: datetime,
-    end: datetime,
-    where: RecordFilter,
-) -> Iterator[list[dict[str, Any]]]:
-    names = {"#record": "record"}
-    values: dict[str, Any] = {
-        ":pk": {"S": day_key(tenant_id, day)},
-        ":low": {"S": format_timestamp(start)},
-        # Sort keys are "{time}#{requestId}": the end's own timestamp is excluded.
-        ":high": {"S": format_timestamp(end)},
-    }
-    conditions: list[str] = []
-    if where.operation is not None:
-        names["#operation"] = "operation"
-        values[":operation"] = {"S": where.operation}
-        conditions.append("#operation = :operation")
-    if where.credential_id is not None:
-        names["#credential"] = "credentialId"
-        values[":credential"] = {"S": where.credential_id}
-        conditions.append("#credential = :credential")
-    if where.status is not None:
-        names["#status"] = "status"
-        values[":status"] = {"N": str(where.status)}
-        conditions.append("#status = :status")
-    request: dict[str, Any] = {
+def _chain_pages(tenant_id: int, day: date, shard: int) -> Iterator[list[ChainEntry]]:
+    chain = chain_id(tenant_id, day, shard)
+    request = {
         "TableName": _table(),
-        "KeyConditionExpression": "pk = :pk AND sk BETWEEN :low AND :high",
-        "ExpressionAttributeNames": names,
-        "ExpressionAttributeValues": values,
-        "ProjectionExpression": "#record, sk",
+        "KeyConditionExpression": "pk = :pk",
+        "ExpressionAttributeValues": {":pk": {"S": chain_key(tenant_id, day, shard)}},
+        "ExpressionAttributeNames": {"#record": "record", "#hash": "hash"},
+        "ProjectionExpression": "#record, sk, prev, #hash",
         "Limit": _PAGE,
     }
-    if conditions:
-        request["FilterExpression"] = " AND ".join(conditions)
-    for items in query_pages(request, f"audit records of {day}"):
-        page = [
-            json.loads(item["record"]["S"])
-            for item in items
-            # BETWEEN includes sort keys that begin with the end's timestamp: not wanted.
-            if item["sk"]["S"] < values[":high"]["S"]
-        ]
-        if page:
-            yield page
+    for items in query_pages(request, f"audit chain {chain}"):
+        if items:
+            yield [
+                ChainEntry(
+                    Link(chain, int(item["sk"]["S"]), item["prev"]["S"], item["hash"]["S"]),
+                    json.loads(item["record"]["S"]),
+                )
+                for item in items
+            ]

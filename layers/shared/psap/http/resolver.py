@@ -4,7 +4,7 @@ A function's app.py declares its routes on `create_resolver()` and exposes
 `handler = lambda_handler(app)`. The entrypoint binds tenant and request ids to the logs,
 re-reads the credential where the operation asks for it (the tenant admin API), checks the
 operation's permission (psap.http.operations), then lets Powertools route, validate and
-serialize. Every call of a tenant leaves one audit line (psap.audit.lines).
+serialize. Every call of a tenant leaves one audit record (psap.audit.sending).
 """
 
 from collections.abc import Callable
@@ -16,7 +16,8 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from psap.audit.changes import take_changes
-from psap.audit.lines import audit_record, emit
+from psap.audit.lines import audit_record
+from psap.audit.sending import emit
 from psap.auth.store import credential_in_force
 from psap.clock import utc_now
 from psap.errors import DomainError, InvalidParameter, NotAuthenticated, StoreUnavailable
@@ -84,7 +85,7 @@ def serve(
         status = int(response.get("statusCode", 500))
         return with_rate_limit_policy(response, request_context)
     finally:
-        # Every call of a tenant is audited, refusals included: one log line, no store write.
+        # Every call of a tenant is audited, refusals included: one message to the audit queue.
         emit(
             audit_record(
                 event,

@@ -15,7 +15,8 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from psap.audit.lines import audit_record, emit
+from psap.audit.lines import audit_record
+from psap.audit.sending import emit
 from psap.auth.credentials import CredentialKind
 from psap.clock import utc_now
 from psap.errors import InvalidInput, NotAuthenticated

@@ -81,28 +81,24 @@ def sign_request(
     return result
 
 
-class SignedDynamoDB:
-    """GetItem over one kept-alive connection per warm container."""
+class _SignedJsonService:
+    """One AWS JSON-protocol service over one kept-alive connection per warm container."""
+
+    service = ""
+    target_prefix = ""
+    endpoint_variable = ""
 
     def __init__(self) -> None:
         self.region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION", "")
         endpoint = (
-            os.environ.get("AWS_ENDPOINT_URL_DYNAMODB")
+            os.environ.get(self.endpoint_variable)
             or os.environ.get("AWS_ENDPOINT_URL")
-            or f"https://dynamodb.{self.region}.amazonaws.com"
+            or f"https://{self.service}.{self.region}.amazonaws.com"
         )
         parsed = urllib.parse.urlsplit(endpoint)
         self.secure = parsed.scheme == "https"
         self.host = parsed.netloc
         self._connection: http.client.HTTPConnection | None = None
-
-    def get_item(
-        self, table: str, key: dict[str, Any], consistent: bool = False
-    ) -> dict[str, Any] | None:
-        body = json.dumps({"TableName": table, "Key": key, "ConsistentRead": consistent})
-        answer = self._call("GetItem", body.encode())
-        item: dict[str, Any] | None = answer.get("Item")
-        return item
 
     def _call(self, operation: str, body: bytes) -> dict[str, Any]:
         last_problem = ""
@@ -115,11 +111,11 @@ class SignedDynamoDB:
                 path="/",
                 headers={
                     "Content-Type": "application/x-amz-json-1.0",
-                    "X-Amz-Target": f"DynamoDB_20120810.{operation}",
+                    "X-Amz-Target": f"{self.target_prefix}.{operation}",
                 },
                 body=body,
                 region=self.region,
-                service="dynamodb",
+                service=self.service,
                 access_key=os.environ.get("AWS_ACCESS_KEY_ID", ""),
                 secret_key=os.environ.get("AWS_SECRET_ACCESS_KEY", ""),
                 session_token=os.environ.get("AWS_SESSION_TOKEN"),
@@ -141,7 +137,7 @@ class SignedDynamoDB:
             last_problem = f"HTTP {response.status} {error_type}"
             if response.status < 500 and error_type not in _RETRYABLE_TYPES:
                 break
-        raise StoreUnavailable(f"DynamoDB {operation} failed: {last_problem}")
+        raise StoreUnavailable(f"{self.service} {operation} failed: {last_problem}")
 
     def _connect(self) -> http.client.HTTPConnection:
         if self._connection is None:
@@ -155,3 +151,30 @@ class SignedDynamoDB:
         if self._connection is not None:
             self._connection.close()
             self._connection = None
+
+
+class SignedDynamoDB(_SignedJsonService):
+    """GetItem: the authorizer's credential lookup."""
+
+    service = "dynamodb"
+    target_prefix = "DynamoDB_20120810"
+    endpoint_variable = "AWS_ENDPOINT_URL_DYNAMODB"
+
+    def get_item(
+        self, table: str, key: dict[str, Any], consistent: bool = False
+    ) -> dict[str, Any] | None:
+        body = json.dumps({"TableName": table, "Key": key, "ConsistentRead": consistent})
+        answer = self._call("GetItem", body.encode())
+        item: dict[str, Any] | None = answer.get("Item")
+        return item
+
+
+class SignedQueue(_SignedJsonService):
+    """SendMessage: the authorizer's audit records of refused credentials."""
+
+    service = "sqs"
+    target_prefix = "AmazonSQS"
+    endpoint_variable = "AWS_ENDPOINT_URL_SQS"
+
+    def send_message(self, queue_url: str, body: str) -> None:
+        self._call("SendMessage", json.dumps({"QueueUrl": queue_url, "MessageBody": body}).encode())
