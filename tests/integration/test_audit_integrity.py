@@ -303,6 +303,7 @@ def test_operator_commands_that_change_something_are_audited(
     # When the operator creates a tenant, issues a credential, lists them, and revokes one
     assert admin_cli([*tables, "tenant", "create", "--name", "Riverside County 911"]) == 0
     issue = ["credential", "issue", "--tenant", "1", "--kind", "partner", "--label", "sync"]
+    issue += ["--expires-in-days", "30"]
     assert admin_cli([*tables, *issue, "--permissions", "VIEW_KNOWLEDGE"]) == 0
     credential_id = capsys.readouterr().out.split("issued ")[1].split()[0]
     assert admin_cli([*tables, "credential", "list", "--tenant", "1"]) == 0

@@ -22,6 +22,7 @@ from tools.bench.audit import SECTION as AUDIT
 from tools.bench.cad import SECTION as CAD
 from tools.bench.cold import SECTION as COLD_INIT
 from tools.bench.core import Options, Row, Section, print_table
+from tools.bench.fairness import SECTION as FAIRNESS
 from tools.bench.knowledge import ITEMS_READ, WARM_LATENCY
 from tools.bench.knowledge_write import SECTION as KNOWLEDGE_WRITE
 from tools.bench.local_stack import SECTION as LOCAL_STACK
@@ -46,6 +47,7 @@ SECTIONS: list[Section] = [
     INCIDENT_UPLOAD,
     LOCAL_STACK,
     MCP,
+    FAIRNESS,
 ]
 
 

@@ -99,6 +99,8 @@ def _admin_token(state: dict[str, Any]) -> str:
         "MANAGE_KNOWLEDGE,VIEW_KNOWLEDGE",
         "--label",
         "bench",
+        "--expires-in-days",
+        "1",
     )
     return next(word for word in issued.split() if word.startswith("psap_partner_"))
 
