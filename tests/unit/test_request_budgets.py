@@ -5,6 +5,7 @@ import re
 
 import pytest
 
+from psap.auth.issuing import AUTHORIZER_CACHE_SECONDS
 from psap.budgets import (
     Budget,
     LimitsError,
@@ -100,3 +101,9 @@ def test_a_tenants_api_key_value_is_one_api_gateway_accepts_and_its_own() -> Non
     values = {usage_key_value(tenant) for tenant in range(1, 200)}
     assert len(values) == 199
     assert all(re.fullmatch(r"[A-Za-z0-9]{20,128}", value) for value in values)
+
+
+def test_the_revocation_bound_the_answers_state_is_the_authorizers_cache() -> None:
+    # The data interface's revocation bound (authorizerCacheSeconds) is ReauthorizeEvery
+    for authorizer in TEMPLATE.apis["ServiceApi"].authorizers.values():
+        assert authorizer.reauthorize_every == AUTHORIZER_CACHE_SECONDS, authorizer.name

@@ -35,7 +35,7 @@ from psap.errors import InvalidField, InvalidParameter, NotFound, PermissionDeni
 from psap.models import Timestamp, WireModel
 from psap.storage.rate_limits import RateLimit, consume
 
-AUTHORIZER_CACHE_SECONDS = 300  # template.yaml: ReauthorizeEvery of both authorizers
+AUTHORIZER_CACHE_SECONDS = 60  # template.yaml: ReauthorizeEvery of both authorizers
 # A credential holding Admin can mint others: it lives at most the tenant's setting, this
 # long unless the operator set it (`psap-admin credential admin-expiry`), never over the
 # ceiling. Any other credential lives at most MAX_EXPIRY_DAYS (a CAD key: a yearly rotation).
