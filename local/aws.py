@@ -287,10 +287,9 @@ def create_resources(template: StackTemplate, endpoint_url: str) -> CreatedResou
             s3.put_bucket_encryption(
                 Bucket=bucket.name, ServerSideEncryptionConfiguration={"Rules": rules}
             )
-        if bucket.policy:
-            # Kept as on AWS; the embedded AWS does not evaluate bucket policies (its
-            # endpoint is plain HTTP on loopback, which the TLS-only policy would refuse).
-            s3.put_bucket_policy(Bucket=bucket.name, Policy=json.dumps(bucket.policy))
+        policy = _without_tls_only(bucket.policy)
+        if policy:
+            s3.put_bucket_policy(Bucket=bucket.name, Policy=json.dumps(policy))
     secrets = secrets_client(endpoint_url)
     for secret in template.secrets.values():
         # A generated secret only needs to exist locally; its value is set by whoever uses it.
@@ -339,6 +338,21 @@ def create_keys(template: StackTemplate, endpoint_url: str | None) -> None:
         backend.keys[key.key_id] = moved
         if _true(properties.get("EnableKeyRotation")):
             kms.enable_key_rotation(KeyId=key.key_id)
+
+
+def _without_tls_only(policy: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """The bucket policy less its TLS-only statements (a Deny when aws:SecureTransport is
+    false): moto's S3 evaluates bucket policies, and the embedded AWS is plain HTTP on
+    loopback, so those would refuse every request. Anything else the policy says applies."""
+    if not policy:
+        return None
+    statements = policy.get("Statement") or []
+    kept = [
+        statement
+        for statement in (statements if isinstance(statements, list) else [statements])
+        if "aws:SecureTransport" not in json.dumps(statement.get("Condition") or {})
+    ]
+    return {**policy, "Statement": kept} if kept else None
 
 
 def table_definition(table: Table) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 import json
 
-from local.aws import dynamodb_client, s3_client, sqs_client
+from local.aws import _without_tls_only, dynamodb_client, s3_client, sqs_client
 
 
 def test_tables_are_created_with_keys_indexes_stream_and_ttl(deployed, moto_endpoint):
@@ -55,3 +55,19 @@ def test_queue_attributes_and_redrive_policy_are_applied(deployed, moto_endpoint
 def test_buckets_are_created(deployed, moto_endpoint):
     names = {bucket["Name"] for bucket in s3_client(moto_endpoint).list_buckets()["Buckets"]}
     assert deployed.buckets["UploadBucket"].name in names
+
+
+def test_a_bucket_policy_keeps_all_but_its_tls_only_statements_on_the_plain_http_stack() -> None:
+    # moto evaluates bucket policies, and the embedded AWS is plain HTTP: the template's
+    # TLS-only Deny would refuse every request, so that statement alone stays out.
+    tls_only = {
+        "Effect": "Deny",
+        "Principal": "*",
+        "Action": "s3:*",
+        "Resource": "*",
+        "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+    }
+    other = {"Effect": "Deny", "Principal": "*", "Action": "s3:DeleteBucket", "Resource": "*"}
+    assert _without_tls_only({"Version": "2012-10-17", "Statement": [tls_only]}) is None
+    kept = _without_tls_only({"Version": "2012-10-17", "Statement": [tls_only, other]})
+    assert kept == {"Version": "2012-10-17", "Statement": [other]}
