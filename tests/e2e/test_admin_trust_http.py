@@ -1,5 +1,5 @@
 """Trust in the tenant admin API over real HTTP on the local stack, whose gateway caches the
-authorizer's answer per token as API Gateway does (ReauthorizeEvery 300): a revoked Admin
+authorizer's answer per token as API Gateway does (ReauthorizeEvery 60): a revoked Admin
 token is refused by its very next admin call, a revocation cascades to what the revoked
 credential issued, a connector's bearer credential does not follow its URL to another
 origin, and a connector cannot point at an unusual port."""
