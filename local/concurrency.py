@@ -24,12 +24,14 @@ ThrottleReason = Literal[
 RESERVED_LIMIT_EXCEEDED: Final[ThrottleReason] = "ReservedFunctionConcurrentInvocationLimitExceeded"
 ACCOUNT_LIMIT_EXCEEDED: Final[ThrottleReason] = "ConcurrentInvocationLimitExceeded"
 
-# Lambda's default account limit is 1 000 on hardware that runs each environment apart; this
-# machine runs every environment as a process on 2 cores, so the local account is that
-# divided by the concurrency scale, and so is every reservation and MaximumConcurrency of the
-# template (scale_concurrency): the capacity plan keeps its proportions (docs/capacity.md).
+# Lambda's default account limit is 1 000. The local stack runs the template's plan as it is
+# by default: workers start only when invocations overlap, so the limit costs nothing until
+# it is reached, and a synchronous function's reservation (an authorizer's, the search's)
+# must be compared with the same request rates as on AWS, not a tenth of them.
+# `--concurrency-scale N` divides the account, every reservation and MaximumConcurrency by N
+# (scale_concurrency), to see the caps bite with a handful of workers.
 AWS_ACCOUNT_CONCURRENCY: Final = 1000
-DEFAULT_CONCURRENCY_SCALE: Final = 10
+DEFAULT_CONCURRENCY_SCALE: Final = 1
 DEFAULT_ACCOUNT_CONCURRENCY: Final = AWS_ACCOUNT_CONCURRENCY // DEFAULT_CONCURRENCY_SCALE
 # Lambda keeps 100 of 1 000 unreserved: the same share of the local account.
 UNRESERVED_SHARE: Final = 10

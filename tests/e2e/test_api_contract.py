@@ -43,6 +43,8 @@ SEMANTIC_RULES = {
     "uploadIncidents": "the file must be CSV or JSON Lines incidents",
     "submitCadIncident": "`data` must be an incident document (EIDO or flat)",
     "recoverDeliveries": "`since` must not be in the future",
+    "createConnector": "the URL's port must be 443 or 8443 (any, on loopback, in local-dev only)",
+    "updateConnector": "the same port rule; moving the URL needs the bearer credential again",
 }
 
 

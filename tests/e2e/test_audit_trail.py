@@ -102,22 +102,33 @@ def _verify(path: Path) -> subprocess.CompletedProcess[str]:
 def test_a_refused_login_is_in_the_export_whose_chains_verify_until_one_record_changes(
     stack: dict[str, Any], tmp_path: Path
 ) -> None:
-    # Given a CAD key of tenant 0, used on the data interface (refused by its authorizer)
+    # Given a partner credential of tenant 0, revoked, then used on the data interface
+    # (its authorizer reads it and refuses it: a refusal of a known credential). A token
+    # refused unread (malformed, of the other interface by its prefix) is a metric only.
     token = _admin(stack, 0)
     base = stack["baseUrl"]
     headers = {"Authorization": f"Bearer {token}"}
     issued = httpx.post(
         f"{base}{BASE}/admin/credentials",
-        json={"kind": "cad", "label": f"e2e refused {uuid.uuid4()}"},
+        json={
+            "kind": "partner",
+            "permissions": ["VIEW_KNOWLEDGE"],
+            "label": f"e2e refused {uuid.uuid4()}",
+            "expiresInDays": 30,
+        },
         headers=headers,
         timeout=30,
     )
     assert issued.status_code == 201, issued.text
-    cad_key = issued.json()["token"]
+    revoked_token = issued.json()["token"]
     credential_id = issued.json()["credential"]["credentialId"]
+    revoked = httpx.post(
+        f"{base}{BASE}/admin/credentials/{credential_id}/revoke", headers=headers, timeout=30
+    )
+    assert revoked.status_code == 200, revoked.text
     refused = httpx.get(
         f"{base}{BASE}/mcp/resources/incidents/1",
-        headers={"Authorization": f"Bearer {cad_key}"},
+        headers={"Authorization": f"Bearer {revoked_token}"},
         timeout=30,
     )
     assert refused.status_code == 401
@@ -137,7 +148,7 @@ def test_a_refused_login_is_in_the_export_whose_chains_verify_until_one_record_c
         stack["tenants"][0]["id"],
     )
     text = _file(export)
-    assert cad_key not in text
+    assert revoked_token not in text
     # And the file verifies; a copy with one record altered, removed or added does not
     lines = text.splitlines()
     intact = tmp_path / "intact.ndjson"
