@@ -47,8 +47,16 @@ from psap.knowledge.content import Section
 from psap.knowledge.models import KnowledgeSource, KnowledgeType
 from psap.knowledge.reading import service_edits
 from psap.knowledge.store import NewEntry, create_entry
+from psap.offboarding.archive import ArchiveTampered
 from psap.storage.aws import translated
-from tools import admin_audit, admin_cad, admin_resource_center, tenant_import, tenant_limits
+from tools import (
+    admin_audit,
+    admin_cad,
+    admin_offboard,
+    admin_resource_center,
+    tenant_import,
+    tenant_limits,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 STATE_FILE = ROOT / ".local" / "stack.json"
@@ -193,6 +201,13 @@ def limits_sync(arguments: argparse.Namespace) -> None:
     tenants = [tenant.tenant_id for tenant in store.list_tenants()]
     added = tenant_limits.sync(_required_target(arguments), tenants)
     print(f"{len(tenants)} tenants, {len(added)} given a usage plan key: {added or 'none'}")
+
+
+def tenant_offboard(arguments: argparse.Namespace) -> None:
+    try:
+        admin_offboard.run_offboard(arguments, usage_plan_target(arguments))
+    except admin_offboard.MissingKey as error:
+        raise UsageError(str(error)) from error
 
 
 def tenant_list(arguments: argparse.Namespace) -> None:
@@ -348,6 +363,7 @@ def build_parser() -> argparse.ArgumentParser:
     create.set_defaults(run=tenant_create)
     tenant.add_parser("list", help="list tenants").set_defaults(run=tenant_list)
     _add_limits_commands(tenant)
+    admin_offboard.add_commands(tenant, tenant_offboard, admin_offboard.run_verify)
 
     credential = areas.add_parser("credential", help="credentials").add_subparsers(
         dest="action", required=True
@@ -441,7 +457,7 @@ def _offline(arguments: argparse.Namespace) -> int:
     """A command that needs no stack (audit verify)."""
     try:
         arguments.run(arguments)
-    except admin_audit.ExportTampered as error:
+    except (admin_audit.ExportTampered, ArchiveTampered) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     return 0

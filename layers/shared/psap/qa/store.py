@@ -176,6 +176,18 @@ class _Encoded:
     chunks: list[dict[str, Any]]  # extra chunk items (empty when the document fits)
 
 
+def listing_partitions(tenant_id: int, item: dict[str, Any]) -> list[str]:
+    """Every listing partition (pointers and counters) a stored evaluation is in: what a
+    tenant's offboarding purges beside the evaluation's own partition."""
+    listing = _listing_of_item(item)
+    if listing is None:
+        return []
+    return sorted(
+        {pointer["pk"]["S"] for pointer in _pointers(tenant_id, 0, listing)}
+        | {counter.pk for counter in _counters(tenant_id, listing)}
+    )
+
+
 def _encode(tenant_id: int, evaluation: QaEvaluation, revision: int) -> _Encoded:
     blob = encode_document(
         with_tenant(evaluation.model_dump(mode="json", by_alias=True), tenant_id)
