@@ -31,9 +31,7 @@ from psap.clock import format_timestamp, utc_now
 from psap.config import (
     auth_table,
     cad_table,
-    knowledge_content_bucket,
     knowledge_table,
-    media_bucket,
     resource_center_table,
     settings,
     tenant_data_table,
@@ -43,19 +41,17 @@ from psap.events.store import EVENTS
 from psap.incidents.store import INCIDENTS
 from psap.knowledge.models import KnowledgeType
 from psap.knowledge.store import entry_scopes, external_id_key, listing_pk
-from psap.media.store import MEDIA_SEQUENCE, hash_key
+from psap.media.store import hash_key
 from psap.offboarding.archive import ArchiveFile, write_archive
-from psap.qa.store import evaluation_pk
 from psap.qa.store import listing_partitions as evaluation_listings
-from psap.qa.store import pointer_pk as evaluation_pointer_pk
 from psap.storage import numbered
 from psap.storage.attributes import from_item
 from psap.storage.aws import translated
 from psap.storage.documents import decode_document
-from psap.storage.dynamodb import batch_get, dynamodb, read_item
+from psap.storage.dynamodb import dynamodb, read_item
+from psap.storage.partitions import registered_page, registry_partitions
 from psap.storage.queries import partition_request, query_pages
 from psap.storage.s3 import s3
-from psap.storage.sequences import sequence_key
 from psap.users.store import UserSortField, user_from_item, user_pk
 from psap.users.store import listing_partitions as user_listings
 from psap.users.store import pointer_pk as user_pointer_pk
@@ -81,7 +77,11 @@ class Kind(StrEnum):
     CONNECTORS = "connectors"
     DELIVERIES = "deliveries"
     RESOURCE_CENTER = "resourceCenter"
+    CAD_SUBMISSIONS = "cadSubmissions"  # CAD intake idempotency records, with raw bodies
+    INCIDENT_UPLOADS = "incidentUploads"  # upload jobs
+    AUDIT_EXPORTS = "auditExports"  # audit export jobs (the records themselves are kept)
     AUDIT = "audit"  # exported, kept
+    REGISTRY = "registry"  # the partition registry itself: purged, no file of its own
 
 
 class Refused(Conflict):
@@ -95,6 +95,11 @@ class Page:
     lines: list[dict[str, Any]] = field(default_factory=list)
     purge: list[dict[str, Any]] = field(default_factory=list)
     cursor: Any = None
+    # Lines of other kinds' files (a registry page names partitions of several kinds).
+    elsewhere: dict["Kind", list[dict[str, Any]]] = field(default_factory=dict)
+
+    def add(self, kind: "Kind", lines: list[dict[str, Any]]) -> None:
+        self.elsewhere.setdefault(kind, []).extend(lines)
 
 
 @dataclass
@@ -141,11 +146,6 @@ def _partition(table: str, pk: str) -> Iterator[dict[str, Any]]:
         yield from page
 
 
-def _sequence_top(table: str, kind: str) -> int:
-    item = read_item(table, sequence_key(kind), f"sequence {kind}")
-    return int(item["value"]) if item and "value" in item else 0
-
-
 def _dynamo(kind: Kind, table: str, pk: str) -> dict[str, Any]:
     return {"kind": kind.value, "table": table, "pk": pk}
 
@@ -153,106 +153,93 @@ def _dynamo(kind: Kind, table: str, pk: str) -> dict[str, Any]:
 # ------------------------------------------------------------------------------ kinds
 
 
-def _probe(
-    kind: Kind,
-    table: str,
-    sequence: str,
-    record_key: Callable[[int], dict[str, dict[str, str]]],
-    cursor: Any,
-    derived: Callable[[dict[str, Any]], list[dict[str, Any]]],
-) -> Page:
-    """Ids [cursor, cursor + PROBE) under the tenant's key; each hit's partition whole."""
-    first = int(cursor or 1)
-    top = _sequence_top(table, sequence)
-    page = Page(cursor=first + PROBE if first + PROBE <= top else None)
-    keys = [record_key(record_id) for record_id in range(first, min(first + PROBE, top + 1))]
-    for found in sorted(batch_get(table, keys) if keys else [], key=lambda item: item["pk"]):
-        pk = str(found["pk"])
-        page.lines.extend(_line(raw) for raw in _partition(table, pk))
-        page.purge.append(_dynamo(kind, table, pk))
-        page.purge.extend(derived(found))
-    return page
+# The item of a registered partition that places it in index partitions, by kind.
+_MAIN_SK: Final = {
+    Kind.KNOWLEDGE: "ENTRY",
+    Kind.EVALUATIONS: "EVAL",
+    Kind.INCIDENTS: "RECORD",
+    Kind.EVENTS: "RECORD",
+    Kind.MEDIA: "RECORD",
+}
 
 
-def _knowledge(tenant_id: int, cursor: Any) -> Page:
-    table = knowledge_table()
-
-    def derived(entry: dict[str, Any]) -> list[dict[str, Any]]:
-        provider = str(entry["provider"])
+def _derived(tenant_id: int, kind: Kind, items: list[dict[str, Any]]) -> list[str]:
+    """The index partitions a registered partition's main item places it in (listing
+    pointers and counters, number and content guards): purged with it."""
+    main = [raw for raw in items if raw["sk"]["S"] == _MAIN_SK.get(kind)]
+    if not main:
+        return []
+    first = from_item(main[0])
+    if kind == Kind.KNOWLEDGE and "provider" in first:
+        provider = str(first["provider"])
         partitions = [
-            _dynamo(Kind.KNOWLEDGE, table, listing_pk(tenant_id, scope))
-            for scope in entry_scopes(provider, KnowledgeType(entry["knowledgeType"]))
+            listing_pk(tenant_id, scope)
+            for scope in entry_scopes(provider, KnowledgeType(first["knowledgeType"]))
         ]
-        if entry.get("externalId"):
-            guard = external_id_key(tenant_id, provider, str(entry["externalId"]))
-            partitions.append(_dynamo(Kind.KNOWLEDGE, table, guard["pk"]["S"]))
+        if first.get("externalId"):
+            guard = external_id_key(tenant_id, provider, str(first["externalId"]))
+            partitions.append(guard["pk"]["S"])
         return partitions
-
-    page = _probe(
-        Kind.KNOWLEDGE,
-        table,
-        "KNOWLEDGE",
-        lambda knowledge_id: {
-            "pk": {"S": f"T#{tenant_id}#K#{knowledge_id}"},
-            "sk": {"S": "ENTRY"},
-        },
-        cursor,
-        derived,
-    )
-    if cursor is None and settings().knowledge_content_bucket:
-        page.purge.append(_objects(Kind.KNOWLEDGE, knowledge_content_bucket(), tenant_id))
-    return page
+    if kind == Kind.EVALUATIONS:
+        return evaluation_listings(tenant_id, first)
+    if kind in (Kind.INCIDENTS, Kind.EVENTS) and "number" in first:
+        record_kind = INCIDENTS if kind == Kind.INCIDENTS else EVENTS
+        return [numbered.number_key(record_kind, tenant_id, str(first["number"]))["pk"]["S"]]
+    if kind == Kind.MEDIA:
+        sha256 = Path(str(first.get("originalKey", ""))).stem
+        if "eventId" not in first or not sha256:
+            return []
+        return [hash_key(tenant_id, int(first["eventId"]), sha256)["pk"]["S"]]
+    return []
 
 
-def _objects(kind: Kind, bucket: str, tenant_id: int) -> dict[str, Any]:
-    prefixes = {Kind.KNOWLEDGE: f"tenants/{tenant_id}/", Kind.MEDIA: f"media/T{tenant_id}/"}
-    return {"kind": kind.value, "bucket": bucket, "prefix": prefixes[kind]}
+def _objects(kind: Kind, bucket: str, prefix: str) -> dict[str, Any]:
+    return {"kind": kind.value, "bucket": bucket, "prefix": prefix}
 
 
-def _numbered(kind: Kind, record_kind: numbered.RecordKind) -> Callable[[int, Any], Page]:
+def _tenant_objects(table: str, tenant_id: int) -> list[dict[str, Any]]:
+    """The tenant's object prefixes in the buckets beside a registry's table."""
+    found = settings()
+    prefixes: list[tuple[Kind, str | None, str]] = []
+    if table == found.knowledge_table:
+        prefixes.append((Kind.KNOWLEDGE, found.knowledge_content_bucket, f"tenants/{tenant_id}/"))
+    if table == found.tenant_data_table:
+        prefixes += [
+            (Kind.MEDIA, found.media_bucket, f"media/T{tenant_id}/"),
+            (
+                Kind.INCIDENT_UPLOADS,
+                found.incident_upload_bucket,
+                f"tenants/{tenant_id}/incident-uploads/",
+            ),
+            (Kind.AUDIT_EXPORTS, found.audit_export_bucket, f"tenants/{tenant_id}/audit-exports/"),
+        ]
+    return [_objects(kind, bucket, prefix) for kind, bucket, prefix in prefixes if bucket]
+
+
+def _registered(table_of: Callable[[], str]) -> Callable[[int, Any], Page]:
+    """A page of the tenant's partition registry in one table (psap.storage.partitions):
+    each registered partition whole, into its kind's file, and its index partitions."""
+
     def collect(tenant_id: int, cursor: Any) -> Page:
-        table = tenant_data_table()
-
-        def derived(record: dict[str, Any]) -> list[dict[str, Any]]:
-            index = numbered.number_key(record_kind, tenant_id, str(record["number"]))
-            return [_dynamo(kind, table, index["pk"]["S"])]
-
-        return _probe(
-            kind,
-            table,
-            record_kind.sequence,
-            lambda record_id: numbered.record_key(record_kind, tenant_id, record_id),
-            cursor,
-            derived,
-        )
+        table = table_of()
+        entries, following = registered_page(table, tenant_id, cursor, PROBE)
+        page = Page(cursor=following)
+        if cursor is None:
+            page.purge.extend(_tenant_objects(table, tenant_id))
+        for registered in entries:
+            kind = Kind(registered.kind)
+            items = list(_partition(table, registered.pk))
+            page.add(kind, [_line(raw) for raw in items])
+            page.purge.append(_dynamo(kind, table, registered.pk))
+            derived = _derived(tenant_id, kind, items)
+            page.purge.extend(_dynamo(kind, table, pk) for pk in derived)
+        if following is None:
+            page.purge.extend(
+                _dynamo(Kind.REGISTRY, table, pk) for pk in registry_partitions(tenant_id)
+            )
+        return page
 
     return collect
-
-
-def _media(tenant_id: int, cursor: Any) -> Page:
-    table = tenant_data_table()
-
-    def derived(media: dict[str, Any]) -> list[dict[str, Any]]:
-        sha256 = Path(str(media.get("originalKey", ""))).stem
-        if "eventId" not in media or not sha256:
-            return []
-        guard = hash_key(tenant_id, int(media["eventId"]), sha256)
-        return [_dynamo(Kind.MEDIA, table, guard["pk"]["S"])]
-
-    page = _probe(
-        Kind.MEDIA,
-        table,
-        MEDIA_SEQUENCE,
-        lambda media_id: {
-            "pk": {"S": f"T#{tenant_id}#MEDIA#{media_id}"},
-            "sk": {"S": "RECORD"},
-        },
-        cursor,
-        derived,
-    )
-    if cursor is None and settings().media_bucket:
-        page.purge.append(_objects(Kind.MEDIA, media_bucket(), tenant_id))
-    return page
 
 
 def _user_ids(tenant_id: int, cursor: Any) -> tuple[list[int], Any]:
@@ -284,26 +271,6 @@ def _users(tenant_id: int, cursor: Any) -> Page:
                 user = user_from_item(from_item(raw))
                 listings = user_listings(tenant_id, user)
                 page.purge.extend(_dynamo(Kind.USERS, table, pk) for pk in listings)
-    return page
-
-
-def _evaluations(tenant_id: int, cursor: Any) -> Page:
-    """Per page of users, their listed evaluations (the unfiltered pointer partition)."""
-    table = tenant_data_table()
-    ids, following = _user_ids(tenant_id, cursor)
-    page = Page(cursor=following)
-    for user_id in ids:
-        for pointer in _partition(table, evaluation_pointer_pk(tenant_id, user_id, "ALL")):
-            evaluation_id = int(pointer["sk"]["S"].rsplit("#", 1)[-1])
-            pk = evaluation_pk(tenant_id, evaluation_id)
-            items = list(_partition(table, pk))
-            page.lines.extend(_line(raw) for raw in items)
-            page.purge.append(_dynamo(Kind.EVALUATIONS, table, pk))
-            for raw in items[:1]:
-                page.purge.extend(
-                    _dynamo(Kind.EVALUATIONS, table, listing)
-                    for listing in evaluation_listings(tenant_id, from_item(raw))
-                )
     return page
 
 
@@ -406,19 +373,19 @@ def _audit(tenant_id: int, cursor: Any) -> Page:
     return page
 
 
-COLLECTORS: Final[dict[Kind, Callable[[int, Any], Page]]] = {
-    Kind.KNOWLEDGE: _knowledge,
-    Kind.USERS: _users,
-    Kind.EVALUATIONS: _evaluations,
-    Kind.INCIDENTS: _numbered(Kind.INCIDENTS, INCIDENTS),
-    Kind.EVENTS: _numbered(Kind.EVENTS, EVENTS),
-    Kind.MEDIA: _media,
-    Kind.CONNECTORS: _connectors,
-    Kind.DELIVERIES: _deliveries,
-    Kind.RESOURCE_CENTER: _resource_center,
-    Kind.AUDIT: _audit,
-}
-ORDER: Final = list(COLLECTORS)
+# Steps in order: each a collector and the kind its own lines go to (None: a registry page,
+# whose lines go to the kind each registered partition names).
+STEPS: Final[list[tuple[Kind | None, Callable[[int, Any], Page]]]] = [
+    (None, _registered(knowledge_table)),
+    (Kind.USERS, _users),
+    (None, _registered(tenant_data_table)),
+    (Kind.CONNECTORS, _connectors),
+    (Kind.DELIVERIES, _deliveries),
+    (None, _registered(cad_table)),
+    (Kind.RESOURCE_CENTER, _resource_center),
+    (Kind.AUDIT, _audit),
+]
+ORDER: Final = [kind for kind in Kind if kind is not Kind.REGISTRY]
 
 
 # ------------------------------------------------------------------------------ purging
@@ -634,14 +601,17 @@ def _stepper(
 
 def _export_step(tenant_id: int, state: dict[str, Any], work: Path) -> None:
     _cut_back(work, state["sizes"])
-    kind = ORDER[state["kind"]]
-    page = COLLECTORS[kind](tenant_id, state["cursor"])
-    _append(_file(work, kind.value), page.lines)
+    own, collector = STEPS[state["kind"]]
+    page = collector(tenant_id, state["cursor"])
+    if own is not None:
+        page.add(own, page.lines)
+    for kind, lines in page.elsewhere.items():
+        _append(_file(work, kind.value), lines)
     _append(work / _PARTITIONS, page.purge)
     if page.cursor is None:
         state["kind"] += 1
         state["cursor"] = None
-        if state["kind"] == len(ORDER):
+        if state["kind"] == len(STEPS):
             state["phase"] = "seal"
     else:
         state["cursor"] = page.cursor

@@ -54,6 +54,7 @@ from psap.storage.listing import (
 )
 from psap.storage.optimistic import optimistic_write, revised_put, revision_of
 from psap.storage.ordering import UpsertOutcome
+from psap.storage.partitions import PartitionKind, registration, registry_item
 from psap.storage.queries import query_pages
 from psap.users.store import user_key
 
@@ -253,6 +254,10 @@ def put_evaluation(tenant_id: int, evaluation: QaEvaluation) -> UpsertOutcome:
         old = _read_item(tenant_id, evaluation.id)
         encoded = _encode(tenant_id, evaluation, revision_of(old) + 1)
         writes: list[dict[str, Any]] = [{"Put": revised_put(_table(), encoded.item, old)}]
+        if old is None:
+            # A deleted evaluation is in no listing: the registry is how offboarding finds it.
+            pk = evaluation_pk(tenant_id, evaluation.id)
+            writes.append(registration(_table(), tenant_id, pk, PartitionKind.EVALUATION))
         writes.extend({"Put": {"TableName": _table(), "Item": chunk}} for chunk in encoded.chunks)
         old_chunks = int(old.get("chunks", 0)) if old else 0
         writes.extend(
@@ -277,7 +282,10 @@ def bulk_load_evaluations(tenant_id: int, evaluations: Sequence[QaEvaluation]) -
     for evaluation in evaluations:
         encoded = _encode(tenant_id, evaluation, 1)
         plan = write_plan(tenant_id, evaluation.id, None, _listing(evaluation))
-        plan.puts[:0] = [encoded.item, *encoded.chunks]
+        registered = registry_item(
+            tenant_id, evaluation_pk(tenant_id, evaluation.id), PartitionKind.EVALUATION
+        )
+        plan.puts[:0] = [encoded.item, *encoded.chunks, registered]
         plans.append(plan)
     bulk_write(_table(), plans)
 
