@@ -1,12 +1,13 @@
 """Tenant offboarding: export everything a tenant owns to a signed archive, then purge it.
 
-The job runs in bounded steps (a page of ids or of pointers, a day of audit chains, 25
-partitions to delete) and writes a checkpoint item after each (auth table, TENANT#{t} /
-OFFBOARDING), so a crash resumes where it stopped: the kind files in the work directory are
-cut back to their checkpointed sizes and the step runs again. Every read starts from the
-tenant: a Query of one of its partitions, or a BatchGetItem of its keys (for incidents,
-events, media and knowledge, whose ids come from sequences shared by all tenants, the ids up
-to the sequence's value are probed under the tenant's own key). Nothing scans a table.
+The job runs in bounded steps (a page of ids, pointers or registry entries, a day of audit
+chains, 25 partitions to delete) and writes a checkpoint item after each (auth table,
+TENANT#{t} / OFFBOARDING), so a crash resumes where it stopped: the kind files in the work
+directory are cut back to their checkpointed sizes and the step runs again. Every read is a
+Query of one of the tenant's partitions: the users' and deliveries' listings, and the
+tenant's partition registry (psap.storage.partitions) for what no listing reaches (records
+whose ids come from shared sequences, deleted evaluations, CAD submissions, jobs). Nothing
+scans a table, nothing walks a shared sequence.
 
 Exported partitions are recorded in `partitions.jsonl` beside the kind files; the purge
 walks that list after the archive is sealed, so nothing is deleted before it is archived.
