@@ -45,6 +45,7 @@ from local.aws import (
 from local.template import Function, StackTemplate, load_template
 from psap.config import reset_settings
 from psap.storage.dynamodb import dynamodb
+from psap.storage.partitions import forget_registrations
 from psap.storage.s3 import s3
 from psap.storage.sqs import sqs
 from psap.webhooks.secrets import secrets_manager
@@ -140,6 +141,7 @@ def _clear_clients() -> None:
     # Cached per warm container; a test's moto (or server endpoint) needs fresh ones.
     for cached in (dynamodb, s3, sqs, secrets_manager):
         cached.cache_clear()
+    forget_registrations()
 
 
 class _FunctionRoles:

@@ -47,8 +47,16 @@ from psap.knowledge.content import Section
 from psap.knowledge.models import KnowledgeSource, KnowledgeType
 from psap.knowledge.reading import service_edits
 from psap.knowledge.store import NewEntry, create_entry
+from psap.offboarding.archive import ArchiveTampered
 from psap.storage.aws import translated
-from tools import admin_audit, admin_cad, admin_resource_center, tenant_import, tenant_limits
+from tools import (
+    admin_audit,
+    admin_cad,
+    admin_offboard,
+    admin_resource_center,
+    tenant_import,
+    tenant_limits,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 STATE_FILE = ROOT / ".local" / "stack.json"
@@ -92,6 +100,10 @@ def target_settings(arguments: argparse.Namespace, base: Settings) -> Settings:
             resource_center_table=outputs.get("ResourceCenterTableName") or None,
             search_index_queue_url=outputs.get("SearchIndexQueueUrl") or None,
             audit_queue_url=outputs.get("AuditQueueUrl") or None,
+            # The buckets a tenant's offboarding empties of the tenant's objects.
+            media_bucket=outputs.get("MediaBucketName") or None,
+            incident_upload_bucket=outputs.get("IncidentUploadBucketName") or None,
+            audit_export_bucket=outputs.get("AuditExportBucketName") or None,
         )
         chosen = admin_cad.settings_from_outputs(chosen, outputs)
         return tenant_import.settings_from_outputs(chosen, outputs)
@@ -125,6 +137,9 @@ def target_settings(arguments: argparse.Namespace, base: Settings) -> Settings:
         resource_center_table=resources.get("ResourceCenterTable") or None,
         search_index_queue_url=resources.get("SearchIndexQueue") or None,
         audit_queue_url=resources.get("AuditQueue") or None,
+        media_bucket=resources.get("MediaBucket") or None,
+        incident_upload_bucket=resources.get("IncidentUploadBucket") or None,
+        audit_export_bucket=resources.get("AuditExportBucket") or None,
     )
     chosen = admin_cad.settings_from_state(chosen, state)
     return tenant_import.settings_from_state(chosen, state)
@@ -193,6 +208,13 @@ def limits_sync(arguments: argparse.Namespace) -> None:
     tenants = [tenant.tenant_id for tenant in store.list_tenants()]
     added = tenant_limits.sync(_required_target(arguments), tenants)
     print(f"{len(tenants)} tenants, {len(added)} given a usage plan key: {added or 'none'}")
+
+
+def tenant_offboard(arguments: argparse.Namespace) -> None:
+    try:
+        admin_offboard.run_offboard(arguments, usage_plan_target(arguments))
+    except admin_offboard.MissingKey as error:
+        raise UsageError(str(error)) from error
 
 
 def tenant_list(arguments: argparse.Namespace) -> None:
@@ -348,6 +370,7 @@ def build_parser() -> argparse.ArgumentParser:
     create.set_defaults(run=tenant_create)
     tenant.add_parser("list", help="list tenants").set_defaults(run=tenant_list)
     _add_limits_commands(tenant)
+    admin_offboard.add_commands(tenant, tenant_offboard, admin_offboard.run_verify)
 
     credential = areas.add_parser("credential", help="credentials").add_subparsers(
         dest="action", required=True
@@ -441,7 +464,7 @@ def _offline(arguments: argparse.Namespace) -> int:
     """A command that needs no stack (audit verify)."""
     try:
         arguments.run(arguments)
-    except admin_audit.ExportTampered as error:
+    except (admin_audit.ExportTampered, ArchiveTampered) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
     return 0

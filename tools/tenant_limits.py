@@ -248,3 +248,14 @@ __all__ = [
     "target_from_outputs",
     "target_from_state",
 ]
+
+
+def remove_usage_key(target: UsagePlanTarget, tenant_id: int) -> bool:
+    """Deletes the tenant's API key (and so its place in any usage plan); False if none."""
+    client = target.client()
+    key_id = _key_id(client, tenant_id)
+    if key_id is None:
+        return False
+    with translated(f"usage key of tenant {tenant_id}"):
+        client.delete_api_key(apiKey=key_id)
+    return True

@@ -33,6 +33,7 @@ from psap.models import RequestModel, Timestamp, WireModel
 from psap.observability import logger
 from psap.storage.aws import translated
 from psap.storage.dynamodb import dynamodb, read_item
+from psap.storage.partitions import PartitionKind, register
 from psap.storage.s3 import MultipartWriter, presigned_get_url
 from psap.storage.sqs import send_message
 
@@ -318,6 +319,9 @@ def _put(tenant_id: int, export: AuditExport, *, new: bool = False) -> None:
     request: dict[str, Any] = {"TableName": tenant_data_table(), "Item": item}
     if new:
         request["ConditionExpression"] = "attribute_not_exists(pk)"
+        # A job's id is random: the registry is how the tenant's offboarding finds it.
+        pk = item["pk"]["S"]
+        register(tenant_data_table(), tenant_id, pk, PartitionKind.AUDIT_EXPORT)
     with translated(f"audit export {export.export_id}"):
         dynamodb().put_item(**request)
 

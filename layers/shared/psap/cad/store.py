@@ -26,6 +26,7 @@ from psap.errors import StoreUnavailable
 from psap.storage.attributes import to_item
 from psap.storage.aws import ConditionFailed, translated
 from psap.storage.dynamodb import dynamodb, read_item
+from psap.storage.partitions import PartitionKind, register
 
 IN_FLIGHT_SECONDS = 30
 RETENTION_DAYS = 30
@@ -94,6 +95,8 @@ def begin(
             }
         ),
     }
+    # Registered first, so no submission (a raw CAD body) is ever out of offboarding's reach.
+    register(_table(), key.tenant_id, item["pk"]["S"], PartitionKind.CAD_SUBMISSIONS)
     try:
         with translated("submission write failed"):
             dynamodb().put_item(

@@ -48,6 +48,7 @@ from psap.storage.aws import ConditionFailed, translated
 from psap.storage.documents import PackedDocument, pack_document, unpack_document
 from psap.storage.dynamodb import batch_get, dynamodb, read_item, transact_write
 from psap.storage.listing import KeyRange, WritePlan
+from psap.storage.partitions import PartitionKind, registration, registry_item
 from psap.storage.queries import query_page
 from psap.storage.sequences import next_id
 
@@ -434,6 +435,9 @@ def _create(
             }
         }
     ]
+    # Knowledge ids come from a sequence all tenants share: the registry lists the tenant's.
+    pk = entry_pk(tenant_id, knowledge_id)
+    writes.append(registration(_table(), tenant_id, pk, PartitionKind.KNOWLEDGE))
     if entry.external_id is not None:
         writes.append(
             {
@@ -575,6 +579,8 @@ def bulk_load_entries(tenant_id: int, entries: Sequence[NewEntry], now: datetime
             else WritePlan()
         )
         plan.puts.insert(0, {**entry_key(tenant_id, knowledge_id), **to_item(attributes)})
+        pk = entry_pk(tenant_id, knowledge_id)
+        plan.puts.insert(1, registry_item(tenant_id, pk, PartitionKind.KNOWLEDGE))
         plans.append(plan)
     listing.bulk_write(_table(), plans)
     return list(range(first, last + 1))

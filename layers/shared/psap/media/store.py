@@ -35,6 +35,7 @@ from psap.media.models import RadioTrafficMedia
 from psap.storage import numbered
 from psap.storage.documents import PackedDocument, pack_document, unpack_document
 from psap.storage.dynamodb import read_item, transact_write
+from psap.storage.partitions import PartitionKind, registration
 from psap.storage.s3 import put_object
 from psap.storage.sequences import next_id
 
@@ -146,6 +147,9 @@ def create_radio_traffic(
             }
         },
     ]
+    # Media ids come from a sequence all tenants share: the registry lists the tenant's. Last,
+    # as the cancellation codes are read by position.
+    writes.append(registration(_table(), tenant_id, record["pk"]["S"], PartitionKind.MEDIA))
     transact_write(writes, on_cancel=_cancelled(media.event_id))
 
 

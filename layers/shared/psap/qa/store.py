@@ -54,6 +54,7 @@ from psap.storage.listing import (
 )
 from psap.storage.optimistic import optimistic_write, revised_put, revision_of
 from psap.storage.ordering import UpsertOutcome
+from psap.storage.partitions import PartitionKind, registration, registry_item
 from psap.storage.queries import query_pages
 from psap.users.store import user_key
 
@@ -176,6 +177,18 @@ class _Encoded:
     chunks: list[dict[str, Any]]  # extra chunk items (empty when the document fits)
 
 
+def listing_partitions(tenant_id: int, item: dict[str, Any]) -> list[str]:
+    """Every listing partition (pointers and counters) a stored evaluation is in: what a
+    tenant's offboarding purges beside the evaluation's own partition."""
+    listing = _listing_of_item(item)
+    if listing is None:
+        return []
+    return sorted(
+        {pointer["pk"]["S"] for pointer in _pointers(tenant_id, 0, listing)}
+        | {counter.pk for counter in _counters(tenant_id, listing)}
+    )
+
+
 def _encode(tenant_id: int, evaluation: QaEvaluation, revision: int) -> _Encoded:
     blob = encode_document(
         with_tenant(evaluation.model_dump(mode="json", by_alias=True), tenant_id)
@@ -241,6 +254,10 @@ def put_evaluation(tenant_id: int, evaluation: QaEvaluation) -> UpsertOutcome:
         old = _read_item(tenant_id, evaluation.id)
         encoded = _encode(tenant_id, evaluation, revision_of(old) + 1)
         writes: list[dict[str, Any]] = [{"Put": revised_put(_table(), encoded.item, old)}]
+        if old is None:
+            # A deleted evaluation is in no listing: the registry is how offboarding finds it.
+            pk = evaluation_pk(tenant_id, evaluation.id)
+            writes.append(registration(_table(), tenant_id, pk, PartitionKind.EVALUATION))
         writes.extend({"Put": {"TableName": _table(), "Item": chunk}} for chunk in encoded.chunks)
         old_chunks = int(old.get("chunks", 0)) if old else 0
         writes.extend(
@@ -265,7 +282,10 @@ def bulk_load_evaluations(tenant_id: int, evaluations: Sequence[QaEvaluation]) -
     for evaluation in evaluations:
         encoded = _encode(tenant_id, evaluation, 1)
         plan = write_plan(tenant_id, evaluation.id, None, _listing(evaluation))
-        plan.puts[:0] = [encoded.item, *encoded.chunks]
+        registered = registry_item(
+            tenant_id, evaluation_pk(tenant_id, evaluation.id), PartitionKind.EVALUATION
+        )
+        plan.puts[:0] = [encoded.item, *encoded.chunks, registered]
         plans.append(plan)
     bulk_write(_table(), plans)
 

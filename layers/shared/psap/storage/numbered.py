@@ -25,6 +25,7 @@ from psap.storage.documents import decode_document, encode_document
 from psap.storage.dynamodb import batch_get, batch_put, dynamodb, read_item, transact_write
 from psap.storage.optimistic import optimistic_write
 from psap.storage.ordering import SourceOrder, UpsertOutcome, UpsertResult
+from psap.storage.partitions import registration, registry_item
 from psap.storage.sequences import next_id, raise_floor
 
 _RECORD_SK = "RECORD"
@@ -139,6 +140,11 @@ def _record_item(
     return item
 
 
+def registry_kind(kind: RecordKind) -> str:
+    """The kind a record's partition is registered as (the offboarding archive's file)."""
+    return f"{kind.name}s"
+
+
 def _number_item(kind: RecordKind, tenant_id: int, number: str, record_id: int) -> dict[str, Any]:
     return {**number_key(kind, tenant_id, number), "recordId": {"N": str(record_id)}}
 
@@ -148,6 +154,8 @@ def _creation(
 ) -> list[dict[str, Any]]:
     """A new record and its number index, each only if absent: one transaction."""
     record_id = int(item["id"]["N"])
+    # Ids come from a sequence all tenants share: the registry is the tenant's own list.
+    registered = registration(table, tenant_id, item["pk"]["S"], registry_kind(kind))
     return [
         {
             "Put": {
@@ -163,6 +171,7 @@ def _creation(
                 "ConditionExpression": "attribute_not_exists(pk)",
             }
         },
+        registered,
     ]
 
 
@@ -361,6 +370,10 @@ def put_by_id(
                     }
                 }
             )
+        if old is None:
+            # Last: the cancellation codes above are read by position.
+            pk = item["pk"]["S"]
+            writes.append(registration(table, tenant_id, pk, registry_kind(kind)))
         try:
             transact_write(writes)
         except TransactionCancelled as cancelled:
@@ -426,5 +439,7 @@ def bulk_load(
     for record in records:
         items.append(_record_item(kind, tenant_id, record, stamp))
         items.append(_number_item(kind, tenant_id, record.number, record.id))
+        pk = record_key(kind, tenant_id, record.id)["pk"]["S"]
+        items.append(registry_item(tenant_id, pk, registry_kind(kind)))
     batch_put(table, items)
     raise_floor(table, kind.sequence, max(record.id for record in records))

@@ -135,6 +135,15 @@ def _counters(tenant_id: int, user: User) -> list[listing.Counter]:
     return [listing.Counter(counter_pk(tenant_id, scope), _COUNTER_SK) for scope in _scopes(user)]
 
 
+def listing_partitions(tenant_id: int, user: User) -> list[str]:
+    """Every listing partition (pointers and counters) this user is in: what a tenant's
+    offboarding purges beside the user's own partition."""
+    return sorted(
+        {pointer["pk"]["S"] for pointer in _pointers(tenant_id, user)}
+        | {counter.pk for counter in _counters(tenant_id, user)}
+    )
+
+
 def _stored_form(tenant_id: int, user: User) -> User:
     # The target tenant is the one written to, whatever the record said.
     return user.model_copy(update={"tenant_id": tenant_id})

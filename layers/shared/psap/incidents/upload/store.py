@@ -26,6 +26,7 @@ from psap.storage.attributes import from_item
 from psap.storage.aws import ConditionFailed, translated
 from psap.storage.documents import decode_document, encode_document
 from psap.storage.dynamodb import dynamodb, read_item
+from psap.storage.partitions import PartitionKind, register
 
 
 def _table() -> str:
@@ -140,6 +141,8 @@ def create_job(
         "objectKey": {"S": object_key},
         "createdAt": {"S": format_timestamp(now)},
     }
+    # A job's id is random: the registry is how the tenant's offboarding finds it.
+    register(_table(), tenant_id, item["pk"]["S"], PartitionKind.INCIDENT_UPLOAD)
     with translated("upload job"):
         dynamodb().put_item(
             TableName=_table(), Item=item, ConditionExpression="attribute_not_exists(pk)"
