@@ -91,6 +91,7 @@ class UsagePlanDirectory:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._client_factory = client_factory
+        self._client: Any = None
         self._clock = clock
         self._lock = threading.Lock()
         self._read_at = float("-inf")
@@ -98,17 +99,24 @@ class UsagePlanDirectory:
 
     def plan_for(self, key_value: str, api_id: str, stage: str) -> KeyPlan | None:
         wanted = (key_value, api_id, stage)
-        with self._lock:
-            age = self._clock() - self._read_at
-            if age >= REFRESH_SECONDS or (
-                wanted not in self._plans and age >= MISS_REFRESH_SECONDS
-            ):
-                self._plans = self._read()
-                self._read_at = self._clock()
-            return self._plans.get(wanted)
+        missing = wanted not in self._plans
+        age = self._clock() - self._read_at
+        stale = age >= REFRESH_SECONDS or (missing and age >= MISS_REFRESH_SECONDS)
+        # One request re-reads; the others answer from the plans read before instead of
+        # queueing behind it, unless they need a key those plans lack.
+        if stale and self._lock.acquire(blocking=missing):
+            try:
+                if self._clock() - self._read_at >= min(age, MISS_REFRESH_SECONDS):
+                    self._plans = self._read()
+                    self._read_at = self._clock()
+            finally:
+                self._lock.release()
+        return self._plans.get(wanted)
 
     def _read(self) -> dict[tuple[str, str, str], KeyPlan]:
-        client = self._client_factory()
+        if self._client is None:  # one client: making a boto3 client costs ~50 ms of CPU
+            self._client = self._client_factory()
+        client = self._client
         keys = {
             key["id"]: key
             for page in client.get_paginator("get_api_keys").paginate(includeValues=True)
