@@ -245,6 +245,18 @@ def _enforced_iam(endpoint_url: str | None) -> Iterator[None]:
         _roles = None
 
 
+@pytest.fixture
+def call_as_function() -> Callable[..., Any]:
+    """Runs a callable under a function's role (the embedded AWS's fixture must be on)."""
+
+    def call(function_id: str, handler: Callable[..., Any], *args: Any) -> Any:
+        if _roles is None:
+            raise RuntimeError("no embedded AWS with IAM enforced in this test")
+        return _roles.call_as(function_id, handler, *args)
+
+    return call
+
+
 def _create_resources(endpoint_url: str | None = None) -> None:
     """The template's keys, tables, queues (with their redrive policies) and buckets, each
     encrypted with its key: a role the key does not trust is refused, as on AWS."""

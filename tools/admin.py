@@ -101,9 +101,10 @@ def target_settings(arguments: argparse.Namespace, base: Settings) -> Settings:
             search_index_queue_url=outputs.get("SearchIndexQueueUrl") or None,
             audit_queue_url=outputs.get("AuditQueueUrl") or None,
             # The buckets a tenant's offboarding empties of the tenant's objects.
-            media_bucket=outputs.get("MediaBucketName") or None,
-            incident_upload_bucket=outputs.get("IncidentUploadBucketName") or None,
-            audit_export_bucket=outputs.get("AuditExportBucketName") or None,
+            media_bucket=outputs.get("MediaBucketName") or base.media_bucket,
+            incident_upload_bucket=outputs.get("IncidentUploadBucketName")
+            or base.incident_upload_bucket,
+            audit_export_bucket=outputs.get("AuditExportBucketName") or base.audit_export_bucket,
         )
         chosen = admin_cad.settings_from_outputs(chosen, outputs)
         return tenant_import.settings_from_outputs(chosen, outputs)
@@ -137,9 +138,9 @@ def target_settings(arguments: argparse.Namespace, base: Settings) -> Settings:
         resource_center_table=resources.get("ResourceCenterTable") or None,
         search_index_queue_url=resources.get("SearchIndexQueue") or None,
         audit_queue_url=resources.get("AuditQueue") or None,
-        media_bucket=resources.get("MediaBucket") or None,
-        incident_upload_bucket=resources.get("IncidentUploadBucket") or None,
-        audit_export_bucket=resources.get("AuditExportBucket") or None,
+        media_bucket=resources.get("MediaBucket") or base.media_bucket,
+        incident_upload_bucket=resources.get("IncidentUploadBucket") or base.incident_upload_bucket,
+        audit_export_bucket=resources.get("AuditExportBucket") or base.audit_export_bucket,
     )
     chosen = admin_cad.settings_from_state(chosen, state)
     return tenant_import.settings_from_state(chosen, state)

@@ -6,7 +6,6 @@ writer, the authorizer and the CLI run against moto with those roles enforced.
 """
 
 import json
-import sys
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from fnmatch import fnmatchcase
@@ -170,15 +169,10 @@ def test_audit_records_are_kept_a_year_at_least() -> None:
 
 
 def test_a_worker_role_cannot_send_an_audit_record(
-    aws: None, import_function: Callable[[str], ModuleType]
+    aws: None, call_as_function: Callable[..., Any]
 ) -> None:
     # Given the CAD worker's code running under its own role (a function that is no API
     # entrypoint, whatever its code or layers do)
-    harness = next(
-        module
-        for name, module in sys.modules.items()
-        if name.endswith("conftest") and getattr(module, "_roles", None) is not None
-    )
     forged = _record(1, "req-from-a-worker").model_dump_json(by_alias=True)
 
     def send() -> None:
@@ -186,7 +180,7 @@ def test_a_worker_role_cannot_send_an_audit_record(
 
     # When it sends a record to the audit queue, Then the queue refuses it
     with pytest.raises(ClientError) as refused:
-        harness._roles.call_as("CadWorkerFunction", send)
+        call_as_function("CadWorkerFunction", send)
     assert "AccessDenied" in str(refused.value)
     assert queued_messages() == []
 
