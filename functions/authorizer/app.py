@@ -5,7 +5,6 @@ and no boto3 — one signed GetItem over the standard library. Not even Powertoo
 a refusal's metric is the embedded-metric-format keys of its one log line.
 """
 
-import functools
 import os
 import time
 from typing import Any
@@ -20,9 +19,9 @@ from psap.auth.credentials import (
     tenant_limits_key,
 )
 from psap.auth.refusals import RefusalGuard
-from psap.budgets import Budget, RateLimit, parse_limits
+from psap.auth.tenant_limits import TenantLimits
 from psap.clock import utc_now
-from psap.config import ConfigurationError, auth_table, settings
+from psap.config import auth_table, settings
 from psap.observability import logger
 from psap.storage.attributes import from_item
 from psap.storage.signed_http import SignedDynamoDB
@@ -30,9 +29,6 @@ from psap.storage.signed_http import SignedDynamoDB
 KIND = CredentialKind(settings().credential_kind)
 TABLE = auth_table()
 store = SignedDynamoDB()
-# A tenant's limits are read at most once per this many seconds per warm container.
-LIMITS_CACHE_SECONDS = 10.0
-_limits_cache: dict[int, tuple[float, dict[Budget, RateLimit]]] = {}
 # Refusals this warm container remembers, and its per-source budget (psap.auth.refusals).
 guard = RefusalGuard.for_container(settings().legacy_tokens_accepted)
 METRICS_NAMESPACE = os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "Psap")
@@ -50,26 +46,13 @@ def find_credential(hashed_token: str) -> Credential | None:
     return last_lookup[1]
 
 
-@functools.cache
-def default_limits() -> dict[Budget, RateLimit]:
-    """The template's default budgets (its rate-limit parameters); a tenant's own limits
-    override them (psap-admin tenant limits set writes its usage plan and this record)."""
-    text = os.environ.get("TENANT_RATE_LIMITS")
-    if not text:
-        raise ConfigurationError("TENANT_RATE_LIMITS is not set (template.yaml sets it)")
-    return parse_limits(text)
-
-
-def tenant_limits(tenant_id: int) -> dict[Budget, RateLimit]:
-    now = time.monotonic()
-    cached = _limits_cache.get(tenant_id)
-    if cached is not None and now - cached[0] < LIMITS_CACHE_SECONDS:
-        return cached[1]
+def own_limits(tenant_id: int) -> str:
     item = store.get_item(TABLE, tenant_limits_key(tenant_id))
-    own = str(from_item(item).get("limits", "")) if item else ""
-    limits = {**default_limits(), **(parse_limits(own, partial=True) if own else {})}
-    _limits_cache[tenant_id] = (now, limits)
-    return limits
+    return str(from_item(item).get("limits", "")) if item else ""
+
+
+# The tenant's budgets for the answer's RateLimit-Policy (read once per 10 s per container).
+tenant_limits = TenantLimits(own_limits).of
 
 
 def refusal_line(refusal: Unauthorized) -> dict[str, Any]:
