@@ -26,6 +26,7 @@ from local import (
     iam_enforcement,
     moto_dynamodb_items,
     moto_keepalive,
+    moto_kms_keys,
     moto_queries,
     moto_usage_plans,
 )
@@ -155,6 +156,7 @@ class EmbeddedAws:
         iam_enforcement.install()
         store_put_bodies_verbatim()
         moto_keepalive.install()
+        moto_kms_keys.install()
         moto_dynamodb_items.install()
         moto_queries.install()
         moto_usage_plans.install()
@@ -325,6 +327,7 @@ def create_keys(template: StackTemplate, endpoint_url: str | None) -> None:
     """
     from moto.kms.models import kms_backends  # noqa: PLC0415 - the embedded AWS is in-process
 
+    moto_kms_keys.install()
     kms = kms_client(endpoint_url)
     backend = kms_backends[ACCOUNT_ID][REGION]
     for key in template.keys.values():
