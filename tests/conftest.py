@@ -22,7 +22,6 @@ import json
 import os
 import sys
 import threading
-import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
@@ -32,6 +31,8 @@ import botocore.session
 import pytest
 from botocore.credentials import CredentialProvider, Credentials, ReadOnlyCredentials
 from moto import mock_aws
+from moto.core.custom_responses_mock import reset_responses_mock
+from moto.core.models import responses_mock
 from moto.server import ThreadedMotoServer
 
 from local import iam, iam_enforcement
@@ -49,6 +50,7 @@ from psap.storage.partitions import forget_registrations
 from psap.storage.s3 import s3
 from psap.storage.sqs import sqs
 from psap.webhooks.secrets import secrets_manager
+from tests.support.embedded_aws import TemplateResources
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE: StackTemplate = load_template()
@@ -148,7 +150,7 @@ class _FunctionRoles:
     """The active embedded AWS's function roles, created on a handler's first call."""
 
     def __init__(self, endpoint_url: str | None) -> None:
-        self._endpoint_url = endpoint_url
+        self.endpoint_url = endpoint_url
         self._sessions: dict[str, Mapping[str, str]] = {}
         self._lock = threading.Lock()
         self._active: list[Mapping[str, str]] = []
@@ -158,7 +160,7 @@ class _FunctionRoles:
             if function_id not in self._sessions:
                 role = iam.default_function_roles()[function_id]
                 with iam_enforcement.paused():
-                    credentials = iam.create_role(role, self._endpoint_url)
+                    credentials = iam.create_role(role, self.endpoint_url)
                 self._sessions[function_id] = credentials.environment()
             return self._sessions[function_id]
 
@@ -227,17 +229,38 @@ def _clients_follow_the_environment() -> Iterator[None]:
     botocore.session.get_session = real_get_session
 
 
+_template_resources = TemplateResources()
+# The function roles' sessions live as long as the resources made with them.
+_made_roles: _FunctionRoles | None = None
+
+
+def _prepare_template_resources(endpoint_url: str | None) -> None:
+    """The template's resources with no data, and the operator: made when missing or changed
+    by the last test, else emptied (tests.support.embedded_aws)."""
+    global _made_roles  # noqa: PLW0603 - one embedded AWS in the process, as moto's state
+
+    def make() -> None:
+        _clear_clients()
+        _create_resources(endpoint_url)
+        with iam_enforcement.paused():
+            iam.create_operator(endpoint_url)
+
+    if _template_resources.prepare(make) or _made_roles is None:
+        _made_roles = _FunctionRoles(endpoint_url)
+    # A role not used yet is made through this test's way in (in process, or the server).
+    _made_roles.endpoint_url = endpoint_url
+
+
 @contextlib.contextmanager
-def _enforced_iam(endpoint_url: str | None) -> Iterator[None]:
-    """The operator exists and enforcement is on for the block; handlers get their roles."""
+def _enforced_iam() -> Iterator[None]:
+    """Enforcement is on for the block, the tests act as the operator; handlers get their
+    roles."""
     global _roles  # noqa: PLW0603 - one embedded AWS at a time, like the fixtures using it
-    with iam_enforcement.paused():
-        iam.create_operator(endpoint_url)
     # mock_aws sets fake keys of its own; the tests act as the operator.
     os.environ.update(OPERATOR_CREDENTIALS)
     os.environ.pop("AWS_SESSION_TOKEN", None)
     _clear_clients()
-    _roles = _FunctionRoles(endpoint_url)
+    _roles = _made_roles
     try:
         with iam_enforcement.enforcing():
             yield
@@ -287,12 +310,19 @@ def _create_resources(endpoint_url: str | None = None) -> None:
 
 @pytest.fixture
 def aws(lambda_environment: dict[str, str]) -> Iterator[None]:
-    with mock_aws():
+    # Started without moto's reset, stopped without removing data: the template's resources
+    # outlive the test, their data does not (_prepare_template_resources).
+    mock = mock_aws()
+    reset_responses_mock(responses_mock)  # what moto's reset would do to its request mock
+    mock.start(reset=False)
+    try:
         _clear_clients()
-        _create_resources()
-        with _enforced_iam(None):
+        _prepare_template_resources(None)
+        with _enforced_iam():
             yield
-    _clear_clients()
+    finally:
+        mock.stop(remove_data=False)
+        _clear_clients()
 
 
 @pytest.fixture(scope="session")
@@ -309,12 +339,11 @@ def moto_server() -> Iterator[str]:
 def aws_server(
     moto_server: str, lambda_environment: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[str]:
-    request = urllib.request.Request(f"{moto_server}/moto-api/reset", method="POST")
-    urllib.request.urlopen(request, timeout=5).close()
+    # The threaded server serves the process's moto state: the same resources as `aws`.
     monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server)
     _clear_clients()
-    _create_resources(moto_server)
-    with _enforced_iam(moto_server):
+    _prepare_template_resources(moto_server)
+    with _enforced_iam():
         yield moto_server
     _clear_clients()
 

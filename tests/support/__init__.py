@@ -1,0 +1,1 @@
+"""Harnesses the test layers share (not tests themselves)."""
