@@ -6,6 +6,9 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export SAM_CLI_TELEMETRY := 0
+# Material for MkDocs prints a banner about its successor on every build; the build's own
+# warnings are what `make docs` should show.
+export NO_MKDOCS_2_WARNING := 1
 # Options for `make run` and `make bench`, e.g. make bench ARGS="--only search".
 ARGS ?=
 
