@@ -6,10 +6,13 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 export SAM_CLI_TELEMETRY := 0
+# Material for MkDocs prints a banner about its successor on every build; the build's own
+# warnings are what `make docs` should show.
+export NO_MKDOCS_2_WARNING := 1
 # Options for `make run` and `make bench`, e.g. make bench ARGS="--only search".
 ARGS ?=
 
-.PHONY: run test lint unit integration e2e bench openapi build check clean
+.PHONY: run test lint unit integration e2e bench openapi build check clean docs docs-serve
 
 # pyproject.toml too: it declares the console scripts the bootstrap installs.
 $(STAMP): requirements-dev.txt layers/shared/requirements.txt layers/search/requirements.txt \
@@ -20,7 +23,7 @@ $(STAMP): requirements-dev.txt layers/shared/requirements.txt layers/search/requ
 run: $(STAMP)
 	@$(VENV)/bin/psap-local $(ARGS)
 
-test: $(STAMP) lint
+test: $(STAMP) lint docs
 	@$(PY) -m pytest
 
 unit: $(STAMP)
@@ -36,6 +39,14 @@ lint: $(STAMP)
 	@echo "== ruff"; $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
 	@echo "== mypy"; $(VENV)/bin/mypy
 	@echo "== template"; $(PY) -m tools.lint_template
+
+# The documentation site (mkdocs.yml), into .local/site. Strict: a broken link, a broken
+# anchor or a page missing from the nav fails the build.
+docs: $(STAMP)
+	@echo "== docs"; $(VENV)/bin/mkdocs build --strict --quiet
+
+docs-serve: $(STAMP)
+	@$(VENV)/bin/mkdocs serve --strict
 
 openapi: $(STAMP)
 	@$(PY) -m tools.openapi --write

@@ -1,14 +1,17 @@
-"""Runs the README's runnable code blocks, in order, in one bash session, as a user pastes them.
+"""Runs a documentation page's runnable code blocks in order, in one bash session, as pasted.
 
 A block is runnable when its fence's info string is `bash run` (words after `run` are
 options). Blocks share one shell, so a variable set in one is there in the next, as in a
 terminal. A block breaks when any command in it fails (`set -e`, `pipefail`), including an
 HTTP error answered to curl: curl runs with `--fail-with-body` unless the block says
 `allow-http-errors` (for examples that show a 401 on purpose). The run stops at the first
-broken block and names it by its line in the README.
+broken block and names it by its page and line.
 
-Other fences (```sh, ```text, ```json, a bash block without `run`) are never run: they show
-commands for another place (a deployed stack, `make run` itself) or a result.
+Every other shell fence (bash, sh, shell, console) must say why it is not run: `sh deployed`
+(for a deployed stack), `sh make` (`make` itself) or `sh not-run: <reason>` (an external
+client, a file the reader has). A shell fence that says neither is refused, so a command
+meant for the local stack cannot go untested by a slip of the fence. Other fences (```text,
+```json, ```python, ```mermaid) show results or other languages and are never run.
 """
 
 import os
@@ -22,6 +25,10 @@ _FENCE = re.compile(r"^```(?P<info>[^`\n]*)\n(?P<code>.*?)^```[ \t]*$", re.MULTI
 RUN_MARK = "run"
 ALLOW_HTTP_ERRORS = "allow-http-errors"
 KNOWN_OPTIONS = frozenset({ALLOW_HTTP_ERRORS})
+SHELL_LANGUAGES = frozenset({"bash", "sh", "shell", "console", "zsh"})
+# Why a shell block is not run: the first word after the language.
+NOT_RUN_MARKS = frozenset({"deployed", "make"})
+NOT_RUN_REASON = "not-run:"
 _MARKER = "::readme-block"
 _STRICT_CURL = 'curl() { command curl --fail-with-body "$@"; }'
 
@@ -31,6 +38,11 @@ class Block:
     line: int  # of the opening fence, 1-based
     options: frozenset[str]
     code: str
+    page: str = "README.md"
+
+    @property
+    def where(self) -> str:
+        return f"{self.page} line {self.line}"
 
 
 @dataclass(frozen=True)
@@ -44,20 +56,38 @@ class Run:
         return self.returncode == 0
 
 
-def runnable_blocks(markdown: str) -> list[Block]:
+def runnable_blocks(markdown: str, page: str = "README.md") -> list[Block]:
+    """The page's ```bash run blocks; a shell block that neither runs nor says why is refused."""
     blocks = []
     for match in _FENCE.finditer(markdown):
         words = match.group("info").split()
-        if len(words) < 2 or words[0] != "bash" or words[1] != RUN_MARK:
+        if not words or words[0] not in SHELL_LANGUAGES:
             continue
-        options = frozenset(words[2:])
-        unknown = options - KNOWN_OPTIONS
-        if unknown:
-            line = markdown.count("\n", 0, match.start()) + 1
-            raise ValueError(f"README line {line}: unknown block option(s) {sorted(unknown)}")
         line = markdown.count("\n", 0, match.start()) + 1
-        blocks.append(Block(line, options, match.group("code")))
+        if len(words) >= 2 and words[0] == "bash" and words[1] == RUN_MARK:
+            options = frozenset(words[2:])
+            unknown = options - KNOWN_OPTIONS
+            if unknown:
+                raise ValueError(f"{page} line {line}: unknown block option(s) {sorted(unknown)}")
+            blocks.append(Block(line, options, match.group("code"), page))
+            continue
+        if _says_why_not_run(words[1:]):
+            continue
+        raise ValueError(
+            f"{page} line {line}: a shell block is either `bash run` or says why it is not"
+            f" run (`{words[0]} deployed`, `{words[0]} make`, `{words[0]} not-run: <reason>`)"
+        )
     return blocks
+
+
+def _says_why_not_run(words: Sequence[str]) -> bool:
+    if not words:
+        return False
+    if words[0] in NOT_RUN_MARKS:
+        return True
+    # `not-run: reason` or `not-run:reason`: the reason is what a reader needs, so it must be there.
+    reason = " ".join(words)[len(NOT_RUN_REASON) :].strip()
+    return words[0].startswith(NOT_RUN_REASON) and bool(reason)
 
 
 def session_script(blocks: Sequence[Block]) -> str:
@@ -68,7 +98,7 @@ def session_script(blocks: Sequence[Block]) -> str:
         "trap 'echo \"::failed (exit $?): $BASH_COMMAND\"' ERR",
     ]
     for index, block in enumerate(blocks):
-        lines.append(f"echo '{_MARKER} {index} (README line {block.line})'")
+        lines.append(f"echo '{_MARKER} {index} ({block.where})'")
         if ALLOW_HTTP_ERRORS in block.options:
             lines.append("unset -f curl")
         else:

@@ -1,10 +1,8 @@
 """The retry schedule and what an attempt's outcome means for the delivery.
 
-Twelve attempts over about 24 hours: immediately, then after 5 s, 30 s, 2 min, 5 min,
-15 min, 30 min, 1 h, 2 h, 4 h, 8 h and 8 h, each wait jittered by +-20% so that a CAD coming
-back from an outage is not hit by every delivery at the same second. Only 2xx is success.
-After 429/502/503/504 or a timeout the next attempt waits at least 60 s; a Retry-After
-header is honoured up to one hour. 410 Gone stops the delivery and flags the connector.
+The schedule is stated for people once, in docs/webhooks.md ("Retries"), and a test keeps
+that page equal to `RETRY_WAITS_SECONDS`. Each wait is jittered so that a CAD coming back
+from an outage is not hit by every delivery at the same second.
 """
 
 import random
