@@ -188,6 +188,7 @@ class _Peak:
 @dataclass
 class _Second:
     second: int
+    # (table, key, operation) -> [wcu, rcu, consumptions: items or queried keys]
     consumed: dict[tuple[str, str, str], list[float]] = field(default_factory=dict)
 
 
@@ -266,9 +267,10 @@ class PartitionMeter:
                 self._ring.append(_Second(second))
             ring = self._ring[-1].consumed
             for used in consumptions:
-                units = ring.setdefault((used.table, used.key, used.operation), [0.0, 0.0])
+                units = ring.setdefault((used.table, used.key, used.operation), [0.0, 0.0, 0])
                 units[0] += used.wcu
                 units[1] += used.rcu
+                units[2] += 1
                 current = self._current.get((used.table, used.key))
                 if current is None or current[0] != second:
                     current = self._current[(used.table, used.key)] = [second, 0.0, 0.0]
@@ -318,8 +320,18 @@ class PartitionMeter:
                 {
                     "second": entry.second,
                     "consumed": [
-                        {"table": table, "key": key, "operation": operation, "wcu": w, "rcu": r}
-                        for (table, key, operation), (w, r) in sorted(entry.consumed.items())
+                        {
+                            "table": table,
+                            "key": key,
+                            "operation": operation,
+                            "wcu": wcu,
+                            "rcu": rcu,
+                            "reads": int(count) if rcu else 0,
+                            "writes": int(count) if wcu else 0,
+                        }
+                        for (table, key, operation), (wcu, rcu, count) in sorted(
+                            entry.consumed.items()
+                        )
                     ],
                 }
                 for entry in kept

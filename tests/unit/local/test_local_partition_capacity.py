@@ -25,6 +25,7 @@ from local.partition_capacity import (
     read_units,
     write_units,
 )
+from local.stack import _parser
 from local.template import REGION
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -293,3 +294,10 @@ def test_a_retrying_client_gets_every_write_through_a_throttled_key(
         ExpressionAttributeValues={":p": {"S": "HOT#1"}},
     )
     assert [item["sk"]["S"] for item in stored["Items"]] == [f"{n:02d}" for n in range(12)]
+
+
+def test_psap_local_takes_a_positive_partition_capacity_scale() -> None:
+    assert _parser().parse_args([]).partition_capacity is None
+    assert _parser().parse_args(["--partition-capacity", "10"]).partition_capacity == 10.0
+    with pytest.raises(SystemExit):
+        _parser().parse_args(["--partition-capacity", "0"])
