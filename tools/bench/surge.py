@@ -207,19 +207,21 @@ def _paced(
         return list(pool.map(one, range(count)))
 
 
-def _upload(base: str, tenant: Tenant, rows: int) -> int:
+def _upload(base: str, tenant: Tenant, rows: int) -> tuple[int, float]:
+    """(status, seconds) of an incident upload of `rows` rows."""
     lines = ["number,priority,incidentType,location,incidentDate\n"]
     lines += [
         f"U-{n:07d},{1 + n % 4},Medical,{100 + n} Main St,2026-11-23T02:{n % 60:02d}:15Z\n"
         for n in range(rows)
     ]
+    started = time.monotonic()
     with httpx.Client(timeout=120) as client:
         answer = client.post(
             f"{base}/api/v1/external/incidents/upload",
             headers={"Authorization": f"Bearer {tenant.partner}", "Content-Type": "text/csv"},
             content="".join(lines).encode(),
         )
-    return answer.status_code
+    return answer.status_code, time.monotonic() - started
 
 
 @dataclass
@@ -323,7 +325,7 @@ def _at_rest(base: str, probe: Tenant, receiver: StampedReceiver) -> Outcome:
 
 def _surge(
     base: str, surging: Tenant, probe: Tenant, receiver: StampedReceiver, progress: Progress
-) -> tuple[Outcome, Outcome, int]:
+) -> tuple[Outcome, Outcome, tuple[int, float]]:
     with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
         upload = pool.submit(_upload, base, surging, UPLOAD_ROWS)
         probing = pool.submit(
@@ -334,7 +336,7 @@ def _surge(
         )
         probed = probing.result()
         upload_status = upload.result()
-    progress(f"surge sent: {len(surge)} submissions; upload answered {upload_status}")
+    progress(f"surge sent: {len(surge)} submissions; upload answered {upload_status[0]}")
     return _outcome(receiver, surge), _outcome(receiver, probed), upload_status
 
 
@@ -425,7 +427,8 @@ def run(_options: Options) -> list[Row]:
         Row(
             "(a) surge sent: CAD submissions, upload rows",
             f"{surge.submissions} at {SURGE_RATE:g}/s"
-            f" ({SURGE_RATE * SCALE:g}/s full scale), {UPLOAD_ROWS} rows (answer {upload_status})",
+            f" ({SURGE_RATE * SCALE:g}/s full scale); {UPLOAD_ROWS} rows: answer"
+            f" {upload_status[0]} in {upload_status[1]:.1f} s",
         ),
         Row(
             "throttled DynamoDB requests (rest, a, b; log lines)",
