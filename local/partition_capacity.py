@@ -405,12 +405,14 @@ _request = threading.local()  # the request being metered, on the thread handlin
 
 @dataclass(frozen=True)
 class _Write:
-    """One item a write request touches, and the item before it."""
+    """One item a write request touches, and the item before it (its size and index entries,
+    taken before the request: moto updates items in place)."""
 
     table: Any  # moto's Table
     key: Mapping[str, Any]
     transactional: bool
-    before: Any  # moto's Item or None
+    before_size: int
+    before_index: dict[str, tuple[str, int]]
     condition_only: bool = False
 
 
@@ -450,7 +452,14 @@ def _write_targets(operation: str, body: Mapping[str, Any], backend: Any) -> lis
             for attribute in (table.hash_key_attr, table.range_key_attr)
             if attribute and attribute in key
         }
-        return _Write(table, key, before=_stored(table, key), **options)
+        before = _stored(table, key)
+        return _Write(
+            table,
+            key,
+            before_size=_size(before),
+            before_index=_index_entries(table, before),
+            **options,
+        )
 
     found: list[_Write | None] = []
     name = str(body.get("TableName", ""))
@@ -496,9 +505,10 @@ def _index_entries(table: Any, item: Any) -> dict[str, tuple[str, int]]:
 
 
 def _write_consumption(operation: str, write: _Write, after: Any) -> list[Consumption]:
+    """What a write consumed, given the item after it (None: deleted, or never written)."""
     table = write.table
     key = _key_value(write.key[table.hash_key_attr])
-    size = max(_size(write.before), 0 if write.condition_only else _size(after))
+    size = max(write.before_size, 0 if write.condition_only else _size(after))
     used = [
         Consumption(
             table.name,
@@ -509,7 +519,7 @@ def _write_consumption(operation: str, write: _Write, after: Any) -> list[Consum
     ]
     if write.condition_only:
         return used
-    old, new = _index_entries(table, write.before), _index_entries(table, after)
+    old, new = write.before_index, _index_entries(table, after)
     for name in sorted(set(old) | set(new)):
         index = f"{table.name}/{name}"
         if name in old and name in new and old[name][0] == new[name][0]:
@@ -534,7 +544,7 @@ def _write_limits(
     for write in writes:
         table = write.table
         targets.append((table.name, _key_value(write.key[table.hash_key_attr]), True))
-        for name, (value, _) in _index_entries(table, write.before).items():
+        for name, (value, _) in write.before_index.items():
             targets.append((f"{table.name}/{name}", value, True))
         if operation == "PutItem":
             item = body.get("Item") or {}
@@ -622,11 +632,16 @@ def _metered_action(operation: str, handle: Callable[[Any], Any]) -> Callable[[A
             if operation in _SINGLE_WRITES and "ConditionalCheckFailed" in str(
                 getattr(error, "error_type", "")
             ):
-                # A refused condition still consumes the write's units on DynamoDB.
+                # A refused condition still consumes the write's units on DynamoDB (on the
+                # table: the index has nothing to write).
                 METER.record(
-                    used
+                    Consumption(
+                        write.table.name,
+                        _key_value(write.key[write.table.hash_key_attr]),
+                        operation,
+                        wcu=write_units(write.before_size),
+                    )
                     for write in writes
-                    for used in _write_consumption(operation, write, write.before)
                 )
             raise
         finally:

@@ -301,3 +301,39 @@ def test_psap_local_takes_a_positive_partition_capacity_scale() -> None:
     assert _parser().parse_args(["--partition-capacity", "10"]).partition_capacity == 10.0
     with pytest.raises(SystemExit):
         _parser().parse_args(["--partition-capacity", "0"])
+
+
+def test_an_index_key_change_and_a_refused_condition_are_counted(client: Any, table: str) -> None:
+    with partition_capacity.partition_capacity(None) as meter:
+        client.put_item(TableName=table, Item=padded("H#1", "x", 900, gpk={"S": "G#1"}))
+        meter.reset()
+        # When an update moves the item to another index key
+        client.update_item(
+            TableName=table,
+            Key=_key("H#1", "x"),
+            UpdateExpression="SET gpk = :g",
+            ExpressionAttributeValues={":g": {"S": "G#2"}},
+        )
+        # Then the index writes a delete on the old key and a put on the new one
+        recent = [entry for second in meter.recent(5) for entry in second["consumed"]]
+        index_writes = {(e["key"], e["wcu"]) for e in recent if e["table"] == f"{table}/byG"}
+        assert index_writes == {("G#1", 1.0), ("G#2", 1.0)}
+        # And an update that shrinks the item costs its old size (1,500 bytes: 2 WCU)
+        client.put_item(TableName=table, Item=padded("J#1", "x", 1500))
+        meter.reset()
+        client.update_item(
+            TableName=table,
+            Key=_key("J#1", "x"),
+            UpdateExpression="REMOVE #pad",
+            ExpressionAttributeNames={"#pad": "pad"},
+        )
+        assert peaks(meter, table) == {"J#{id}": (2.0, 0.0)}
+        # And a write refused by its condition still costs its units
+        meter.reset()
+        with pytest.raises(ClientError):
+            client.put_item(
+                TableName=table,
+                Item=padded("H#1", "x", 100),
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        assert peaks(meter, table) == {"H#{id}": (1.0, 0.0)}
