@@ -216,7 +216,7 @@ class PartitionMeter:
         self.scale: float | None = None
         self._clock = clock
         self._log = log
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
         self._ring: deque[_Second] = deque(maxlen=seconds_kept)
         # (table, key) -> [second, wcu, rcu] of the key's current second.
         self._current: dict[tuple[str, str], list[float]] = {}
@@ -339,8 +339,8 @@ class PartitionMeter:
 
     def reset(self) -> dict[str, Any]:
         """Starts a new measurement; answers the report of the one it ends."""
-        report = self.report()
-        with self._lock:
+        with self._lock:  # re-entrant: the report and the reset are one step
+            report = self.report()
             self._ring.clear()
             self._current.clear()
             self._peaks.clear()
