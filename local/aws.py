@@ -29,6 +29,7 @@ from local import (
     moto_kms_keys,
     moto_queries,
     moto_usage_plans,
+    partition_capacity,
 )
 from local.iam import OPERATOR_ACCESS_KEY_ID, OPERATOR_SECRET_ACCESS_KEY
 from local.moto_s3 import store_put_bodies_verbatim
@@ -89,7 +90,8 @@ class _MotoServer(ThreadedMotoServer):
             self._server = make_server(
                 self._ip_address,
                 self._port,
-                DomainDispatcherApplication(create_backend_app),
+                # GET /_psap/capacity: the partition capacity report (local.partition_capacity).
+                partition_capacity.serve_report(DomainDispatcherApplication(create_backend_app)),
                 True,
                 request_handler=moto_keepalive.KeepAliveRequestHandler,
             )
@@ -159,6 +161,8 @@ class EmbeddedAws:
         moto_kms_keys.install()
         moto_dynamodb_items.install()
         moto_queries.install()
+        # After moto_queries: it wraps the Query that moto_queries installs.
+        partition_capacity.install()
         moto_usage_plans.install()
         if self._requested_port:
             _ensure_free(self._host, self._requested_port)

@@ -34,7 +34,7 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any, Final
 
-from local import iam, iam_enforcement
+from local import iam, iam_enforcement, partition_capacity
 from local.aws import (
     OPERATOR_CREDENTIALS,
     EmbeddedAws,
@@ -172,6 +172,16 @@ def _parser() -> argparse.ArgumentParser:
         f" environments; the next invoke is a cold start (default {DEFAULT_IDLE_SECONDS:.0f})",
     )
     parser.add_argument(
+        "--partition-capacity",
+        type=_positive_float,
+        default=None,
+        metavar="SCALE",
+        help="refuse a DynamoDB partition key past 1,000/SCALE WCU or 3,000/SCALE RCU in one"
+        " second with ProvisionedThroughputExceededException, as DynamoDB refuses a hot key"
+        " past 1,000 WCU / 3,000 RCU (default: metered, never refused; `psap-local capacity`"
+        " prints the meter's report; docs/capacity.md)",
+    )
+    parser.add_argument(
         "--cad-receiver-port",
         type=int,
         default=0,
@@ -270,6 +280,17 @@ def _operator_facts(endpoint_url: str) -> dict[str, str]:
         "awsSecretAccessKey": OPERATOR_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
         "region": REGION,
     }
+
+
+def _meter_partition_capacity(scale: float | None) -> None:
+    """The capacity report covers what the stack serves, not its start-up and demo seeding
+    (bulk writes a real deployment would not make in one second either); from here on a hot
+    key is refused if a scale was asked for."""
+    partition_capacity.METER.reset()
+    partition_capacity.METER.enforce(scale, log=note)
+    if scale is not None:
+        wcu, rcu = partition_capacity.METER.limits or (0.0, 0.0)
+        note(f"DynamoDB partition capacity enforced: {wcu:g} WCU / {rcu:g} RCU per key")
 
 
 class LocalStack:
@@ -392,6 +413,7 @@ class LocalStack:
             # Each demo tenant's key in the default plan, as `psap-admin tenant create` does.
             for tenant in tenants:
                 ensure_usage_key(plan_target, int(tenant["id"]))
+        _meter_partition_capacity(arguments.partition_capacity)
         return {
             **facts,
             "baseUrl": self.server.url,
@@ -404,6 +426,7 @@ class LocalStack:
             "resources": template.physical_resources(),
             "tenants": tenants,
             "cadReceiverUrl": self.cad_receiver.base_url,
+            "partitionCapacityScale": arguments.partition_capacity,
         }
 
     def _invoke(self, function_id: str, event: Any) -> InvokeResult:
@@ -493,7 +516,10 @@ def _output_to(log_file: Path) -> Iterator[None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    arguments = _parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["capacity"]:
+        return capacity_main(words[1:])
+    arguments = _parser().parse_args(words)
     _Console.stream = sys.stdout
     state_file: Path = arguments.state_file
     log_file: Path = arguments.log_file or state_file.with_suffix(".log")
@@ -614,6 +640,45 @@ def env_main(argv: Sequence[str] | None = None) -> int:
         return 1
     for name, value in shell_variables(state).items():
         print(f"{name}={shlex.quote(value)}")
+    return 0
+
+
+def capacity_main(argv: Sequence[str] | None = None) -> int:
+    """`psap-local capacity`: the running stack's DynamoDB partition capacity report."""
+    parser = argparse.ArgumentParser(
+        prog="psap-local capacity",
+        description="The running local stack's DynamoDB partition capacity report as JSON: per"
+        " table and key pattern, the peak WCU and RCU one key reached in one second and the"
+        " requests throttled (docs/capacity.md)",
+    )
+    parser.add_argument("--state-file", type=Path, default=default_state_file())
+    parser.add_argument(
+        "--seconds",
+        type=int,
+        default=0,
+        help="add the last N seconds of the meter's per-second record (per key and operation)",
+    )
+    parser.add_argument(
+        "--reset", action="store_true", help="print the report and start a new measurement"
+    )
+    arguments = parser.parse_args(argv)
+    try:
+        state = json.loads(arguments.state_file.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        print(
+            f"error: no local stack is running ({arguments.state_file} does not exist);"
+            " start one with `make run`",
+            file=sys.stderr,
+        )
+        return 1
+    try:
+        report = partition_capacity.fetch_report(
+            str(state["awsEndpointUrl"]), seconds=arguments.seconds, reset=arguments.reset
+        )
+    except OSError as error:
+        print(f"error: the local stack does not answer ({error})", file=sys.stderr)
+        return 1
+    print(json.dumps(report, indent=2))
     return 0
 
 

@@ -35,7 +35,7 @@ from moto.core.custom_responses_mock import reset_responses_mock
 from moto.core.models import responses_mock
 from moto.server import ThreadedMotoServer
 
-from local import iam, iam_enforcement
+from local import iam, iam_enforcement, partition_capacity
 from local.aws import (
     OPERATOR_CREDENTIALS,
     bucket_encryption_rules,
@@ -323,6 +323,14 @@ def aws(lambda_environment: dict[str, str]) -> Iterator[None]:
     finally:
         mock.stop(remove_data=False)
         _clear_clients()
+
+
+@pytest.fixture
+def dynamodb_partition_capacity() -> Iterator[partition_capacity.PartitionMeter]:
+    """DynamoDB's per-partition capacity metered on this test's moto (mock_aws or a server in
+    this process), and refused past its limits once the test calls `.enforce(SCALE)`."""
+    with partition_capacity.partition_capacity(None) as meter:
+        yield meter
 
 
 @pytest.fixture(scope="session")

@@ -30,6 +30,7 @@ from tools.bench.mcp import SECTION as MCP
 from tools.bench.media import SECTION as MEDIA
 from tools.bench.search import SECTION as SEARCH
 from tools.bench.search import SECTION_HTTP as SEARCH_HTTP
+from tools.bench.surge import SECTION as SURGE
 from tools.bench.tenant_data import SECTION as EVALUATIONS
 from tools.bench.upload import SECTION as INCIDENT_UPLOAD
 
@@ -48,6 +49,7 @@ SECTIONS: list[Section] = [
     LOCAL_STACK,
     MCP,
     FAIRNESS,
+    SURGE,
 ]
 
 
