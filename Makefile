@@ -23,8 +23,12 @@ $(STAMP): requirements-dev.txt layers/shared/requirements.txt layers/search/requ
 run: $(STAMP)
 	@$(VENV)/bin/psap-local $(ARGS)
 
+# Coverage is measured on the code the tests run in their own process (unit, integration,
+# and the e2e tests' in-process parts); the local stack's worker processes are not traced.
+# sys.monitoring keeps its cost small on Python 3.13. The figure is reported, not gated.
 test: $(STAMP) lint docs
-	@$(PY) -m pytest
+	@COVERAGE_CORE=sysmon $(PY) -m pytest --cov --cov-report=
+	@echo "== coverage: $$($(PY) -m coverage report --format=total)% of the statements in layers/shared, functions, local and tools"
 
 unit: $(STAMP)
 	@$(PY) -m pytest tests/unit

@@ -273,7 +273,8 @@ def test_a_hot_key_is_metered_and_throttled_with_dynamodbs_error(
 def test_a_retrying_client_gets_every_write_through_a_throttled_key(
     moto_endpoint: str, table: str
 ) -> None:
-    # Given a client in botocore's standard retry mode, and 6 WCU per key and second
+    # Given a client in botocore's standard retry mode, and 6 WCU per key and second (each
+    # write takes 5: the third in any one second is refused however slow the machine is)
     retrying = boto3.client(
         "dynamodb",
         endpoint_url=moto_endpoint,
@@ -283,9 +284,9 @@ def test_a_retrying_client_gets_every_write_through_a_throttled_key(
         config=Config(retries={"mode": "standard", "max_attempts": 10}),
     )
     with partition_capacity.partition_capacity(1000 / 6) as meter:
-        # When 12 one-unit writes go to one key
+        # When 12 five-unit writes go to one key
         for number in range(12):
-            retrying.put_item(TableName=table, Item=padded("HOT#1", f"{number:02d}", 100))
+            retrying.put_item(TableName=table, Item=padded("HOT#1", f"{number:02d}", 4_900))
         # Then some were throttled, and every one is stored once
         assert meter.report()["throttled"] > 0
     stored = retrying.query(
