@@ -9,7 +9,7 @@ export SAM_CLI_TELEMETRY := 0
 # Options for `make run` and `make bench`, e.g. make bench ARGS="--only search".
 ARGS ?=
 
-.PHONY: run test lint unit integration e2e bench openapi build check clean
+.PHONY: run test lint unit integration e2e bench openapi build check clean browser-deps console-test
 
 # pyproject.toml too: it declares the console scripts the bootstrap installs.
 $(STAMP): requirements-dev.txt layers/shared/requirements.txt layers/search/requirements.txt \
@@ -20,7 +20,7 @@ $(STAMP): requirements-dev.txt layers/shared/requirements.txt layers/search/requ
 run: $(STAMP)
 	@$(VENV)/bin/psap-local $(ARGS)
 
-test: $(STAMP) lint
+test: $(STAMP) lint browser-deps
 	@$(PY) -m pytest
 
 unit: $(STAMP)
@@ -29,8 +29,16 @@ unit: $(STAMP)
 integration: $(STAMP)
 	@$(PY) -m pytest tests/integration
 
-e2e: $(STAMP)
+e2e: $(STAMP) browser-deps
 	@$(PY) -m pytest tests/e2e
+
+# The console's browser tests drive Debian's headless Chromium (docs/console.md).
+browser-deps:
+	@test -x /usr/bin/chromium -a -x /usr/bin/chromedriver || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver)
+
+console-test: $(STAMP) browser-deps
+	@$(PY) -m pytest tests/e2e/test_console_browser.py
 
 lint: $(STAMP)
 	@echo "== ruff"; $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
