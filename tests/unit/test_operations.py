@@ -18,9 +18,7 @@ def template_routes() -> set[tuple[str, str]]:
 
 def test_every_route_of_the_template_declares_its_permissions() -> None:
     # A console API route is its admin operation (psap.console.paths).
-    missing = {(method, api_resource(path)) for method, path in template_routes()} - set(
-        OPERATIONS
-    )
+    missing = {(method, api_resource(path)) for method, path in template_routes()} - set(OPERATIONS)
     assert not missing, f"routes without an entry in psap.http.operations: {missing}"
 
 

@@ -134,7 +134,7 @@ function secretBox(title, secret, note) {
 }
 
 function page(title, ...children) {
-  main.replaceChildren(h("h1", {}, title), ...children);
+  main.replaceChildren(h("h1", {}, title), ...children.filter((child) => child));
   document.title = `${title} · PSAP admin console`;
 }
 
@@ -314,10 +314,13 @@ async function deliveriesPage(parameters) {
       field("Created since", input("since", { type: "datetime-local", value: parameters.get("since") || "" })),
       h("button", { type: "submit" }, "Show")));
   filters.addEventListener("submit", onSubmit(async (data) => {
-    location.hash = "#/deliveries" + query({
+    const wanted = "#/deliveries" + query({
       connector: data.get("connector"), status: data.get("status"),
       eventType: data.get("eventType"), since: data.get("since"),
     });
+    // The same filters again: no hashchange, so read the log again here.
+    if (location.hash === wanted) await route();
+    else location.hash = wanted;
   }));
   if (!connectorId) {
     page("Deliveries", h("p", {}, "No connector yet: create one first."));
@@ -559,7 +562,15 @@ function showSession() {
     } }, "Sign out"));
 }
 
-async function route() {
+// One page at a time, in the order asked: a slow page never lands over a later one.
+let routing = Promise.resolve();
+
+function route() {
+  routing = routing.then(showRoute, showRoute);
+  return routing;
+}
+
+async function showRoute() {
   if (!session) return;
   clearMessages();
   const [path, search] = location.hash.replace(/^#/, "").split("?");
