@@ -10,7 +10,7 @@ from psap.audit.lines import audit_record
 from psap.audit.sending import emit
 from psap.auth.credentials import Credential
 from psap.clock import utc_now
-from psap.console.links import header_value, request_is_https
+from psap.console.links import console_path, header_value, request_is_https
 from psap.console.models import ConsoleSessionView, OpenSessionBody
 from psap.console.paths import CSRF_HEADER
 from psap.console.sessions import (
@@ -63,10 +63,12 @@ def open_session(body: Annotated[OpenSessionBody, Body()]) -> Response[str]:
             changes=[],
         )
     )
+    event = app.current_event.raw_event
     cookie = set_cookie_header(
         opened.token,
-        secure=request_is_https(app.current_event.raw_event),
+        secure=request_is_https(event),
         max_age=session.limits.absolute,
+        path=console_path(event),
     )
     return Response(
         status_code=201,
@@ -96,14 +98,14 @@ def end_session() -> Response[str]:
     token = session_cookie(event.headers)
     if token is not None and csrf_matches(token, header_value(event.headers, CSRF_HEADER)):
         end(token)
+    cleared = clear_cookie_header(
+        secure=request_is_https(event.raw_event), path=console_path(event.raw_event)
+    )
     return Response(
         status_code=204,
         content_type="application/json",
         body="",
-        headers={
-            **_NO_STORE,
-            "Set-Cookie": clear_cookie_header(secure=request_is_https(event.raw_event)),
-        },
+        headers={**_NO_STORE, "Set-Cookie": cleared},
     )
 
 

@@ -2,6 +2,7 @@
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from psap.console.paths import CONSOLE_PREFIX
 
@@ -29,6 +30,12 @@ def base_url(event: Mapping[str, Any]) -> str:
     if host.split(":")[0].endswith(_EXECUTE_API_SUFFIX) and stage:
         return f"{scheme}://{host}/{stage}"
     return f"{scheme}://{host}"
+
+
+def console_path(event: Mapping[str, Any]) -> str:
+    """The console's path as the browser sees it (the cookie's Path): with the stage on API
+    Gateway's own host, without it elsewhere."""
+    return urlsplit(base_url(event)).path + CONSOLE_PREFIX
 
 
 def sign_in_url(console_base: str, code: str) -> str:

@@ -259,12 +259,15 @@ def session_cookie(headers: Mapping[str, Any] | None) -> str | None:
     return None
 
 
-def set_cookie_header(token: str, *, secure: bool, max_age: timedelta) -> str:
+def set_cookie_header(
+    token: str, *, secure: bool, max_age: timedelta, path: str = CONSOLE_PREFIX
+) -> str:
     """HttpOnly (no script reads it), SameSite=Strict (no other site's page sends it), and
-    Secure wherever the console is served over https."""
+    Secure wherever the console is served over https. `path`: the console's path as the
+    browser sees it (/Prod/console on API Gateway's own host)."""
     parts = [
         f"{SESSION_COOKIE}={token}",
-        f"Path={CONSOLE_PREFIX}",
+        f"Path={path}",
         f"Max-Age={int(max_age.total_seconds())}",
         "HttpOnly",
         "SameSite=Strict",
@@ -274,8 +277,8 @@ def set_cookie_header(token: str, *, secure: bool, max_age: timedelta) -> str:
     return "; ".join(parts)
 
 
-def clear_cookie_header(*, secure: bool) -> str:
-    parts = [f"{SESSION_COOKIE}=", f"Path={CONSOLE_PREFIX}", "Max-Age=0", "HttpOnly"]
+def clear_cookie_header(*, secure: bool, path: str = CONSOLE_PREFIX) -> str:
+    parts = [f"{SESSION_COOKIE}=", f"Path={path}", "Max-Age=0", "HttpOnly"]
     parts.append("SameSite=Strict")
     if secure:
         parts.append("Secure")
