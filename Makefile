@@ -12,7 +12,8 @@ export NO_MKDOCS_2_WARNING := 1
 # Options for `make run` and `make bench`, e.g. make bench ARGS="--only search".
 ARGS ?=
 
-.PHONY: run test lint unit integration e2e bench openapi build check clean docs docs-serve
+.PHONY: run test lint unit integration e2e bench openapi build check clean docs docs-serve \
+	browser-deps console-test
 
 # pyproject.toml too: it declares the console scripts the bootstrap installs.
 $(STAMP): requirements-dev.txt layers/shared/requirements.txt layers/search/requirements.txt \
@@ -26,7 +27,7 @@ run: $(STAMP)
 # Coverage is measured on the code the tests run in their own process (unit, integration,
 # and the e2e tests' in-process parts); the local stack's worker processes are not traced.
 # sys.monitoring keeps its cost small on Python 3.13. The figure is reported, not gated.
-test: $(STAMP) lint docs
+test: $(STAMP) lint docs browser-deps
 	@COVERAGE_CORE=sysmon $(PY) -m pytest --cov --cov-report=
 	@echo "== coverage: $$($(PY) -m coverage report --format=total)% of the statements in layers/shared, functions, local and tools"
 
@@ -36,8 +37,16 @@ unit: $(STAMP)
 integration: $(STAMP)
 	@$(PY) -m pytest tests/integration
 
-e2e: $(STAMP)
+e2e: $(STAMP) browser-deps
 	@$(PY) -m pytest tests/e2e
+
+# The console's browser tests drive Debian's headless Chromium (docs/console.md).
+browser-deps:
+	@test -x /usr/bin/chromium -a -x /usr/bin/chromedriver || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver)
+
+console-test: $(STAMP) browser-deps
+	@$(PY) -m pytest tests/e2e/test_console_browser.py
 
 lint: $(STAMP)
 	@echo "== ruff"; $(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .

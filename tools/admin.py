@@ -52,6 +52,7 @@ from psap.storage.aws import translated
 from tools import (
     admin_audit,
     admin_cad,
+    admin_console,
     admin_offboard,
     admin_resource_center,
     tenant_import,
@@ -426,6 +427,7 @@ def build_parser() -> argparse.ArgumentParser:
     admin_cad.add_subcommands(areas)
     tenant_import.add_commands(areas)
     admin_audit.add_subcommands(areas)
+    admin_console.add_subcommands(areas)
     return parser
 
 

@@ -42,6 +42,8 @@ from tools.lint_template import TEMPLATE as TEMPLATE_PATH
 from tools.lint_template import translated_template
 
 AUTHORIZERS = {"PartnerAuthorizerFunction", "CadAuthorizerFunction"}
+# A public route that audits a tenant's act itself: the console's sign-in (docs/console.md).
+SIGN_IN = {"ConsoleSessionFunction"}
 READS = {"dynamodb:GetItem", "dynamodb:Query", "dynamodb:BatchGetItem", "dynamodb:DescribeTable"}
 NOW = datetime.now(UTC).replace(microsecond=0)
 
@@ -151,7 +153,7 @@ def test_only_the_api_entrypoints_and_the_authorizers_may_send_audit_records() -
     }
     # Then they are exactly those: no worker, no writer, no documentation function
     assert entrypoints, "the template has API routes"
-    assert senders == entrypoints | AUTHORIZERS
+    assert senders == entrypoints | AUTHORIZERS | SIGN_IN
     # And the writer reads the audit queue only: no log subscription (log groups take lines
     # from every function's basic execution role)
     writer = TEMPLATE.functions["AuditWriterFunction"]

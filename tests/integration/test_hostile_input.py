@@ -43,6 +43,7 @@ BODY_ROUTES = {
     "admin_connector_rotate": True,
     "admin_delivery_recover": True,
     "admin_credential_issue": True,
+    "console_session": True,
 }
 # A single-line string field of each JSON route's sample body, for the text policy.
 TEXT_FIELD = {
@@ -53,6 +54,7 @@ TEXT_FIELD = {
     "cad_intake": "source",
     "admin_connector_create": "name",
     "admin_credential_issue": "label",
+    "console_session": "code",
 }
 HOSTILE_CONTENT_TYPES = (
     "text/plain",
@@ -185,6 +187,7 @@ def test_every_write_route_with_a_body_is_covered_here() -> None:
         "rotateConnectorSecret",
         "recoverDeliveries",
         "issueCredential",
+        "openConsoleSession",
     }
 
 

@@ -2,7 +2,8 @@
 
 from local.template import load_template
 from psap.auth.permissions import Permission
-from psap.http.operations import OPERATIONS
+from psap.console.paths import api_resource, is_console_api
+from psap.http.operations import ADMIN_API_PREFIX, OPERATIONS
 
 
 def template_routes() -> set[tuple[str, str]]:
@@ -16,7 +17,8 @@ def template_routes() -> set[tuple[str, str]]:
 
 
 def test_every_route_of_the_template_declares_its_permissions() -> None:
-    missing = template_routes() - set(OPERATIONS)
+    # A console API route is its admin operation (psap.console.paths).
+    missing = {(method, api_resource(path)) for method, path in template_routes()} - set(OPERATIONS)
     assert not missing, f"routes without an entry in psap.http.operations: {missing}"
 
 
@@ -34,3 +36,14 @@ def test_knowledge_list_needs_view_or_manage_knowledge() -> None:
 def test_operation_ids_are_unique() -> None:
     ids = [operation.operation_id for operation in OPERATIONS.values()]
     assert len(ids) == len(set(ids))
+
+
+def test_the_console_reaches_every_admin_operation_but_the_sign_in_link_and_nothing_else() -> None:
+    routes = template_routes()
+    console = {(method, api_resource(path)) for method, path in routes if is_console_api(path)}
+    admin = {
+        key
+        for key in OPERATIONS
+        if key[1].startswith(ADMIN_API_PREFIX) or key[1].startswith("/api/v1/external/audit-log/")
+    }
+    assert console == admin - {("POST", "/api/v1/external/admin/console-links")}

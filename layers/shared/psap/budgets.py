@@ -14,6 +14,8 @@ import hashlib
 from dataclasses import dataclass
 from enum import StrEnum
 
+from psap.console.paths import api_resource
+
 
 class Budget(StrEnum):
     READS = "reads"
@@ -62,7 +64,9 @@ _READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def budget_for(method: str, resource: str) -> Budget:
-    """The budget of the operation `method resource` (the resource path as in template.yaml)."""
+    """The budget of the operation `method resource` (the resource path as in template.yaml;
+    a console API path has its admin API operation's budget)."""
+    resource = api_resource(resource)
     key = (method.upper(), resource)
     if resource.startswith(_CAD_PREFIX):
         return Budget.CAD

@@ -143,10 +143,15 @@ def _refusal(credential: Credential, kind: CredentialKind) -> tuple[str, Refusal
     return "expired credential", RefusalReason.EXPIRED
 
 
-def policy_answer(credential: Credential, method_arn: str) -> dict[str, Any]:
+def policy_answer(
+    credential: Credential, method_arn: str, paths: tuple[str, ...] | None = None
+) -> dict[str, Any]:
+    """`paths`: the family of paths allowed, the credential kind's unless given (the
+    console's session authorizer allows the console's paths only)."""
     # methodArn: arn:aws:execute-api:{region}:{account}:{apiId}/{stage}/{METHOD}/{path}
     api_arn, stage = method_arn.split("/")[:2]
-    resources = [f"{api_arn}/{stage}/{path}" for path in _ALLOWED_PATHS[credential.kind]]
+    allowed = _ALLOWED_PATHS[credential.kind] if paths is None else paths
+    resources = [f"{api_arn}/{stage}/{path}" for path in allowed]
     return {
         "principalId": credential.credential_id,
         "policyDocument": {

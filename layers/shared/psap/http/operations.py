@@ -9,6 +9,7 @@ from dataclasses import dataclass, replace
 
 from psap.auth.credentials import CredentialKind
 from psap.auth.permissions import Permission, denial_message
+from psap.console.paths import api_resource
 from psap.http.body import JSON_MEDIA_TYPE, BodyRule
 from psap.limits import (
     ADMIN_BODY_LIMIT,
@@ -187,6 +188,8 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "issueCredential", (P.ADMIN,), body=ADMIN_BODY
     ),
     ("GET", "/api/v1/external/admin/credentials"): Operation("listCredentials", (P.ADMIN,)),
+    # The console (docs/console.md): a single-use sign-in link for the calling Admin.
+    ("POST", "/api/v1/external/admin/console-links"): Operation("createConsoleLink", (P.ADMIN,)),
     ("POST", "/api/v1/external/admin/credentials/{credentialId}/revoke"): Operation(
         "revokeCredential", (P.ADMIN,)
     ),
@@ -195,6 +198,13 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("POST", "/mcp"): Operation("postMcpMessage"),
     ("GET", "/mcp"): Operation("getMcpStream"),
     ("DELETE", "/mcp"): Operation("deleteMcpSession"),
+    # The console's pages and its session (sign-in by a link's code, sign-out): no bearer
+    # credential; the session cookie is checked by the function itself.
+    ("GET", "/console"): Operation("getConsole", public=True),
+    ("GET", "/console/{asset+}"): Operation("getConsoleAsset", public=True),
+    ("POST", "/console/session"): Operation("openConsoleSession", public=True, body=JSON_BODY),
+    ("GET", "/console/session"): Operation("getConsoleSession", public=True),
+    ("DELETE", "/console/session"): Operation("endConsoleSession", public=True),
     # CAD intake: a `cad` credential, no data permissions; the envelope's tenantId
     # cross-check (403) is made by psap.cad.intake.
     ("POST", "/cad/v1/incidents"): Operation(
@@ -215,9 +225,11 @@ OPERATIONS = {
 
 
 def operation_for(method: str, resource: str) -> Operation | None:
-    return OPERATIONS.get((method.upper(), resource))
+    """A console API path is its admin API operation (psap.console.paths)."""
+    return OPERATIONS.get((method.upper(), api_resource(resource)))
 
 
 def methods_for(resource: str) -> list[str]:
     """The methods the resource has, sorted (for a 405's Allow header)."""
+    resource = api_resource(resource)
     return sorted(method for method, path in OPERATIONS if path == resource)

@@ -20,6 +20,7 @@ from psap.audit.lines import audit_record
 from psap.audit.sending import emit
 from psap.auth.store import credential_in_force
 from psap.clock import utc_now
+from psap.console.paths import api_resource, is_console_api
 from psap.errors import DomainError, InvalidParameter, NotAuthenticated, StoreUnavailable
 from psap.http.body import decode_body
 from psap.http.errors import install_error_handlers, status_for
@@ -58,6 +59,13 @@ def current_principal(app: APIGatewayRestResolver) -> Principal:
 def serve(
     app: APIGatewayRestResolver, event: dict[str, Any], context: LambdaContext
 ) -> dict[str, Any]:
+    if is_console_api(str(event.get("resource", ""))):
+        # The console's route to an admin operation: the same function, routes and checks.
+        event = {
+            **event,
+            "resource": api_resource(str(event["resource"])),
+            "path": api_resource(str(event.get("path", ""))),
+        }
     operation = operation_for(str(event.get("httpMethod", "")), str(event.get("resource", "")))
     if operation is None:
         return undeclared_method_answer(
