@@ -12,19 +12,37 @@ from typing import Any
 
 import pytest
 
-from psap import faults
+from psap import clock, faults
+from psap.webhooks import dispatcher, store
 from psap.webhooks import store as webhook_store
+from psap.webhooks.catalogue import ConnectorTest, UpdateKind
+from psap.webhooks.deliveries import emit_update
+from psap.webhooks.models import DeliveryStatus
 from tests.integration.cad_support import (
+    TEMPLATE,
     TENANT,
     CadFunctions,
+    Clock,
+    Receiver,
     add_connector,
     cad,
     cad_aws,
+    delayed,
     drain,
+    fake_clock,
     flat_submission,
+    receiver,
 )
 
-__all__ = ["cad", "cad_aws"]
+__all__ = ["cad", "cad_aws", "fake_clock", "receiver"]
+# The most a crashed or timed-out invocation may delay an update (docs/faults.md).
+MAX_UPDATE_DELAY_SECONDS = 60
+# The consumers an update passes through, with their queues.
+UPDATE_PATH = [
+    ("CadWorkerFunction", "CadIntakeQueue"),
+    ("WebhookDispatcherFunction", "WebhookQueue"),
+    ("WebhookDispatcherFunction", "WebhookSlowQueue"),
+]
 UNUSED_URL = "http://127.0.0.1:9/never-called"
 
 
@@ -130,3 +148,61 @@ def test_a_crash_after_the_write_of_a_stale_update_still_answers_stale(
     run_until_done(cad, json.dumps(message))
     (update,) = accepted_updates()
     assert update["data"]["outcome"] == "STALE_IGNORED"
+
+
+# ---------------------------------------------------------------- the webhook dispatcher
+
+
+def send_update(connector_url: str) -> str:
+    connector = add_connector(connector_url)
+    (delivery_id,) = emit_update(
+        TENANT,
+        UpdateKind.CONNECTOR_TEST,
+        ConnectorTest(connector_id=connector.connector.connector_id, message="hello"),
+        seed="seed-1",
+        subject=None,
+        now=clock.utc_now(),
+        only_connector=connector.connector,
+    )
+    return delivery_id
+
+
+def test_the_update_path_redelivers_a_crashed_batch_within_a_minute() -> None:
+    # Lambda requires a visibility timeout at least the function's timeout; past it, the
+    # messages of a crashed or timed-out invocation are received again.
+    for function_id, queue_id in UPDATE_PATH:
+        timeout = TEMPLATE.functions[function_id].timeout
+        visibility = TEMPLATE.queues[queue_id].visibility_timeout
+        assert timeout <= visibility <= MAX_UPDATE_DELAY_SECONDS, (function_id, queue_id)
+
+
+@pytest.mark.parametrize("claimed_into_batch", [0, 40])
+def test_a_dispatcher_crash_after_its_claim_is_sent_again_within_a_minute(
+    cad: CadFunctions,
+    crash_once: set[str],
+    receiver: Receiver,
+    fake_clock: Clock,
+    claimed_into_batch: int,
+) -> None:
+    # Given a delivery whose dispatcher died holding its lease, taken `claimed_into_batch`
+    # seconds after the batch was received
+    delivery_id = send_update(receiver.url)
+    (message,) = drain("WebhookQueue")
+    crash_once.add("webhook.after_claim")
+    with pytest.raises(Crash):
+        cad.dispatch([message])
+    crashed_at = fake_clock.now
+    # When SQS gives the message back after the visibility timeout (counted from the receive)
+    fake_clock.advance(TEMPLATE.queues["WebhookQueue"].visibility_timeout - claimed_into_batch)
+    assert cad.dispatch([message]) == {"batchItemFailures": []}
+    # Then the delivery is sent then, or, while the dead dispatcher's lease lasts, a message
+    # is on its way for when it ends, rather than waiting for the scheduler's lost-message
+    # grace (five minutes)
+    while store.get_delivery(TENANT, delivery_id).status is not DeliveryStatus.DELIVERED:
+        assert delayed("WebhookQueue") >= 1  # one per look; the clock is the test's
+        fake_clock.advance(dispatcher.BUSY_RECHECK_SECONDS)
+        assert (fake_clock.now - crashed_at).total_seconds() <= MAX_UPDATE_DELAY_SECONDS
+        assert cad.dispatch([message]) == {"batchItemFailures": []}
+    assert store.get_delivery(TENANT, delivery_id).status is DeliveryStatus.DELIVERED
+    assert (fake_clock.now - crashed_at).total_seconds() <= MAX_UPDATE_DELAY_SECONDS
+    assert len(receiver.requests) == 1

@@ -24,6 +24,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from psap import clock
 from psap.config import webhook_local_dev_allowed, webhook_queue_url
+from psap.faults import fault_point
 from psap.observability import logger, metrics
 from psap.storage.sqs import MAX_DELAY_SECONDS, send_messages
 from psap.webhooks import secrets as vault
@@ -46,6 +47,8 @@ _CONNECTOR_CACHE_SECONDS = 2.0
 SLOW_LANE_PERIOD = timedelta(minutes=15)
 # At most one message per tenant of a batch in flight at a time; tenants side by side.
 BATCH_PARALLELISM = 10
+# How long a message that found its delivery leased waits before it looks again.
+BUSY_RECHECK_SECONDS = 10
 # An enqueued delivery this late is presumed to have lost its message.
 LOST_MESSAGE_GRACE = timedelta(minutes=5)
 SCHEDULER_BATCH = 500  # due deliveries per tenant per run
@@ -180,6 +183,7 @@ def dispatch(message: DispatchMessage, client: OutboundClient | None = None) -> 
     )
     if claimed is None:
         return _not_claimed(message, now)
+    fault_point("webhook.after_claim")
     delivery = claimed.delivery
     connector = _connector(tenant_id, delivery.connector_id)
     if not connector.active:
@@ -198,6 +202,7 @@ def dispatch(message: DispatchMessage, client: OutboundClient | None = None) -> 
     timestamp = int(started.timestamp())
     outcome = _send(connector, delivery, timestamp, client or outbound_client(message.lane))
     finished = clock.utc_now()
+    fault_point("webhook.after_send")
     slow = _track_lane(connector, outcome, finished)
     step = next_step(outcome, delivery.run_attempts + 1, finished)
     status, result = _VERDICT_STATUS[step.verdict]
@@ -223,6 +228,7 @@ def dispatch(message: DispatchMessage, client: OutboundClient | None = None) -> 
         store.AttemptResult(attempt, status, step.next_attempt_at, enqueued),
         finished,
     )
+    fault_point("webhook.after_attempt_recorded")
     if step.verdict is Verdict.GONE:
         store.disable_connector(tenant_id, connector.connector_id, GONE_REASON, finished)
         forget_connectors()
@@ -339,6 +345,10 @@ def _not_claimed(message: DispatchMessage, now: datetime) -> DispatchResult:
             return DispatchResult.DEFERRED
         enqueue(message, wait)
         return DispatchResult.REQUEUED
+    # Leased by another dispatcher, alive or dead: look again when a lease may have ended,
+    # so a dispatcher that died holding it delays the delivery by a lease, not by the
+    # scheduler's LOST_MESSAGE_GRACE. A live holder's attempt makes this message STALE.
+    enqueue(message, BUSY_RECHECK_SECONDS)
     return DispatchResult.BUSY
 
 

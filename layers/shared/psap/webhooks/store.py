@@ -40,7 +40,9 @@ from psap.webhooks.models import (
 from psap.webhooks.schedule import ErrorClass
 from psap.webhooks.signing import SigningProfile
 
-LEASE_SECONDS = 60  # longer than one attempt (10 s) plus its bookkeeping
+# Longer than one attempt (10 s) plus its bookkeeping; short, so a delivery whose dispatcher
+# died holding it is sent again within a minute (docs/faults.md).
+LEASE_SECONDS = 30
 TENANT_DIRECTORY = "DIRECTORY#WEBHOOK_TENANTS"
 _DELIVERY_SK = "DELIVERY"
 
