@@ -44,6 +44,7 @@ from local.aws import (
     local_aws_environment,
 )
 from local.cad_receiver import CadReceiver, Endpoint
+from local.faults import FaultPlan, FaultPlanError, load_fault_plan
 from local.concurrency import (
     AWS_ACCOUNT_CONCURRENCY,
     DEFAULT_ACCOUNT_CONCURRENCY,
@@ -170,6 +171,22 @@ def _parser() -> argparse.ArgumentParser:
         default=DEFAULT_IDLE_SECONDS,
         help="a function's worker idle this long is stopped, as Lambda reclaims idle"
         f" environments; the next invoke is a cold start (default {DEFAULT_IDLE_SECONDS:.0f})",
+    )
+    parser.add_argument(
+        "--faults",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="run with the seeded fault plan of FILE: crashes, timeouts and latency at named"
+        " fault points, DynamoDB and S3 errors, duplicate SQS deliveries (docs/faults.md)",
+    )
+    parser.add_argument(
+        "--max-workers",
+        type=_positive_int,
+        default=None,
+        help="the most Lambda worker processes alive at once across all functions; an idle"
+        " one is stopped to make room, an invoke with none to spare is throttled"
+        " (default: no cap but concurrency)",
     )
     parser.add_argument(
         "--cad-receiver-port",
@@ -302,6 +319,14 @@ class LocalStack:
             parameter_overrides=local_parameters,
         )
         template = scale_concurrency(template, arguments.concurrency_scale)
+        faults: FaultPlan | None = None
+        if arguments.faults is not None:
+            faults = load_fault_plan(arguments.faults, template)
+            template = faults.scaled(template)
+            note(
+                f"fault plan {arguments.faults}: {len(faults.rules)} rules, seed {faults.seed},"
+                f" timeouts and visibility timeouts divided by {faults.time_scale:g}"
+            )
         if arguments.account_concurrency is None:
             arguments.account_concurrency = max(
                 1, AWS_ACCOUNT_CONCURRENCY // arguments.concurrency_scale
@@ -343,6 +368,12 @@ class LocalStack:
             credentials={
                 function_id: session.environment() for function_id, session in sessions.items()
             },
+            extra_environment=(
+                {function_id: faults.worker_environment(function_id) for function_id in template.functions}
+                if faults is not None
+                else None
+            ),
+            max_workers=arguments.max_workers,
         )
         self.log_subscriptions.start()
         note(f"started {self.log_subscriptions.count} log subscriptions")
@@ -354,7 +385,11 @@ class LocalStack:
         self.server.start(gateway)
         note(f"gateway listening on {self.server.url}")
         self.pollers = create_pollers(
-            template, endpoint_url, self.runtime.invoke, headroom=self.runtime.has_headroom
+            template,
+            endpoint_url,
+            self.runtime.invoke,
+            headroom=self.runtime.has_headroom,
+            duplicate=faults.duplicates if faults is not None else None,
         )
         for poller in self.pollers:
             poller.start()
@@ -543,6 +578,9 @@ def _run(stack: LocalStack, state_file: Path, log_file: Path) -> int:
         return 1
     except (TemplateError, ConcurrencyConfigurationError) as error:
         say(f"error: {stack.arguments.template.name}: {error}")
+        return 1
+    except FaultPlanError as error:
+        say(f"error: {error}")
         return 1
     _write_state(state_file, state)
     _print_tenants(state["tenants"], state["baseUrl"])
