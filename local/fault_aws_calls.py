@@ -44,6 +44,11 @@ _STATUS: Final = {
     "TransactionCanceledException": 400,
 }
 
+_SLOW_DOWN: Final = (
+    b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code>'
+    b"<Message>Please reduce your request rate.</Message></Error>"
+)
+
 Fires = Callable[[Mapping[str, Any]], bool]
 
 
@@ -104,7 +109,7 @@ def _matches_s3(rule: Mapping[str, Any], request: Any) -> bool:
     bucket = rule.get("bucket")
     if bucket is None:
         return True
-    parts = urlsplit(request.url)
+    parts = urlsplit(str(request.url))
     return parts.path.lstrip("/").split("/", 1)[0] == bucket or parts.netloc.startswith(
         f"{bucket}."
     )
@@ -112,14 +117,16 @@ def _matches_s3(rule: Mapping[str, Any], request: Any) -> bool:
 
 def install(rules: Sequence[Mapping[str, Any]], fires: Fires) -> None:
     """Answers the rules' AWS calls with their errors (when `fires` says so)."""
-    from botocore.awsrequest import AWSResponse
-    from botocore.endpoint import Endpoint
+    # Imported here: the worker loads this file before it knows it has AWS call rules.
+    from botocore.awsrequest import AWSResponse  # noqa: PLC0415
+    from botocore.endpoint import Endpoint  # noqa: PLC0415
 
     dynamodb_rules = [rule for rule in rules if rule["fault"] == "dynamodb-error"]
     s3_rules = [rule for rule in rules if rule["fault"] == "s3-slowdown"]
     if not dynamodb_rules and not s3_rules:
         return
-    send = Endpoint._send
+    send = Endpoint._send  # type: ignore[attr-defined]
+    response: Any = AWSResponse  # its stubs want HTTPHeaders; botocore takes any mapping
 
     def faulty_send(endpoint: Any, request: Any) -> Any:
         service = endpoint._endpoint_prefix
@@ -128,7 +135,7 @@ def install(rules: Sequence[Mapping[str, Any]], fires: Fires) -> None:
                 matched = _matches_dynamodb(rule, request)
                 if matched is not None and fires(rule):
                     operation, body = matched
-                    return AWSResponse(
+                    return response(
                         request.url,
                         _STATUS[str(rule["error"])],
                         {"Content-Type": "application/x-amz-json-1.0"},
@@ -137,13 +144,9 @@ def install(rules: Sequence[Mapping[str, Any]], fires: Fires) -> None:
         elif service == "s3":
             for rule in s3_rules:
                 if _matches_s3(rule, request) and fires(rule):
-                    body = (
-                        b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code>'
-                        b"<Message>Please reduce your request rate.</Message></Error>"
-                    )
-                    return AWSResponse(
-                        request.url, 503, {"Content-Type": "application/xml"}, _Raw(body)
+                    return response(
+                        request.url, 503, {"Content-Type": "application/xml"}, _Raw(_SLOW_DOWN)
                     )
         return send(endpoint, request)
 
-    Endpoint._send = faulty_send  # type: ignore[method-assign]
+    Endpoint._send = faulty_send  # type: ignore[attr-defined]

@@ -38,11 +38,10 @@ def fires(rule: Mapping[str, Any], seed: int, state_dir: Path) -> bool:
         text = counter.read()
         state = json.loads(text) if text else {"met": 0, "fired": 0}
         met, fired = int(state["met"]), int(state["fired"])
-        draw = random.Random(f"{seed}:{index}:{met}").random()
+        # Seeded draws, not secrets.
+        draw = random.Random(f"{seed}:{index}:{met}").random()  # noqa: S311
         times = rule.get("times")
-        fire = draw < float(rule.get("probability", 1.0)) and (
-            times is None or fired < int(times)
-        )
+        fire = draw < float(rule.get("probability", 1.0)) and (times is None or fired < int(times))
         counter.seek(0)
         counter.truncate()
         counter.write(json.dumps({"met": met + 1, "fired": fired + int(fire)}))
@@ -70,9 +69,7 @@ class WorkerFaults:
         self.state_dir = state_dir
         rules = list(document.get("rules") or [])
         self._at_points = [r for r in rules if r["fault"] in _POINT_FAULTS and r.get("point")]
-        self._at_invoke = [
-            r for r in rules if r["fault"] in _POINT_FAULTS and not r.get("point")
-        ]
+        self._at_invoke = [r for r in rules if r["fault"] in _POINT_FAULTS and not r.get("point")]
         self._aws_calls = [r for r in rules if r["fault"] not in _POINT_FAULTS]
 
     def fires(self, rule: Mapping[str, Any]) -> bool:
@@ -90,7 +87,8 @@ class WorkerFaults:
 
     def install(self) -> None:
         if self._at_points:
-            from psap import faults
+            # The function's own layer, on its path only inside the worker.
+            from psap import faults  # noqa: PLC0415
 
             faults.install(self.at_point)
         if self._aws_calls:

@@ -49,8 +49,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from local.fault_worker import fires
 from local.fault_aws_calls import DYNAMODB_ERRORS, DYNAMODB_OPERATIONS, S3_OPERATIONS
+from local.fault_worker import fires
 from local.template import REPO_ROOT, StackTemplate
 
 # The variables the worker process reads (local/lambda_worker.py): this function's rules as
@@ -117,7 +117,11 @@ class FaultPlan:
 
     def worker_environment(self, function_id: str) -> dict[str, str]:
         """What a function's worker needs to run its rules (nothing when it has none)."""
-        rules = [rule.for_worker() for rule in self.rules if rule.function and rule.applies_to(function_id)]
+        rules = [
+            rule.for_worker()
+            for rule in self.rules
+            if rule.function and rule.applies_to(function_id)
+        ]
         if not rules:
             return {}
         document = {"seed": self.seed, "function": function_id, "rules": rules}
@@ -194,9 +198,7 @@ def load_fault_plan(
     return fault_plan(document, template, state_dir)
 
 
-def fault_plan(
-    document: Any, template: StackTemplate, state_dir: Path | None = None
-) -> FaultPlan:
+def fault_plan(document: Any, template: StackTemplate, state_dir: Path | None = None) -> FaultPlan:
     if not isinstance(document, dict):
         raise FaultPlanError("a fault file is a JSON object with seed, timeScale and rules")
     unknown = set(document) - {"seed", "timeScale", "rules"}
@@ -216,14 +218,12 @@ def fault_plan(
     return FaultPlan(seed, float(scale), checked, directory)
 
 
-def _rule(
-    index: int, rule: Any, template: StackTemplate, points: frozenset[str]
-) -> FaultRule:
+def _rule(index: int, rule: Any, template: StackTemplate, points: frozenset[str]) -> FaultRule:
     where = f"rule {index + 1}"
     if not isinstance(rule, dict):
         raise FaultPlanError(f"{where}: a rule is an object")
     fault = rule.get("fault")
-    if fault not in _FIELDS:
+    if not isinstance(fault, str) or fault not in _FIELDS:
         raise FaultPlanError(f"{where}: unknown fault {fault!r} (one of {', '.join(_FIELDS)})")
     unknown = set(rule) - _FIELDS[fault] - _COMMON_FIELDS
     if unknown:
@@ -257,7 +257,9 @@ def _rule(
         raise FaultPlanError(f"{where}: unknown operation {operation!r}")
     error = rule.get("error")
     if error is not None and error not in DYNAMODB_ERRORS:
-        raise FaultPlanError(f"{where}: unknown error {error!r} (one of {', '.join(DYNAMODB_ERRORS)})")
+        raise FaultPlanError(
+            f"{where}: unknown error {error!r} (one of {', '.join(DYNAMODB_ERRORS)})"
+        )
     return FaultRule(
         index=index,
         fault=fault,

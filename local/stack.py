@@ -44,7 +44,6 @@ from local.aws import (
     local_aws_environment,
 )
 from local.cad_receiver import CadReceiver, Endpoint
-from local.faults import FaultPlan, FaultPlanError, load_fault_plan
 from local.concurrency import (
     AWS_ACCOUNT_CONCURRENCY,
     DEFAULT_ACCOUNT_CONCURRENCY,
@@ -54,6 +53,7 @@ from local.concurrency import (
     scale_concurrency,
 )
 from local.demo_cad import RECEIVER_URL_VARIABLE
+from local.faults import FaultPlan, FaultPlanError, load_fault_plan
 from local.gateway import ApiGateway, GatewayServer
 from local.gateway.throttling import UsagePlanDirectory
 from local.iam import function_roles
@@ -65,6 +65,7 @@ from local.template import (
     DEFAULT_STACK_NAME,
     DEFAULT_TEMPLATE,
     REGION,
+    StackTemplate,
     TemplateError,
     load_template,
 )
@@ -197,6 +198,21 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _with_faults(
+    path: Path | None, template: StackTemplate
+) -> tuple[FaultPlan | None, StackTemplate]:
+    """The fault plan of `--faults` (FaultPlanError when it names what does not exist) and
+    the template with its time scale."""
+    if path is None:
+        return None, template
+    faults = load_fault_plan(path, template)
+    note(
+        f"fault plan {path}: {len(faults.rules)} rules, seed {faults.seed}, timeouts and"
+        f" visibility timeouts divided by {faults.time_scale:g}"
+    )
+    return faults, faults.scaled(template)
+
+
 class _Console:
     """Where say() writes: the terminal the stack was started from, nothing else."""
 
@@ -319,14 +335,7 @@ class LocalStack:
             parameter_overrides=local_parameters,
         )
         template = scale_concurrency(template, arguments.concurrency_scale)
-        faults: FaultPlan | None = None
-        if arguments.faults is not None:
-            faults = load_fault_plan(arguments.faults, template)
-            template = faults.scaled(template)
-            note(
-                f"fault plan {arguments.faults}: {len(faults.rules)} rules, seed {faults.seed},"
-                f" timeouts and visibility timeouts divided by {faults.time_scale:g}"
-            )
+        faults, template = _with_faults(arguments.faults, template)
         if arguments.account_concurrency is None:
             arguments.account_concurrency = max(
                 1, AWS_ACCOUNT_CONCURRENCY // arguments.concurrency_scale
@@ -369,7 +378,10 @@ class LocalStack:
                 function_id: session.environment() for function_id, session in sessions.items()
             },
             extra_environment=(
-                {function_id: faults.worker_environment(function_id) for function_id in template.functions}
+                {
+                    function_id: faults.worker_environment(function_id)
+                    for function_id in template.functions
+                }
                 if faults is not None
                 else None
             ),

@@ -124,9 +124,7 @@ def test_a_crash_after_an_update_is_written_still_answers_updated(
     cad.run_worker()
     drain("WebhookQueue")
     cad.submit(
-        flat_submission(
-            event_id="A-2", event_type="incident.updated", time="2026-11-23T02:40:00Z"
-        )
+        flat_submission(event_id="A-2", event_type="incident.updated", time="2026-11-23T02:40:00Z")
     )
     (message,) = drain("CadIntakeQueue")
     crash_once.add("cad.after_incident_write")

@@ -14,7 +14,8 @@ from collections.abc import Callable
 
 type FaultHook = Callable[[str], None]
 
-_hook: FaultHook | None = None
+# The installed hook, if any (a list, so install() needs no `global`).
+_hooks: list[FaultHook] = []
 
 
 class FaultInjectionRefused(RuntimeError):
@@ -23,13 +24,12 @@ class FaultInjectionRefused(RuntimeError):
 
 def fault_point(name: str) -> None:
     """A named place where the injector may crash, stall or delay this invocation."""
-    if _hook is not None:
-        _hook(name)
+    if _hooks:
+        _hooks[0](name)
 
 
 def install(hook: FaultHook | None) -> None:
     """Sets (or with None removes) the hook every fault point calls; local and tests only."""
-    global _hook
     if hook is not None and os.environ.get("AWS_EXECUTION_ENV", "").startswith("AWS_Lambda"):
         raise FaultInjectionRefused("fault injection is for the local stack only")
-    _hook = hook
+    _hooks[:] = [hook] if hook is not None else []

@@ -114,7 +114,8 @@ def _write_records(record: SubmissionRecord, submission: Submission) -> Incident
     incident = carry_forward(mapped.incident, stored)
     # An earlier try's note is kept: what it saw is what its write (if made) was judged on.
     earlier = record.prior
-    prior = earlier or _note_prior(record, before)
+    if earlier is None:
+        _note_prior(record, before)
     fault_point("cad.before_incident_write")
     result = incidents.upsert_incident(tenant_id, incident, mapped.order, now)
     fault_point("cad.after_incident_write")
@@ -141,7 +142,7 @@ def _write_records(record: SubmissionRecord, submission: Submission) -> Incident
     )
 
 
-def _note_prior(record: SubmissionRecord, before: StoredRecord | None) -> dict[str, Any]:
+def _note_prior(record: SubmissionRecord, before: StoredRecord | None) -> None:
     """What the incident held before this submission's first write, kept on the submission:
     a try that dies after the write leaves the incident already holding this update, and the
     try after it must still answer CREATED or UPDATED, not STALE_IGNORED."""
@@ -149,7 +150,6 @@ def _note_prior(record: SubmissionRecord, before: StoredRecord | None) -> dict[s
     if before is not None and before.source_order is not None:
         prior["order"] = before.source_order
     store.note_prior(record.key, record.receipt_id, prior)
-    return prior
 
 
 def _earlier_write(prior: dict[str, Any], order: SourceOrder) -> UpsertOutcome:
