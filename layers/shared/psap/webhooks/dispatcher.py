@@ -14,7 +14,7 @@ attempt) for SLOW_LANE_PERIOD, so its deliveries stop taking the main lane's tim
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -114,11 +114,20 @@ def _in_slow_lane(connector: Connector, now: datetime) -> bool:
     return connector.slow_until is not None and connector.slow_until > now
 
 
-def dispatch_batch(messages: Sequence[tuple[str, DispatchMessage]]) -> list[str]:
+# The running invocation's remaining time (milliseconds), set by dispatch_batch.
+type RemainingTime = Callable[[], int]
+_remaining: list[RemainingTime] = []
+
+
+def dispatch_batch(
+    messages: Sequence[tuple[str, DispatchMessage]], remaining_ms: RemainingTime | None = None
+) -> list[str]:
     """Dispatches a queue batch; returns the ids of the messages that failed (to retry).
 
     Tenants are sent side by side, so a hanging endpoint holds back only its own tenant's
-    messages; one tenant's messages go one after another, in the batch's order."""
+    messages; one tenant's messages go one after another, in the batch's order.
+    `remaining_ms` is the invocation's time left: no lease outlives the invocation."""
+    _remaining[:] = [remaining_ms] if remaining_ms is not None else []
     by_tenant: dict[int, list[tuple[str, DispatchMessage]]] = {}
     for message_id, message in messages:
         by_tenant.setdefault(message.tenant_id, []).append((message_id, message))
@@ -139,7 +148,7 @@ def _dispatch_in_order(messages: list[tuple[str, DispatchMessage]]) -> list[str]
             if _for_slow_lane(message):
                 diverted.append((message_id, message))  # no claim, no attempt: passed on
                 continue
-            dispatch(message)
+            dispatch(message, lease_seconds=_lease_seconds())
         except Exception:  # reported as a batch item failure: SQS retries it, then the DLQ
             logger.exception("dispatch failed", extra=_log(message.tenant_id, message.delivery_id))
             failed.append(message_id)
@@ -173,13 +182,33 @@ def _executor() -> ThreadPoolExecutor:
     return _pool[0]
 
 
-def dispatch(message: DispatchMessage, client: OutboundClient | None = None) -> DispatchResult:
+def _lease_seconds() -> int:
+    """A lease long enough for an attempt, never longer than the invocation that holds it:
+    a dispatcher ended at its timeout cannot record the attempt, so its lease would only
+    hold the delivery back (docs/faults.md)."""
+    if not _remaining:
+        return store.LEASE_SECONDS
+    left = math.ceil(_remaining[0]() / 1000) + 1
+    return max(1, min(store.LEASE_SECONDS, left))
+
+
+def dispatch(
+    message: DispatchMessage,
+    client: OutboundClient | None = None,
+    *,
+    lease_seconds: int = store.LEASE_SECONDS,
+) -> DispatchResult:
     now = clock.utc_now()
     tenant_id = message.tenant_id
     # The common case costs one conditional write: the claim succeeds. Why it did not
     # (finished, attempted already, early, leased) is read only when it fails.
     claimed = store.claim(
-        tenant_id, message.delivery_id, message.attempt_count, now + _EARLY_TOLERANCE, now
+        tenant_id,
+        message.delivery_id,
+        message.attempt_count,
+        now + _EARLY_TOLERANCE,
+        now,
+        lease_seconds,
     )
     if claimed is None:
         return _not_claimed(message, now)
