@@ -27,8 +27,9 @@ Modelled on AWS FIS and failure-lambda: each rule names what fails, where, and h
 - `probability` (default 1) is drawn from the seed, the rule and how many times the rule was
   met across the stack; `times` caps how often a rule fires across the whole stack (a crash
   `times: 1` fails one try and lets the redelivery through).
-- `timeScale` divides every function's Timeout and every queue's VisibilityTimeout, so a
-  test sees timeouts and redeliveries in seconds; the ratios between them stay the template's.
+- `timeScale` divides every queue consumer's Timeout and every queue's VisibilityTimeout, so
+  a test sees timeouts and redeliveries in seconds; the ratios between them stay the
+  template's. API functions keep their Timeout (it is what their callers wait).
 
 A rule naming a fault, function, queue, table, bucket, operation, error or fault point that
 does not exist stops the stack with a message naming it. Fault points are the
@@ -146,8 +147,12 @@ def scale_timeouts(template: StackTemplate, scale: float) -> StackTemplate:
     def shorter(seconds: int) -> int:
         return max(1, math.ceil(seconds / scale))
 
+    # Only the queue consumers: an API function's Timeout is what its callers wait, not a
+    # redelivery delay, and a scaled one would time out its first (cold) requests.
     functions = {
         key: dataclasses.replace(function, timeout=shorter(function.timeout))
+        if function.sqs_events
+        else function
         for key, function in template.functions.items()
     }
     queues = {

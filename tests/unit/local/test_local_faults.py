@@ -132,14 +132,15 @@ def test_tables_and_buckets_are_named_by_logical_id_and_matched_by_physical_name
     assert chosen.worker_environment("SlowFunction") == {}  # no rules, nothing loaded
 
 
-def test_the_time_scale_shortens_timeouts_and_visibility_timeouts_alike(
+def test_the_time_scale_shortens_consumers_timeouts_and_visibility_timeouts_alike(
     fixture_template: StackTemplate,
 ) -> None:
     scaled = scale_timeouts(fixture_template, 10)
     queue = scaled.queues["WorkQueue"]
     assert queue.visibility_timeout == 3
     assert queue.properties["VisibilityTimeout"] == 3  # what the embedded AWS creates
-    assert scaled.functions["EchoFunction"].timeout == 1
+    assert scaled.functions["BatchFunction"].timeout == 1  # a queue consumer
+    assert scaled.functions["EchoFunction"].timeout == 5  # an API function keeps its own
 
 
 def test_draws_are_seeded_and_times_caps_the_firings(tmp_path: Path) -> None:
