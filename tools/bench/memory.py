@@ -23,12 +23,12 @@ import httpx
 
 from local.stack_process import running_stack
 from tools.bench.core import Options, Progress, Row, Section, ratio_row
-from tools.bench.local_stack import resident_mb
+from tools.bench.local_stack import process_children, resident_mb
 
 WALK_LIMIT_MB = 1536
 SOAK_GROWTH_LIMIT_MB = 150
 DRIFT_LIMIT = 1.2
-MAX_WORKERS = 16
+MAX_WORKERS = 10
 SETTLE_SECONDS = 5
 START_SECONDS = 900
 BASE = "/api/v1/external"
@@ -99,6 +99,23 @@ def _walk(client: httpx.Client, calls: list[tuple[str, Call]], progress: Progres
     progress("README-like walk done")
 
 
+def _own_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _descendants(pid: int) -> int:
+    tree = process_children()
+    pending, count = list(tree.get(pid, [])), 0
+    while pending:
+        current = pending.pop()
+        count += 1
+        pending.extend(tree.get(current, []))
+    return count
+
+
 def run(options: Options) -> list[Row]:
     progress = Progress("memory")
     with (
@@ -113,6 +130,7 @@ def run(options: Options) -> list[Row]:
         _walk(client, calls, progress)
         time.sleep(SETTLE_SECONDS)  # the webhook, digest and audit work the walk set going
         walked_mb = resident_mb(running.process.pid)
+        stack_mb, processes = _own_mb(running.process.pid), _descendants(running.process.pid)
         latencies: list[float] = []
         ends = time.monotonic() + options.soak_seconds
         while time.monotonic() < ends:
@@ -128,6 +146,8 @@ def run(options: Options) -> list[Row]:
     last = statistics.quantiles(latencies[-third:], n=20)[18] if third > 1 else latencies[-1]
     growth = soaked_mb - walked_mb
     return [
+        Row("of which the stack process (embedded AWS, gateway, pollers)", f"{stack_mb:.0f} MB"),
+        Row("worker processes alive after the walk", str(processes)),
         Row(
             f"stack process tree after the walk (--max-workers {MAX_WORKERS})",
             f"{walked_mb:.0f} MB",
