@@ -222,7 +222,7 @@ def new_tenant(stack: RunningStack) -> tuple[Client, Client, str]:
 
 
 def cad_flow(
-    cad: Client, tenant: str, endpoint: CadEndpoint, incidents: int = 3
+    cad: Client, tenant: str, endpoint: CadEndpoint, incidents: int = 3, wait: float = 60
 ) -> tuple[dict[str, str], list[str]]:
     """Per incident a creation and two updates, the newer sent before the older (out of
     order), one submission sent twice (a CAD retry); each answered before the next of its
@@ -244,7 +244,7 @@ def cad_flow(
             expect(answer.status_code == 202, answer.text)
             receipt = answer.json()["receiptId"]
             expected[receipt] = outcome
-            expect(until(_answered_by(endpoint, receipt), 60), f"no update for {receipt}")
+            expect(until(_answered_by(endpoint, receipt), wait), f"no update for {receipt}")
         again = cad.call("POST", "/cad/v1/incidents", json=body)
         expect(
             again.status_code == 202 and again.json()["receiptId"] in expected,

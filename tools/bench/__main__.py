@@ -92,6 +92,9 @@ def parse_arguments(arguments: Sequence[str] | None) -> argparse.Namespace:
         default=120.0,
         help="how long the chaos section drives traffic through random faults (default 120)",
     )
+    parser.add_argument(
+        "--chaos-seed", type=int, default=None, help="the chaos section's seed (to reproduce)"
+    )
     options = parser.parse_args(arguments)
     if options.runs < 5:
         parser.error("--runs must be at least 5")
@@ -112,6 +115,7 @@ def main(arguments: Sequence[str] | None = None) -> int:
         index_moto_queries=not parsed.plain_moto,
         soak_seconds=parsed.soak_seconds,
         chaos_seconds=parsed.chaos_seconds,
+        chaos_seed=parsed.chaos_seed,
     )
     chosen = [section for section in SECTIONS if not parsed.only or section.name in parsed.only]
     started = time.perf_counter()

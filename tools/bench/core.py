@@ -37,6 +37,7 @@ class Options:
     index_moto_queries: bool  # see local.moto_queries.indexed_queries
     soak_seconds: float = 60.0  # the memory section's mixed soak
     chaos_seconds: float = 120.0  # the chaos section's randomized run
+    chaos_seed: int | None = None  # its seed (default: drawn from the clock)
 
 
 type SectionRun = Callable[[Options], list[Row]]
