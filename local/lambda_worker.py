@@ -7,7 +7,9 @@ event pipe; results leave the same way on the result pipe, so nothing the handle
 corrupt them (stdout and stderr are the function's log, which the stack prints).
 
 Standard library only, and no imports from the repository: the handler must find everything
-it needs on its own path, as it would in Lambda.
+it needs on its own path, as it would in Lambda. The one exception is the local fault
+injector (local/fault_worker.py, loaded by path beside this file), and only when the stack
+gave the function fault rules (`psap-local --faults`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import decimal
 import importlib
+import importlib.util
 import json
 import os
 import signal
@@ -89,8 +92,23 @@ def _write(results: IO[bytes], message: dict[str, Any]) -> None:
     results.flush()
 
 
+def _fault_injector() -> Any:
+    """The fault rules of this function (local/faults.py), or None without any."""
+    rules = os.environ.get("PSAP_LOCAL_FAULT_RULES")
+    if not rules:
+        return None
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fault_worker.py")
+    spec = importlib.util.spec_from_file_location("_psap_local_fault_worker", path)
+    if spec is None or spec.loader is None:
+        raise ImportError(path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.from_environment(rules, os.environ["PSAP_LOCAL_FAULT_STATE"])
+
+
 def serve(events: IO[bytes], results: IO[bytes], handler_name: str) -> None:
     started = time.monotonic()
+    faults = _fault_injector()
     handler: Callable[[Any, Any], Any] | None = None
     init_error: dict[str, Any] | None = None
     try:
@@ -110,6 +128,8 @@ def serve(events: IO[bytes], results: IO[bytes], handler_name: str) -> None:
             _write(results, init_error or _error("Runtime.HandlerNotFound", handler_name))
             continue
         context = LambdaContext(request["requestId"], int(request["deadlineMs"]))
+        if faults is not None:
+            faults.at_invoke()
         try:
             result = handler(request["event"], context)
         except Exception as error:  # the handler's errors are the invoke's result

@@ -40,6 +40,8 @@ if TYPE_CHECKING:
 Invoke = Callable[[str, Any], InvokeResult]
 # Whether the function could run one more invocation now (LambdaRuntime.has_headroom).
 Headroom = Callable[[str], bool]
+# Whether the fault plan delivers the batch just received from this queue twice.
+Duplicate = Callable[[str], bool]
 # ReceiveMessage returns at most 10 messages per call, whatever the batch size.
 MAX_MESSAGES_PER_RECEIVE: Final = 10
 WAIT_TIME_SECONDS: Final = 1
@@ -162,8 +164,10 @@ class SqsPoller:
         log: LogSink = print_line,
         concurrency: int | None = None,
         headroom: Headroom | None = None,
+        duplicate: Duplicate | None = None,
     ) -> None:
         self.function = function
+        self._duplicate = duplicate
         self.event = event
         self.queue = queue
         self.concurrency = (
@@ -282,9 +286,8 @@ class SqsPoller:
         messages = self._gather()
         if not messages:
             return BatchOutcome(received=0, deleted=0, failed=0)
-        result = self._invoke_through_throttles(
-            sqs_event(messages, self.queue), invisible_until - self.function.timeout
-        )
+        event = sqs_event(messages, self.queue)
+        result = self._invoke_through_throttles(event, invisible_until - self.function.timeout)
         if result.throttled:
             self._log(
                 f"SQS {self.queue.logical_id} -> {self.function.logical_id}: {len(messages)}"
@@ -296,6 +299,14 @@ class SqsPoller:
         failed = failed_message_ids(
             result, ids, reports_batch_item_failures=self.event.reports_batch_item_failures
         )
+        if self._duplicate is not None and self._duplicate(self.queue.logical_id):
+            # At-least-once delivery: the same messages reach the function a second time.
+            again = self._invoke_through_throttles(event, invisible_until - self.function.timeout)
+            self._log(f"SQS {self.queue.logical_id}: {len(messages)} records delivered twice")
+            if not again.throttled:
+                failed |= failed_message_ids(
+                    again, ids, reports_batch_item_failures=self.event.reports_batch_item_failures
+                )
         done = [message for message in messages if message["MessageId"] not in failed]
         self._delete(done)
         status = "ok" if result.ok else f"{result.error_type}: {result.error_message}"
@@ -345,6 +356,7 @@ def create_pollers(
     *,
     log: LogSink = print_line,
     headroom: Headroom | None = None,
+    duplicate: Duplicate | None = None,
 ) -> list[SqsPoller]:
     """A poller for every enabled SQS event of the template (not started)."""
     return [
@@ -356,6 +368,7 @@ def create_pollers(
             invoke,
             log=log,
             headroom=headroom,
+            duplicate=duplicate,
         )
         for function, event in template.sqs_events()
         if event.enabled

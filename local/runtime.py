@@ -26,7 +26,12 @@ from pathlib import Path
 from typing import IO, Any, Final, Literal
 
 from local.aws import local_aws_environment
-from local.concurrency import DEFAULT_ACCOUNT_CONCURRENCY, AccountConcurrency, ThrottleReason
+from local.concurrency import (
+    ACCOUNT_LIMIT_EXCEEDED,
+    DEFAULT_ACCOUNT_CONCURRENCY,
+    AccountConcurrency,
+    ThrottleReason,
+)
 from local.template import REPO_ROOT, Function, StackTemplate, function_arn
 
 WORKER_SCRIPT: Final = Path(__file__).resolve().parent / "lambda_worker.py"
@@ -369,6 +374,25 @@ class FunctionPool:
         if worker is not None and not keep:
             worker.kill()
 
+    @property
+    def idle_count(self) -> int:
+        with self._lock:
+            return len(self._idle)
+
+    def oldest_idle_since(self) -> float | None:
+        """When the longest-idle worker became idle; None without an idle worker."""
+        with self._lock:
+            return self._idle[0][1] if self._idle else None
+
+    def stop_oldest_idle(self) -> bool:
+        """Stop the worker idle longest (room for another function's); False if none."""
+        with self._lock:
+            if not self._idle:
+                return False
+            worker, _ = self._idle.pop(0)
+        worker.stop()
+        return True
+
     def reclaim_idle(self, idle_seconds: float) -> int:
         """Stop the workers idle for at least `idle_seconds`; how many were stopped."""
         cutoff = time.monotonic() - idle_seconds
@@ -421,27 +445,36 @@ class LambdaRuntime:
         reload_on_change: bool = True,
         log_for: Callable[[Function, LogSink], LogSink] | None = None,
         credentials: Mapping[str, Mapping[str, str]] | None = None,
+        extra_environment: Mapping[str, Mapping[str, str]] | None = None,
+        max_workers: int | None = None,
     ) -> None:
         """`log_for` gives a function its own log sink (local.log_subscriptions);
-        `credentials` each function's role session by logical id (local.iam).
+        `credentials` each function's role session by logical id (local.iam);
+        `extra_environment` more variables by logical id (the fault plan's, local.faults);
+        `max_workers` caps the worker processes alive at once across all functions.
         ConcurrencyConfigurationError when the reservations do not fit the account."""
         self.concurrency = AccountConcurrency.for_template(template, account_concurrency)
         shared_layer = repo_root / "layers" / "shared"
         self._pools = {
             function.logical_id: FunctionPool(
                 function,
-                worker_environment(
-                    function,
-                    endpoint_url,
-                    repo_root,
-                    (credentials or {}).get(function.logical_id),
-                ),
+                {
+                    **worker_environment(
+                        function,
+                        endpoint_url,
+                        repo_root,
+                        (credentials or {}).get(function.logical_id),
+                    ),
+                    **(extra_environment or {}).get(function.logical_id, {}),
+                },
                 log=log_for(function, log) if log_for is not None else log,
                 code_folders=(function.code_dir, shared_layer) if reload_on_change else (),
             )
             for function in template.functions.values()
         }
         self._idle_seconds = idle_seconds
+        self._max_workers = max_workers
+        self._room = threading.Lock()
         self._stopping = threading.Event()
         self._reclaimer = threading.Thread(
             target=self._reclaim_idle_workers, name="lambda-idle-reclaimer", daemon=True
@@ -470,12 +503,38 @@ class LambdaRuntime:
                 error_message=f"Function not found: {function_id}",
             )
         refusal = self.concurrency.try_acquire(function_id)
+        if refusal is None and not self._make_room(pool):
+            self.concurrency.release(function_id)
+            refusal = ACCOUNT_LIMIT_EXCEEDED
         if refusal is not None:
             return throttled_result(refusal)
         try:
             return pool.invoke(event, request_id=request_id)
         finally:
             self.concurrency.release(function_id)
+
+    def worker_total(self) -> int:
+        """Worker processes alive now, across all functions."""
+        return sum(pool.worker_count for pool in self._pools.values())
+
+    def _make_room(self, pool: FunctionPool) -> bool:
+        """Whether `pool` may run one more invocation under the worker cap: it has an idle
+        worker, there is room for another, or the longest-idle worker of any function is
+        stopped to make it. False when every live worker is busy (the invoke is throttled)."""
+        if self._max_workers is None or pool.idle_count > 0:
+            return True
+        with self._room:
+            if self.worker_total() < self._max_workers:
+                return True
+            idle = [
+                (since, other)
+                for other in self._pools.values()
+                if (since := other.oldest_idle_since()) is not None
+            ]
+            if not idle:
+                return False
+            _, oldest = min(idle, key=lambda pair: pair[0])
+            return oldest.stop_oldest_idle()
 
     def _reclaim_idle_workers(self) -> None:
         interval = max(0.05, min(self._idle_seconds / 4, RECLAIM_CHECK_SECONDS))

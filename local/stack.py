@@ -53,6 +53,7 @@ from local.concurrency import (
     scale_concurrency,
 )
 from local.demo_cad import RECEIVER_URL_VARIABLE
+from local.faults import FaultPlan, FaultPlanError, load_fault_plan
 from local.gateway import ApiGateway, GatewayServer
 from local.gateway.throttling import UsagePlanDirectory
 from local.iam import function_roles
@@ -64,6 +65,7 @@ from local.template import (
     DEFAULT_STACK_NAME,
     DEFAULT_TEMPLATE,
     REGION,
+    StackTemplate,
     TemplateError,
     load_template,
 )
@@ -182,12 +184,43 @@ def _parser() -> argparse.ArgumentParser:
         " prints the meter's report; docs/capacity.md)",
     )
     parser.add_argument(
+        "--faults",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="run with the seeded fault plan of FILE: crashes, timeouts and latency at named"
+        " fault points, DynamoDB and S3 errors, duplicate SQS deliveries (docs/faults.md)",
+    )
+    parser.add_argument(
+        "--max-workers",
+        type=_positive_int,
+        default=None,
+        help="the most Lambda worker processes alive at once across all functions; an idle"
+        " one is stopped to make room, an invoke with none to spare is throttled"
+        " (default: no cap but concurrency)",
+    )
+    parser.add_argument(
         "--cad-receiver-port",
         type=int,
         default=0,
         help="port of the sample CAD webhook receiver (default 0: a free port)",
     )
     return parser
+
+
+def _with_faults(
+    path: Path | None, template: StackTemplate
+) -> tuple[FaultPlan | None, StackTemplate]:
+    """The fault plan of `--faults` (FaultPlanError when it names what does not exist) and
+    the template with its time scale."""
+    if path is None:
+        return None, template
+    faults = load_fault_plan(path, template)
+    note(
+        f"fault plan {path}: {len(faults.rules)} rules, seed {faults.seed}, timeouts and"
+        f" visibility timeouts divided by {faults.time_scale:g}"
+    )
+    return faults, faults.scaled(template)
 
 
 class _Console:
@@ -323,6 +356,7 @@ class LocalStack:
             parameter_overrides=local_parameters,
         )
         template = scale_concurrency(template, arguments.concurrency_scale)
+        faults, template = _with_faults(arguments.faults, template)
         if arguments.account_concurrency is None:
             arguments.account_concurrency = max(
                 1, AWS_ACCOUNT_CONCURRENCY // arguments.concurrency_scale
@@ -364,6 +398,15 @@ class LocalStack:
             credentials={
                 function_id: session.environment() for function_id, session in sessions.items()
             },
+            extra_environment=(
+                {
+                    function_id: faults.worker_environment(function_id)
+                    for function_id in template.functions
+                }
+                if faults is not None
+                else None
+            ),
+            max_workers=arguments.max_workers,
         )
         self.log_subscriptions.start()
         note(f"started {self.log_subscriptions.count} log subscriptions")
@@ -375,7 +418,11 @@ class LocalStack:
         self.server.start(gateway)
         note(f"gateway listening on {self.server.url}")
         self.pollers = create_pollers(
-            template, endpoint_url, self.runtime.invoke, headroom=self.runtime.has_headroom
+            template,
+            endpoint_url,
+            self.runtime.invoke,
+            headroom=self.runtime.has_headroom,
+            duplicate=faults.duplicates if faults is not None else None,
         )
         for poller in self.pollers:
             poller.start()
@@ -569,6 +616,9 @@ def _run(stack: LocalStack, state_file: Path, log_file: Path) -> int:
         return 1
     except (TemplateError, ConcurrencyConfigurationError) as error:
         say(f"error: {stack.arguments.template.name}: {error}")
+        return 1
+    except FaultPlanError as error:
+        say(f"error: {error}")
         return 1
     _write_state(state_file, state)
     _print_tenants(state["tenants"], state["baseUrl"])

@@ -263,6 +263,63 @@ def concurrency_plan_violations(document: dict[str, Any]) -> list[str]:
     return problems
 
 
+# The variables that carry the local fault injector's rules into a worker (local/faults.py);
+# the deployed stack never sets them, so no deployed function can be made to fail on purpose.
+FAULT_INJECTOR_VARIABLES = ("PSAP_LOCAL_FAULT_RULES", "PSAP_LOCAL_FAULT_STATE")
+# The consumers every CAD update passes through: a crashed or timed-out invocation of one may
+# delay an update by at most this (docs/faults.md).
+UPDATE_PATH_FUNCTIONS = ("CadWorkerFunction", "WebhookDispatcherFunction")
+MAX_UPDATE_DELAY_SECONDS = 60
+
+
+def fault_injection_enabled(document: dict[str, Any]) -> list[str]:
+    """House rule: no function, nor Globals, sets a fault injector variable."""
+    resources: dict[str, Any] = document.get("Resources") or {}
+    places = {"Globals": (document.get("Globals") or {}).get("Function") or {}}
+    places.update(
+        (logical_id, resource.get("Properties") or {})
+        for logical_id, resource in resources.items()
+        if resource.get("Type") in ("AWS::Serverless::Function", "AWS::Lambda::Function")
+    )
+    return [
+        f"{where}: sets {name}: the fault injector is for the local stack only"
+        for where, properties in places.items()
+        for name in FAULT_INJECTOR_VARIABLES
+        if name in ((properties.get("Environment") or {}).get("Variables") or {})
+    ]
+
+
+def visibility_timeout_violations(document: dict[str, Any]) -> list[str]:
+    """House rule: an SQS event source's queue keeps its messages invisible at least the
+    function's Timeout (Lambda refuses the mapping otherwise), and on the update path at most
+    a minute, so a crashed or timed-out batch is received again within it."""
+    resources: dict[str, Any] = document.get("Resources") or {}
+    function_globals = (document.get("Globals") or {}).get("Function") or {}
+    problems: list[str] = []
+    for logical_id, resource in resources.items():
+        if resource.get("Type") != "AWS::Serverless::Function":
+            continue
+        properties = resource.get("Properties") or {}
+        timeout = int(properties.get("Timeout", function_globals.get("Timeout", 3)))
+        for event in (properties.get("Events") or {}).values():
+            if event.get("Type") != "SQS":
+                continue
+            queue_id = _get_att_target((event.get("Properties") or {}).get("Queue"), "Arn")
+            queue = resources.get(queue_id or "", {}).get("Properties") or {}
+            visibility = int(queue.get("VisibilityTimeout", 30))
+            if visibility < timeout:
+                problems.append(
+                    f"{queue_id}: VisibilityTimeout {visibility} is less than the Timeout"
+                    f" {timeout} of {logical_id}"
+                )
+            if logical_id in UPDATE_PATH_FUNCTIONS and visibility > MAX_UPDATE_DELAY_SECONDS:
+                problems.append(
+                    f"{queue_id}: VisibilityTimeout {visibility} on the update path; at most"
+                    f" {MAX_UPDATE_DELAY_SECONDS} (docs/faults.md)"
+                )
+    return problems
+
+
 def run(step: str, command: list[str]) -> bool:
     print(f"-- {step}", flush=True)
     environment = {**os.environ, "SAM_CLI_TELEMETRY": "0", "AWS_DEFAULT_REGION": "us-east-1"}
@@ -291,6 +348,8 @@ def main() -> int:
         dead_letter_queues_without_alarm(document)
         + resources_without_any_method(document)
         + concurrency_plan_violations(document)
+        + fault_injection_enabled(document)
+        + visibility_timeout_violations(document)
     )
     problems += data_protection.problems(translated_document)
     for problem in problems:

@@ -13,6 +13,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from psap.config import search_index_bucket, search_index_queue_url
+from psap.faults import fault_point
 from psap.observability import logger, metrics, tracer
 from psap.resource_center.catalog import queue_rebuild_request
 from psap.resource_center.indexing import rebuild_index
@@ -31,6 +32,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         search_index_bucket(),
         should_stop=lambda: context.get_remaining_time_in_millis() < STOP_MARGIN_MS,
     )
+    fault_point("indexer.after_rebuild")
     if not result.finished:
         queue_rebuild_request(search_index_queue_url())(
             f"resume the interrupted build ({result.embedded} documents embedded this run)"

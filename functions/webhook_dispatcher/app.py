@@ -29,5 +29,5 @@ def handler(event: dict[str, Any], context: LambdaContext) -> PartialItemFailure
         except ValidationError:
             logger.exception("unreadable dispatch message", extra={"message_id": record.message_id})
             failed.append(record.message_id)
-    failed += dispatch_batch(messages)
+    failed += dispatch_batch(messages, context.get_remaining_time_in_millis)
     return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in failed]}

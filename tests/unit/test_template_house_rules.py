@@ -11,7 +11,9 @@ from tools.lint_template import (
     TEMPLATE,
     concurrency_plan_violations,
     dead_letter_queues_without_alarm,
+    fault_injection_enabled,
     resources_without_any_method,
+    visibility_timeout_violations,
 )
 
 CAPACITY_PLAN = TEMPLATE.parent / "docs" / "capacity.md"
@@ -172,3 +174,39 @@ def test_the_capacity_plan_page_shows_the_template_s_reservations() -> None:
     for logical_id, figure in reserved.items():
         assert rows[logical_id].split()[0] == str(figure), logical_id
     assert rows["**Reserved in all**"] == f"**{sum(reserved.values())}**"
+
+
+def test_the_real_template_never_enables_the_fault_injector() -> None:
+    assert fault_injection_enabled(_template()) == []
+
+
+def test_a_function_with_fault_rules_breaks_the_rule() -> None:
+    # Given a deployed function that would carry fault rules
+    document = _template()
+    properties = document["Resources"]["CadWorkerFunction"]["Properties"]
+    properties["Environment"]["Variables"]["PSAP_LOCAL_FAULT_RULES"] = "{}"
+    # Then the rule names it
+    assert fault_injection_enabled(document) == [
+        "CadWorkerFunction: sets PSAP_LOCAL_FAULT_RULES: the fault injector is for the local"
+        " stack only"
+    ]
+
+
+def test_the_real_template_sizes_visibility_timeouts_from_timeouts() -> None:
+    assert visibility_timeout_violations(_template()) == []
+
+
+def test_an_update_path_queue_slower_than_a_minute_breaks_the_rule() -> None:
+    document = _template()
+    document["Resources"]["WebhookQueue"]["Properties"]["VisibilityTimeout"] = 720
+    assert visibility_timeout_violations(document) == [
+        "WebhookQueue: VisibilityTimeout 720 on the update path; at most 60 (docs/faults.md)"
+    ]
+
+
+def test_a_visibility_timeout_shorter_than_the_timeout_breaks_the_rule() -> None:
+    document = _template()
+    document["Resources"]["CadWorkerFunction"]["Properties"]["Timeout"] = 90
+    assert visibility_timeout_violations(document) == [
+        "CadIntakeQueue: VisibilityTimeout 60 is less than the Timeout 90 of CadWorkerFunction"
+    ]

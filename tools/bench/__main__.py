@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 from tools.bench.audit import SECTION as AUDIT
 from tools.bench.cad import SECTION as CAD
+from tools.bench.chaos import SECTION as CHAOS
 from tools.bench.cold import SECTION as COLD_INIT
 from tools.bench.core import Options, Row, Section, print_table
 from tools.bench.fairness import SECTION as FAIRNESS
@@ -28,6 +29,7 @@ from tools.bench.knowledge_write import SECTION as KNOWLEDGE_WRITE
 from tools.bench.local_stack import SECTION as LOCAL_STACK
 from tools.bench.mcp import SECTION as MCP
 from tools.bench.media import SECTION as MEDIA
+from tools.bench.memory import SECTION as MEMORY
 from tools.bench.search import SECTION as SEARCH
 from tools.bench.search import SECTION_HTTP as SEARCH_HTTP
 from tools.bench.surge import SECTION as SURGE
@@ -50,6 +52,8 @@ SECTIONS: list[Section] = [
     MCP,
     FAIRNESS,
     SURGE,
+    MEMORY,
+    CHAOS,
 ]
 
 
@@ -78,6 +82,21 @@ def parse_arguments(arguments: Sequence[str] | None) -> argparse.Namespace:
         help="read the 100 000-entry tenant with plain moto, no Query index (~5 s per Query: "
         "the deep page alone then takes about 10 minutes)",
     )
+    parser.add_argument(
+        "--soak-seconds",
+        type=float,
+        default=60.0,
+        help="how long the memory section's mixed soak runs (default 60)",
+    )
+    parser.add_argument(
+        "--chaos-seconds",
+        type=float,
+        default=120.0,
+        help="how long the chaos section drives traffic through random faults (default 120)",
+    )
+    parser.add_argument(
+        "--chaos-seed", type=int, default=None, help="the chaos section's seed (to reproduce)"
+    )
     options = parser.parse_args(arguments)
     if options.runs < 5:
         parser.error("--runs must be at least 5")
@@ -93,7 +112,12 @@ def main(arguments: Sequence[str] | None = None) -> int:
             print(f"{section.name:14} {section.title}")
         return 0
     options = Options(
-        runs=parsed.runs, warm_calls=parsed.warm_calls, index_moto_queries=not parsed.plain_moto
+        runs=parsed.runs,
+        warm_calls=parsed.warm_calls,
+        index_moto_queries=not parsed.plain_moto,
+        soak_seconds=parsed.soak_seconds,
+        chaos_seconds=parsed.chaos_seconds,
+        chaos_seed=parsed.chaos_seed,
     )
     chosen = [section for section in SECTIONS if not parsed.only or section.name in parsed.only]
     started = time.perf_counter()

@@ -35,6 +35,9 @@ class Options:
     runs: int  # subprocess runs per cold-start figure (the median is reported)
     warm_calls: int  # timed calls per side of the warm-latency comparison
     index_moto_queries: bool  # see local.moto_queries.indexed_queries
+    soak_seconds: float = 60.0  # the memory section's mixed soak
+    chaos_seconds: float = 120.0  # the chaos section's randomized run
+    chaos_seed: int | None = None  # its seed (default: drawn from the clock)
 
 
 type SectionRun = Callable[[Options], list[Row]]

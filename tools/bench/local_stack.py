@@ -32,7 +32,7 @@ RATIO_LIMIT = 1.2
 SETTLE_SECONDS = 5
 
 
-def _children() -> dict[int, list[int]]:
+def process_children() -> dict[int, list[int]]:
     tree: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -45,7 +45,7 @@ def _children() -> dict[int, list[int]]:
 
 def resident_mb(pid: int) -> float:
     """The resident memory of a process and all its descendants, in MB."""
-    tree = _children()
+    tree = process_children()
     pending, total_kb = [pid], 0
     while pending:
         current = pending.pop()

@@ -173,3 +173,28 @@ def test_edited_code_is_picked_up_by_a_fresh_worker(
         assert pool.invoke({}).payload == "v2"
     finally:
         pool.close()
+
+
+def test_the_worker_cap_stops_the_longest_idle_worker_and_throttles_when_all_are_busy(
+    fixture_template, console
+):
+    capped = LambdaRuntime(
+        fixture_template, ENDPOINT, log=console, reload_on_change=False, max_workers=1
+    )
+    try:
+        # Given one live worker, idle, of another function
+        assert capped.invoke("EchoFunction", {}).ok
+        assert capped.worker_total() == 1
+        # When a second function is invoked, the idle worker makes room for it
+        assert capped.invoke("SlowFunction", {"seconds": 0}).ok
+        assert (capped.worker_count("EchoFunction"), capped.worker_count("SlowFunction")) == (0, 1)
+        # And while the only worker is busy, another function's invoke is throttled
+        busy = threading.Thread(target=capped.invoke, args=("SlowFunction", {"seconds": 0.8}))
+        busy.start()
+        time.sleep(0.3)
+        refused = capped.invoke("EchoFunction", {})
+        busy.join()
+        assert refused.throttled
+        assert refused.throttle_reason == "ConcurrentInvocationLimitExceeded"
+    finally:
+        capped.shutdown()

@@ -28,6 +28,7 @@ from psap.config import (
     tenant_data_table,
 )
 from psap.errors import NotFound, StoreUnavailable
+from psap.faults import fault_point
 from psap.http.operations import OPERATIONS
 from psap.models import RequestModel, Timestamp, WireModel
 from psap.observability import logger
@@ -201,6 +202,7 @@ def run_export(tenant_id: int, export_id: str, last_attempt: bool) -> ExportStat
     _put(tenant_id, export.model_copy(update={"status": ExportState.RUNNING}))
     try:
         count, size = _write_file(tenant_id, export)
+        fault_point("export.after_file_written")
     except StoreUnavailable as error:
         if last_attempt:
             failed = export.model_copy(

@@ -11,9 +11,12 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from psap.audit.recording import AuditRecord
 from psap.audit.store import Appended, RecordAppender
+from psap.faults import fault_point
 
 
 def append_message(appender: RecordAppender, message: SQSRecord) -> Appended:
     """Appends the message's record; raises (pydantic's ValidationError, ForgedRecord or a
     store failure) for the batch to report the message as failed."""
-    return appender.append(AuditRecord.model_validate_json(message.body))
+    appended = appender.append(AuditRecord.model_validate_json(message.body))
+    fault_point("audit.after_append")
+    return appended

@@ -67,6 +67,8 @@ class SubmissionRecord:
     received_at: str
     raw: bytes
     outcome: dict[str, Any] | None
+    # What the worker saw before its first write of the incident (note_prior).
+    prior: dict[str, Any] | None = None
 
 
 def begin(
@@ -139,6 +141,7 @@ def get(key: SubmissionKey) -> SubmissionRecord | None:
         received_at=str(item["receivedAt"]),
         raw=zlib.decompress(bytes(item["raw"])),
         outcome=item.get("outcome"),
+        prior=item.get("priorWrite"),
     )
 
 
@@ -172,6 +175,22 @@ def mark_done(
     key: SubmissionKey, receipt_id: str, state: SubmissionState, outcome: dict[str, Any]
 ) -> None:
     _set_state(key, receipt_id, state, outcome)
+
+
+def note_prior(key: SubmissionKey, receipt_id: str, prior: dict[str, Any]) -> None:
+    """Records, once, what the worker saw before it first wrote the incident, so a run that
+    dies after that write can still answer what the write did (psap.cad.worker)."""
+    try:
+        with translated("submission note failed"):
+            dynamodb().update_item(
+                TableName=_table(),
+                Key=key.key(),
+                UpdateExpression="SET priorWrite = :prior",
+                ConditionExpression="receiptId = :receipt AND attribute_not_exists(priorWrite)",
+                ExpressionAttributeValues=to_item({":receipt": receipt_id, ":prior": prior}),
+            )
+    except ConditionFailed:
+        pass  # noted by an earlier try: that note is the one that counts
 
 
 def abandon(key: SubmissionKey, receipt_id: str) -> None:

@@ -23,9 +23,11 @@ from psap.cad.store import SubmissionRecord, SubmissionState
 from psap.config import cad_intake_max_receives
 from psap.errors import DomainError, StoreUnavailable
 from psap.events import store as events
+from psap.faults import fault_point
 from psap.incidents import store as incidents
 from psap.observability import logger, metrics
-from psap.storage.ordering import UpsertOutcome
+from psap.storage.numbered import StoredRecord
+from psap.storage.ordering import SourceOrder, UpsertOutcome
 from psap.webhooks.catalogue import (
     IncidentAccepted,
     IncidentOutcome,
@@ -68,6 +70,7 @@ def process_submission(message: IntakeMessage, receive_count: int = 1) -> Worker
     store.mark_done(
         record.key, record.receipt_id, state, answer.model_dump(mode="json", by_alias=True)
     )
+    fault_point("cad.after_outcome_recorded")
     _emit(record, answer)
     logger.info(
         "submission processed", extra={"receipt_id": record.receipt_id, "state": state.value}
@@ -104,9 +107,18 @@ def _write_records(record: SubmissionRecord, submission: Submission) -> Incident
     now = clock.utc_now()
     mapped = map_submission(submission)
     existing_id = incidents.find_incident_id(tenant_id, submission.incident_number)
-    stored = incidents.get_incident(tenant_id, existing_id) if existing_id is not None else None
+    before = (
+        incidents.read_incident_record(tenant_id, existing_id) if existing_id is not None else None
+    )
+    stored = incidents.incident_from_record(before) if before is not None else None
     incident = carry_forward(mapped.incident, stored)
+    # An earlier try's note is kept: what it saw is what its write (if made) was judged on.
+    earlier = record.prior
+    if earlier is None:
+        _note_prior(record, before)
+    fault_point("cad.before_incident_write")
     result = incidents.upsert_incident(tenant_id, incident, mapped.order, now)
+    fault_point("cad.after_incident_write")
     event_id: int | None = None
     if mapped.event is not None:
         event_id = events.upsert_event(
@@ -114,17 +126,38 @@ def _write_records(record: SubmissionRecord, submission: Submission) -> Incident
         ).id
     elif stored is not None and stored.event is not None:
         event_id = stored.event.id
-    if result.outcome is UpsertOutcome.STALE:
+    written = result.outcome
+    if written is UpsertOutcome.STALE and earlier is not None:
+        written = _earlier_write(earlier, mapped.order)
+    if written is UpsertOutcome.STALE:
         outcome = IncidentOutcome.STALE_IGNORED
     elif submission.envelope.type is CadEventType.CLOSED:
         outcome = IncidentOutcome.CLOSED
-    elif result.outcome is UpsertOutcome.CREATED:
+    elif written is UpsertOutcome.CREATED:
         outcome = IncidentOutcome.CREATED
     else:
         outcome = IncidentOutcome.UPDATED
     return IncidentAccepted(
         **_reference(record, submission), incident_id=result.id, event_id=event_id, outcome=outcome
     )
+
+
+def _note_prior(record: SubmissionRecord, before: StoredRecord | None) -> None:
+    """What the incident held before this submission's first write, kept on the submission:
+    a try that dies after the write leaves the incident already holding this update, and the
+    try after it must still answer CREATED or UPDATED, not STALE_IGNORED."""
+    prior: dict[str, Any] = {"existed": before is not None}
+    if before is not None and before.source_order is not None:
+        prior["order"] = before.source_order
+    store.note_prior(record.key, record.receipt_id, prior)
+
+
+def _earlier_write(prior: dict[str, Any], order: SourceOrder) -> UpsertOutcome:
+    """What an earlier try's write of this submission did, judged on what it saw before."""
+    before = prior.get("order")
+    if before is not None and str(before) >= order.key():
+        return UpsertOutcome.STALE
+    return UpsertOutcome.UPDATED if prior.get("existed") else UpsertOutcome.CREATED
 
 
 def _reference(record: SubmissionRecord, submission: Submission | None) -> dict[str, Any]:

@@ -100,8 +100,13 @@ def find_incident_id(tenant_id: int, number: str) -> int | None:
 
 
 def get_incident(tenant_id: int, incident_id: int) -> Incident | None:
-    record = numbered.read(_table(), INCIDENTS, tenant_id, incident_id)
+    record = read_incident_record(tenant_id, incident_id)
     return incident_from_record(record) if record is not None else None
+
+
+def read_incident_record(tenant_id: int, incident_id: int) -> StoredRecord | None:
+    """The stored record, with the source order of the update it holds."""
+    return numbered.read(_table(), INCIDENTS, tenant_id, incident_id)
 
 
 def import_incident(tenant_id: int, incident: Incident, now: datetime) -> UpsertOutcome:

@@ -19,6 +19,7 @@ from pydantic.alias_generators import to_camel
 from psap.clock import utc_now
 from psap.config import knowledge_digest_queue_url
 from psap.errors import InvalidInput, NotFound, StoreUnavailable
+from psap.faults import fault_point
 from psap.knowledge import store
 from psap.knowledge.content import ApiControl, Owner, ProcessingStatus, Section
 from psap.knowledge.digest import content_hash, item_count, section_digest
@@ -174,9 +175,11 @@ def digest_knowledge(request: DigestRequest, receive_count: int) -> str:
         # Stored content that cannot be read will not improve on a retry.
         result = _failed(card, f"the stored content could not be digested ({type(error).__name__})")
         logger.exception("knowledge digest failed")
+    fault_point("digest.before_complete")
     completed = store.complete_card(
         tenant_id, knowledge_id, card.generation, result, utc_now(), digested
     )
+    fault_point("digest.after_complete")
     if not completed:
         return "superseded by a newer write"
     metrics.add_metric(name="KnowledgeCardsDigested", unit=MetricUnit.Count, value=1)

@@ -14,7 +14,7 @@ attempt) for SLOW_LANE_PERIOD, so its deliveries stop taking the main lane's tim
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -24,6 +24,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from psap import clock
 from psap.config import webhook_local_dev_allowed, webhook_queue_url
+from psap.faults import fault_point
 from psap.observability import logger, metrics
 from psap.storage.sqs import MAX_DELAY_SECONDS, send_messages
 from psap.webhooks import secrets as vault
@@ -46,6 +47,8 @@ _CONNECTOR_CACHE_SECONDS = 2.0
 SLOW_LANE_PERIOD = timedelta(minutes=15)
 # At most one message per tenant of a batch in flight at a time; tenants side by side.
 BATCH_PARALLELISM = 10
+# How long a message that found its delivery leased waits before it looks again.
+BUSY_RECHECK_SECONDS = 10
 # An enqueued delivery this late is presumed to have lost its message.
 LOST_MESSAGE_GRACE = timedelta(minutes=5)
 SCHEDULER_BATCH = 500  # due deliveries per tenant per run
@@ -111,11 +114,20 @@ def _in_slow_lane(connector: Connector, now: datetime) -> bool:
     return connector.slow_until is not None and connector.slow_until > now
 
 
-def dispatch_batch(messages: Sequence[tuple[str, DispatchMessage]]) -> list[str]:
+# The running invocation's remaining time (milliseconds), set by dispatch_batch.
+type RemainingTime = Callable[[], int]
+_remaining: list[RemainingTime] = []
+
+
+def dispatch_batch(
+    messages: Sequence[tuple[str, DispatchMessage]], remaining_ms: RemainingTime | None = None
+) -> list[str]:
     """Dispatches a queue batch; returns the ids of the messages that failed (to retry).
 
     Tenants are sent side by side, so a hanging endpoint holds back only its own tenant's
-    messages; one tenant's messages go one after another, in the batch's order."""
+    messages; one tenant's messages go one after another, in the batch's order.
+    `remaining_ms` is the invocation's time left: no lease outlives the invocation."""
+    _remaining[:] = [remaining_ms] if remaining_ms is not None else []
     by_tenant: dict[int, list[tuple[str, DispatchMessage]]] = {}
     for message_id, message in messages:
         by_tenant.setdefault(message.tenant_id, []).append((message_id, message))
@@ -136,7 +148,7 @@ def _dispatch_in_order(messages: list[tuple[str, DispatchMessage]]) -> list[str]
             if _for_slow_lane(message):
                 diverted.append((message_id, message))  # no claim, no attempt: passed on
                 continue
-            dispatch(message)
+            dispatch(message, lease_seconds=_lease_seconds())
         except Exception:  # reported as a batch item failure: SQS retries it, then the DLQ
             logger.exception("dispatch failed", extra=_log(message.tenant_id, message.delivery_id))
             failed.append(message_id)
@@ -170,16 +182,37 @@ def _executor() -> ThreadPoolExecutor:
     return _pool[0]
 
 
-def dispatch(message: DispatchMessage, client: OutboundClient | None = None) -> DispatchResult:
+def _lease_seconds() -> int:
+    """A lease long enough for an attempt, never longer than the invocation that holds it:
+    a dispatcher ended at its timeout cannot record the attempt, so its lease would only
+    hold the delivery back (docs/faults.md)."""
+    if not _remaining:
+        return store.LEASE_SECONDS
+    left = math.ceil(_remaining[0]() / 1000) + 1
+    return max(1, min(store.LEASE_SECONDS, left))
+
+
+def dispatch(
+    message: DispatchMessage,
+    client: OutboundClient | None = None,
+    *,
+    lease_seconds: int = store.LEASE_SECONDS,
+) -> DispatchResult:
     now = clock.utc_now()
     tenant_id = message.tenant_id
     # The common case costs one conditional write: the claim succeeds. Why it did not
     # (finished, attempted already, early, leased) is read only when it fails.
     claimed = store.claim(
-        tenant_id, message.delivery_id, message.attempt_count, now + _EARLY_TOLERANCE, now
+        tenant_id,
+        message.delivery_id,
+        message.attempt_count,
+        now + _EARLY_TOLERANCE,
+        now,
+        lease_seconds,
     )
     if claimed is None:
         return _not_claimed(message, now)
+    fault_point("webhook.after_claim")
     delivery = claimed.delivery
     connector = _connector(tenant_id, delivery.connector_id)
     if not connector.active:
@@ -198,6 +231,7 @@ def dispatch(message: DispatchMessage, client: OutboundClient | None = None) -> 
     timestamp = int(started.timestamp())
     outcome = _send(connector, delivery, timestamp, client or outbound_client(message.lane))
     finished = clock.utc_now()
+    fault_point("webhook.after_send")
     slow = _track_lane(connector, outcome, finished)
     step = next_step(outcome, delivery.run_attempts + 1, finished)
     status, result = _VERDICT_STATUS[step.verdict]
@@ -223,6 +257,7 @@ def dispatch(message: DispatchMessage, client: OutboundClient | None = None) -> 
         store.AttemptResult(attempt, status, step.next_attempt_at, enqueued),
         finished,
     )
+    fault_point("webhook.after_attempt_recorded")
     if step.verdict is Verdict.GONE:
         store.disable_connector(tenant_id, connector.connector_id, GONE_REASON, finished)
         forget_connectors()
@@ -339,6 +374,10 @@ def _not_claimed(message: DispatchMessage, now: datetime) -> DispatchResult:
             return DispatchResult.DEFERRED
         enqueue(message, wait)
         return DispatchResult.REQUEUED
+    # Leased by another dispatcher, alive or dead: look again when a lease may have ended,
+    # so a dispatcher that died holding it delays the delivery by a lease, not by the
+    # scheduler's LOST_MESSAGE_GRACE. A live holder's attempt makes this message STALE.
+    enqueue(message, BUSY_RECHECK_SECONDS)
     return DispatchResult.BUSY
 
 

@@ -40,7 +40,9 @@ from psap.webhooks.models import (
 from psap.webhooks.schedule import ErrorClass
 from psap.webhooks.signing import SigningProfile
 
-LEASE_SECONDS = 60  # longer than one attempt (10 s) plus its bookkeeping
+# Longer than one attempt (10 s) plus its bookkeeping; short, so a delivery whose dispatcher
+# died holding it is sent again within a minute (docs/faults.md).
+LEASE_SECONDS = 30
 TENANT_DIRECTORY = "DIRECTORY#WEBHOOK_TENANTS"
 _DELIVERY_SK = "DELIVERY"
 
@@ -385,6 +387,7 @@ def claim(
     attempt_count: int,
     due_by: datetime,
     now: datetime,
+    lease_seconds: int = LEASE_SECONDS,
 ) -> Claim | None:
     """Takes the lease on a pending delivery due by `due_by`, at the expected attempt; None
     when it is not due, another dispatcher holds it, or it moved on (delivered, attempted,
@@ -404,7 +407,7 @@ def claim(
                 ExpressionAttributeNames={"#s": "status"},
                 ExpressionAttributeValues={
                     ":lease": {"S": lease_id},
-                    ":until": {"N": str(epoch + LEASE_SECONDS)},
+                    ":until": {"N": str(epoch + lease_seconds)},
                     ":pending": {"S": DeliveryStatus.PENDING.value},
                     ":count": {"N": str(attempt_count)},
                     ":now": {"S": format_timestamp(due_by)},

@@ -31,6 +31,7 @@ from psap.errors import (
     StoreUnavailable,
     UnsupportedMediaType,
 )
+from psap.faults import fault_point
 from psap.incidents.upload import store
 from psap.incidents.upload.applying import CHUNK_ROWS, Applier
 from psap.incidents.upload.models import (
@@ -148,6 +149,7 @@ def _run_rows(
 
     def flush(last_line: int) -> None:
         results = applier.apply(pending) if pending else []
+        fault_point("upload.after_rows_applied")
         for result in results:
             progress.counts.add(result.outcome)
         if on_results is not None:
@@ -332,6 +334,7 @@ def run_upload(message: UploadMessage, remaining_ms: Callable[[], int]) -> str:
     claimed = store.claim(tenant_id, upload_id, run_id, now, now - STALE_AFTER)
     if claimed is None:
         return "BUSY"  # another run is alive (its own message comes back if it dies)
+    fault_point("upload.after_claim")
     progress = claimed.progress
     taken_over = job.status is UploadStatus.RUNNING
     bucket = incident_upload_bucket()
@@ -395,6 +398,7 @@ def run_upload(message: UploadMessage, remaining_ms: Callable[[], int]) -> str:
     status, failure = UploadStatus.SUCCEEDED, None
     if progress.counts.rows == 0:
         status, failure = UploadStatus.FAILED, "The file has no incidents"
+    fault_point("upload.before_finish")
     store.finish(tenant_id, upload_id, run_id, status, progress, failure, clock.utc_now())
     logger.info(
         "incident upload finished",
