@@ -118,7 +118,10 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="psap-local",
         description="The whole service on 127.0.0.1, from template.yaml (`make run`).",
-        epilog="make run passes options through ARGS, e.g. make run ARGS='--port 3001'.",
+        epilog="make run passes options through ARGS, e.g. make run ARGS='--port 3001'."
+        " Beside a running stack: `psap-local invoke FUNCTION -e EVENT` runs one function"
+        " as `sam local invoke` does, `psap-local env-vars` writes SAM's --env-vars file"
+        " (docs/local-development.md).",
     )
     parser.add_argument("--host", type=_loopback, default="127.0.0.1", help="loopback address")
     parser.add_argument("--port", type=int, default=3000, help="API port (default 3000)")
@@ -178,6 +181,25 @@ def _parser() -> argparse.ArgumentParser:
         help="port of the sample CAD webhook receiver (default 0: a free port)",
     )
     return parser
+
+
+def _invoke_command(argv: Sequence[str]) -> int:
+    from local.invoke import invoke_main  # noqa: PLC0415 - only the subcommand needs it
+
+    return invoke_main(argv, default_state_file())
+
+
+def _env_vars_command(argv: Sequence[str]) -> int:
+    from local.env_vars import env_vars_main  # noqa: PLC0415 - only the subcommand needs it
+
+    return env_vars_main(argv, default_state_file())
+
+
+# `psap-local <subcommand>`: the developer tools that work beside a running stack.
+_SUBCOMMANDS: Final[Mapping[str, Callable[[Sequence[str]], int]]] = {
+    "invoke": _invoke_command,
+    "env-vars": _env_vars_command,
+}
 
 
 class _Console:
@@ -402,6 +424,8 @@ class LocalStack:
             "region": REGION,
             "stackName": template.stack_name,
             "resources": template.physical_resources(),
+            # Each function's role, for `psap-local invoke` and `psap-local env-vars`.
+            "functionRoles": {function_id: role.arn for function_id, role in roles.items()},
             "tenants": tenants,
             "cadReceiverUrl": self.cad_receiver.base_url,
         }
@@ -493,6 +517,9 @@ def _output_to(log_file: Path) -> Iterator[None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in _SUBCOMMANDS:
+        return _SUBCOMMANDS[argv[0]](argv[1:])
     arguments = _parser().parse_args(argv)
     _Console.stream = sys.stdout
     state_file: Path = arguments.state_file
@@ -561,6 +588,8 @@ def shell_variables(state: Mapping[str, Any]) -> dict[str, str]:
     variables = {
         "BASE_URL": state["baseUrl"],
         "API": f"{state['baseUrl']}/api/v1/external",
+        # The Model Context Protocol endpoint an AI assistant connects to (docs/mcp.md).
+        "MCP_URL": f"{state['baseUrl']}/mcp",
         "CAD_RECEIVER_URL": state.get("cadReceiverUrl", ""),
     }
     tenants: Sequence[Mapping[str, Any]] = state.get("tenants") or []
