@@ -26,14 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Final
 
-import boto3
-
-from local.aws import OPERATOR_CREDENTIALS, local_aws_environment
 from local.runtime import FunctionPool, worker_environment
 from local.template import (
     DEFAULT_STACK_NAME,
     DEFAULT_TEMPLATE,
-    REGION,
     REPO_ROOT,
     Function,
     StackTemplate,
@@ -42,7 +38,8 @@ from local.template import (
 )
 
 EVENTS_DIR: Final = REPO_ROOT / "events"
-# What the local stack sets for its functions (local.stack.LocalStack.start).
+# What the local stack sets for its functions (local.stack.LocalStack.start) when no stack
+# says what it runs with.
 LOCAL_PARAMETERS: Final = {"WebhookLocalDev": "true"}
 # Where a function that needs no AWS is pointed: the discard port, so that a call it was
 # not expected to make fails at once on loopback instead of reaching a real account.
@@ -68,11 +65,23 @@ class RunningStackFacts:
     def stack_name(self) -> str:
         return str(self.state.get("stackName") or DEFAULT_STACK_NAME)
 
+    @property
+    def parameter_overrides(self) -> dict[str, str]:
+        overrides: Mapping[str, str] = self.state.get("parameterOverrides") or LOCAL_PARAMETERS
+        return {str(name): str(value) for name, value in overrides.items()}
 
-def sample_event_path(function: Function) -> Path:
-    """A function's sample event: events/<its code folder>.json (a house rule: every
+
+def sample_event_name(logical_id: str) -> str:
+    """The logical id without `Function`, in snake case: KnowledgeGetFunction ->
+    knowledge_get, the name of its folder under functions/ (the two authorizers share a
+    folder, and each has its own event)."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", logical_id.removesuffix("Function")).lower()
+
+
+def sample_event_path(function: Function, events_dir: Path = EVENTS_DIR) -> Path:
+    """A function's sample event, events/<sample_event_name>.json (a house rule: every
     function has one, see tools.lint_template)."""
-    return EVENTS_DIR / f"{function.code_dir.name}.json"
+    return events_dir / f"{sample_event_name(function.logical_id)}.json"
 
 
 def read_stack(state_file: Path) -> RunningStackFacts | None:
@@ -183,9 +192,7 @@ def read_env_vars(path: Path, function: Function) -> dict[str, str]:
         )
     overrides = {**document.get("Parameters", {}), **document.get(function.logical_id, {})}
     return {
-        name: _env_value(value)
-        for name, value in overrides.items()
-        if name in function.environment
+        name: _env_value(value) for name, value in overrides.items() if name in function.environment
     }
 
 
@@ -197,29 +204,15 @@ def _env_value(value: Any) -> str:
 
 
 def role_session(stack: RunningStackFacts, function: Function) -> dict[str, str]:
-    """A session of the function's own role, as Lambda gives each invocation one."""
-    roles: Mapping[str, str] = stack.state.get("functionRoles") or {}
-    role_arn = roles.get(function.logical_id)
-    if role_arn is None:
+    """The session of the function's own role the running stack's workers use."""
+    sessions: Mapping[str, Mapping[str, str]] = stack.state.get("functionSessions") or {}
+    session = sessions.get(function.logical_id)
+    if session is None:
         raise InvokeError(
-            f"the running stack publishes no role for {function.logical_id}; restart it"
-            " (`make run`) so that its state file lists the functions' roles"
+            f"the running stack publishes no role session for {function.logical_id}; restart"
+            " it (`make run`) so that its state file has the functions' sessions"
         )
-    sts = boto3.client(
-        "sts",
-        endpoint_url=stack.endpoint_url,
-        region_name=REGION,
-        aws_access_key_id=OPERATOR_CREDENTIALS["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=OPERATOR_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-    )
-    credentials = sts.assume_role(
-        RoleArn=role_arn, RoleSessionName=function.logical_id[:64], DurationSeconds=43_200
-    )["Credentials"]
-    return {
-        "AWS_ACCESS_KEY_ID": credentials["AccessKeyId"],
-        "AWS_SECRET_ACCESS_KEY": credentials["SecretAccessKey"],
-        "AWS_SESSION_TOKEN": credentials["SessionToken"],
-    }
+    return dict(session)
 
 
 def aws_actions_of(function: Function, template_path: Path) -> list[str]:
@@ -239,7 +232,7 @@ def load_functions(template_path: Path, stack: RunningStackFacts | None) -> Stac
             template_path,
             stack_name=stack.stack_name if stack else DEFAULT_STACK_NAME,
             sqs_endpoint=stack.endpoint_url if stack else None,
-            parameter_overrides=LOCAL_PARAMETERS,
+            parameter_overrides=stack.parameter_overrides if stack else LOCAL_PARAMETERS,
         )
     except TemplateError as error:
         raise InvokeError(f"{template_path.name}: {error}") from None

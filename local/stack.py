@@ -64,6 +64,7 @@ from local.template import (
     DEFAULT_STACK_NAME,
     DEFAULT_TEMPLATE,
     REGION,
+    StackTemplate,
     TemplateError,
     load_template,
 )
@@ -73,6 +74,9 @@ from tools.tenant_limits import ensure_usage_key, target_from_state
 STATE_FILE_VARIABLE: Final = "PSAP_LOCAL_STATE_FILE"
 DEFAULT_STATE_FILE: Final = Path(".local") / "stack.json"
 LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR")
+# The demo makes the records the sample events act on as these functions make them (their
+# queues are in their own environments, not the Globals): an audit export, a test delivery.
+SAMPLE_RECORD_FUNCTIONS: Final = ("AuditExportCreateFunction", "AdminConnectorTestFunction")
 
 
 def default_state_file() -> Path:
@@ -224,6 +228,14 @@ def _report_refusal(caller: str, action: str, resource: str, allowed: bool) -> N
     template.yaml shows itself here, as it would in CloudTrail on AWS."""
     if not allowed:
         note(f"IAM refused {action} on {resource} to {caller}")
+
+
+def _environment_of(template: StackTemplate, function_ids: Sequence[str]) -> dict[str, str]:
+    environment: dict[str, str] = {}
+    for function_id in function_ids:
+        function = template.functions.get(function_id)
+        environment.update(function.environment if function is not None else {})
+    return environment
 
 
 def _write_state(path: Path, state: Mapping[str, Any]) -> None:
@@ -397,6 +409,7 @@ class LocalStack:
             tenants = _seed_demo(
                 {
                     **template.globals_environment,
+                    **_environment_of(template, SAMPLE_RECORD_FUNCTIONS),
                     **local_aws_environment(endpoint_url),
                     RECEIVER_URL_VARIABLE: self.cad_receiver.base_url,
                 }
@@ -423,9 +436,15 @@ class LocalStack:
             "awsSecretAccessKey": OPERATOR_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
             "region": REGION,
             "stackName": template.stack_name,
+            # The template parameters the stack runs with, for `psap-local invoke`.
+            "parameterOverrides": local_parameters,
             "resources": template.physical_resources(),
-            # Each function's role, for `psap-local invoke` and `psap-local env-vars`.
-            "functionRoles": {function_id: role.arn for function_id, role in roles.items()},
+            # Each function's role session (what its workers run with), for `psap-local
+            # invoke` and `psap-local env-vars`: assuming a role is the Lambda service's act,
+            # which only the stack may do (the roles trust lambda.amazonaws.com alone).
+            "functionSessions": {
+                function_id: session.environment() for function_id, session in sessions.items()
+            },
             "tenants": tenants,
             "cadReceiverUrl": self.cad_receiver.base_url,
         }

@@ -46,8 +46,13 @@ def test_a_function_that_needs_no_aws_runs_without_a_stack(capsys, no_stack):
 def test_the_event_can_come_from_stdin(capsys, monkeypatch, no_stack):
     event = json.dumps({"httpMethod": "PUT", "resource": "/api/v1/external/knowledge"})
     code, out, err = _invoke(
-        capsys, "MethodNotAllowedFunction", "--event", "-", *no_stack,
-        stdin=event, monkeypatch=monkeypatch,
+        capsys,
+        "MethodNotAllowedFunction",
+        "--event",
+        "-",
+        *no_stack,
+        stdin=event,
+        monkeypatch=monkeypatch,
     )
     assert code == 0, err
     assert json.loads(out)["statusCode"] == 405
@@ -68,8 +73,16 @@ def test_the_log_can_go_to_a_file(capsys, tmp_path):
     event.write_text(json.dumps({"return": {"fine": True}}))
     # When it is invoked with --log-file
     code, out, err = _invoke(
-        capsys, "EchoFunction", "-e", str(event), "--template", str(FIXTURE_TEMPLATE),
-        "--state-file", str(tmp_path / "stack.json"), "--log-file", str(log_file),
+        capsys,
+        "EchoFunction",
+        "-e",
+        str(event),
+        "--template",
+        str(FIXTURE_TEMPLATE),
+        "--state-file",
+        str(tmp_path / "stack.json"),
+        "--log-file",
+        str(log_file),
     )
     # Then stdout holds the result alone and the function's lines are in the file
     assert code == 0, err
@@ -82,8 +95,14 @@ def test_a_failing_function_exits_non_zero_with_its_error(capsys, tmp_path):
     event = tmp_path / "event.json"
     event.write_text(json.dumps({"raise": "the probe was told to fail"}))
     code, out, err = _invoke(
-        capsys, "EchoFunction", "-e", str(event), "--template", str(FIXTURE_TEMPLATE),
-        "--state-file", str(tmp_path / "stack.json"),
+        capsys,
+        "EchoFunction",
+        "-e",
+        str(event),
+        "--template",
+        str(FIXTURE_TEMPLATE),
+        "--state-file",
+        str(tmp_path / "stack.json"),
     )
     assert code == 1
     assert json.loads(out) == {
@@ -108,8 +127,16 @@ def test_env_vars_override_only_what_the_template_declares(capsys, tmp_path):
     event.write_text("{}")
     # When the echo function (which shows SHARED and OVERRIDDEN) is invoked with it
     code, out, err = _invoke(
-        capsys, "EchoFunction", "-e", str(event), "--env-vars", str(env_vars),
-        "--template", str(FIXTURE_TEMPLATE), "--state-file", str(tmp_path / "stack.json"),
+        capsys,
+        "EchoFunction",
+        "-e",
+        str(event),
+        "--env-vars",
+        str(env_vars),
+        "--template",
+        str(FIXTURE_TEMPLATE),
+        "--state-file",
+        str(tmp_path / "stack.json"),
     )
     # Then the function's own section wins over Parameters, as in SAM
     assert code == 0, err
@@ -169,8 +196,12 @@ def test_a_function_that_needs_aws_without_a_stack_says_to_start_one(capsys, tmp
     event.write_text("{}")
     # When a function whose role reads DynamoDB is invoked
     code, out, err = _invoke(
-        capsys, "KnowledgeListFunction", "-e", str(event),
-        "--state-file", str(tmp_path / "stack.json"),
+        capsys,
+        "KnowledgeListFunction",
+        "-e",
+        str(event),
+        "--state-file",
+        str(tmp_path / "stack.json"),
     )
     # Then one line says so and how to start a stack
     assert code == 2
