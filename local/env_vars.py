@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -25,7 +26,9 @@ from local.template import DEFAULT_TEMPLATE, Function
 _AWS_VARIABLES = ("AWS_ENDPOINT_URL", "AWS_DEFAULT_REGION", "AWS_REGION")
 
 
-def function_variables(function: Function, endpoint_url: str, role: dict[str, str]) -> dict[str, str]:
+def function_variables(
+    function: Function, endpoint_url: str, role: Mapping[str, str]
+) -> dict[str, str]:
     """One function's entry of the env-vars file."""
     aws = local_aws_environment(endpoint_url)
     return {
@@ -44,6 +47,13 @@ def env_vars_main(argv: Sequence[str], default_state_file: Path, out: IO[str] | 
         " psap-local env-vars > .local/env.json",
     )
     parser.add_argument("functions", nargs="*", help="only these functions (default: all)")
+    parser.add_argument(
+        "--credentials",
+        metavar="FUNCTION",
+        help="print the function's role session as shell assignments instead, for"
+        ' eval "$(psap-local env-vars --credentials FUNCTION)": SAM gives a container the'
+        " credentials of the shell, never those of an env-vars file",
+    )
     parser.add_argument("--state-file", type=Path, default=default_state_file)
     parser.add_argument("--template", type=Path, default=DEFAULT_TEMPLATE)
     arguments = parser.parse_args(argv)
@@ -55,6 +65,11 @@ def env_vars_main(argv: Sequence[str], default_state_file: Path, out: IO[str] | 
                 " start one with `make run`"
             )
         template = load_functions(arguments.template, stack)
+        if arguments.credentials:
+            session = role_session(stack, find_function(template, arguments.credentials))
+            for name, value in session.items():
+                print(f"export {name}={shlex.quote(value)}", file=out)
+            return 0
         functions = (
             [find_function(template, name) for name in arguments.functions]
             if arguments.functions
