@@ -68,7 +68,7 @@ def seed_sample_event_records(
         values["DELIVERY_ID"] = send_test(tenant_id, connector_id, now)
         # The events that disable, rotate or change a connector act on this one, so the
         # demo connector keeps delivering to the sample receiver with the secret it knows.
-        spare = create_connector(
+        spare_connector = create_connector(
             tenant_id,
             name="Spare connector (for the sample events)",
             url=os.environ[RECEIVER_URL_VARIABLE] + f"/cad/{tenant_id}/spare",
@@ -78,5 +78,5 @@ def seed_sample_event_records(
             local_dev=True,
             now=now,
         )
-        values["SPARE_CONNECTOR"] = spare.connector.connector_id
+        values["SPARE_CONNECTOR"] = spare_connector.connector.connector_id
     return values

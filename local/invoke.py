@@ -254,13 +254,13 @@ def find_function(template: StackTemplate, name: str) -> Function:
 def list_functions(template: StackTemplate, out: IO[str]) -> None:
     rows = []
     for function in sorted(template.functions.values(), key=lambda f: f.logical_id):
-        event = sample_event_path(function)
-        shown = event.relative_to(REPO_ROOT) if event.exists() else "(no sample event)"
-        rows.append((function.logical_id, str(shown), _trigger(function)))
+        path = sample_event_path(function)
+        shown = str(path.relative_to(REPO_ROOT)) if path.exists() else "(no sample event)"
+        rows.append((function.logical_id, shown, _trigger(function)))
     width = max(len(row[0]) for row in rows)
     event_width = max(len(row[1]) for row in rows)
-    for logical_id, event, trigger in rows:
-        print(f"{logical_id:<{width}}  {event:<{event_width}}  {trigger}", file=out)
+    for logical_id, shown, trigger in rows:
+        print(f"{logical_id:<{width}}  {shown:<{event_width}}  {trigger}", file=out)
 
 
 def _trigger(function: Function) -> str:
@@ -299,6 +299,12 @@ def _parser(default_state_file: Path) -> argparse.ArgumentParser:
     parser.add_argument(
         "--list", action="store_true", help="list the functions and their sample events"
     )
+    parser.add_argument(
+        "--print-event",
+        action="store_true",
+        help="print the event with its placeholders filled, and invoke nothing (for"
+        " `sam local invoke -e`)",
+    )
     return parser
 
 
@@ -334,6 +340,9 @@ def _invoke(arguments: argparse.Namespace, stdin: IO[str], stdout: IO[str], err:
     event, where = read_event(source, stdin)
     values = placeholder_values(stack.state) if stack else {}
     event = fill_placeholders(event, values, where=where, unique=lambda: secrets.token_hex(6))
+    if arguments.print_event:
+        print(json.dumps(event, indent=2), file=stdout)
+        return 0
     if stack is None:
         actions = aws_actions_of(function, arguments.template)
         if actions:

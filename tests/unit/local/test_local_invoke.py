@@ -212,10 +212,10 @@ def test_a_function_that_needs_aws_without_a_stack_says_to_start_one(capsys, tmp
 
 
 def test_a_sample_event_with_placeholders_needs_a_stack(capsys, no_stack):
-    code, _, err = _invoke(capsys, "KnowledgeGetFunction", *no_stack)
+    code, _, err = _invoke(capsys, "AdminConnectorGetFunction", *no_stack)
     assert code == 2
     line = _one_line(err)
-    assert "events/knowledge_get.json" in line
+    assert "events/admin_connector_get.json uses ${CONNECTOR}" in line
     assert "make run" in line
 
 
@@ -242,3 +242,21 @@ def test_list_names_every_function_with_its_sample_event(capsys, no_stack):
     assert rows["KnowledgeGetFunction"] == "events/knowledge_get.json"
     assert rows["MethodNotAllowedFunction"] == "events/method_not_allowed.json"
     assert "(no" not in out
+
+
+def test_print_event_fills_unique_and_invokes_nothing(capsys, tmp_path, no_stack):
+    # Given an event with a ${UNIQUE} placeholder, which needs no stack
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"httpMethod": "PUT", "externalId": "gc-${UNIQUE}"}))
+    # When it is printed twice
+    first = _invoke(
+        capsys, "MethodNotAllowedFunction", "-e", str(event), "--print-event", *no_stack
+    )
+    second = _invoke(
+        capsys, "MethodNotAllowedFunction", "-e", str(event), "--print-event", *no_stack
+    )
+    # Then each has a fresh value and no function ran (no REPORT line)
+    assert first[0] == second[0] == 0
+    ids = [json.loads(out)["externalId"] for _, out, _ in (first, second)]
+    assert ids[0].startswith("gc-") and ids[0] != ids[1] and "${" not in ids[0]
+    assert "REPORT" not in first[2]
