@@ -109,3 +109,36 @@ def test_sort_values_category_length_and_integer_bounds_are_in_the_schema() -> N
 def test_the_text_policy_is_documented_once_in_the_description() -> None:
     description = _document()["info"]["description"]
     assert TEXT_POLICY_DESCRIPTION in description
+
+
+def _kind(schema: dict[str, Any]) -> str:
+    # An integer and a number are one kind of identifier (some SPEC shapes say number).
+    if "$ref" in schema:
+        return schema["$ref"].rsplit("/", 1)[-1]
+    if "anyOf" in schema:
+        return "|".join(
+            sorted(_kind(item) for item in schema["anyOf"] if item.get("type") != "null")
+        )
+    kind = str(schema.get("type", "?"))
+    return "number" if kind == "integer" else kind
+
+
+def test_no_two_resources_use_one_identifier_name_for_different_things() -> None:
+    # Given every property and parameter named like an identifier (…Id) in the document
+    document = json.loads(DOCUMENT.read_text(encoding="utf-8"))
+    kinds: dict[str, dict[str, list[str]]] = {}
+    for name, schema in document["components"]["schemas"].items():
+        for field, field_schema in (schema.get("properties") or {}).items():
+            kinds.setdefault(field, {}).setdefault(_kind(field_schema), []).append(name)
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            for parameter in operation.get("parameters", []):
+                where = f"{method.upper()} {path}"
+                kind = _kind(parameter.get("schema", {}))
+                kinds.setdefault(parameter["name"], {}).setdefault(kind, []).append(where)
+    # Then each names one kind of thing: the events resource's eventId is an integer, and a
+    # webhook delivery's CloudEvents id (evt-...) is another name
+    shared = {
+        name: found for name, found in kinds.items() if name.endswith("Id") and len(found) > 1
+    }
+    assert shared == {}
