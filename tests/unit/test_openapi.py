@@ -142,3 +142,21 @@ def test_no_two_resources_use_one_identifier_name_for_different_things() -> None
         name: found for name, found in kinds.items() if name.endswith("Id") and len(found) > 1
     }
     assert shared == {}
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/v1/external/incidents/upload", "/api/v1/external/media/radio-traffic"]
+)
+def test_a_file_body_may_not_be_empty(path: str) -> None:
+    # The service answers an empty file with 400 ("The file is empty"); the contract says so
+    document = json.loads(DOCUMENT.read_text(encoding="utf-8"))
+    content = document["paths"][path]["post"]["requestBody"]["content"]
+    files = {
+        media_type: body["schema"]
+        for media_type, body in content.items()
+        if media_type != "application/json"
+    }
+    assert files
+    assert {media_type: schema.get("minLength") for media_type, schema in files.items()} == {
+        media_type: 1 for media_type in files
+    }
