@@ -288,6 +288,9 @@ def _with_text_policy(node: Any) -> None:
                     current["pattern"] = SINGLE_LINE_PATTERN
                 elif current["pattern"] not in (SINGLE_LINE_PATTERN, FREE_TEXT_PATTERN):
                     current.setdefault("allOf", [{"pattern": SINGLE_LINE_PATTERN}])
+            if isinstance(current.get("additionalProperties"), dict):
+                # A map's names pass the same policy as its values (the decoder checks keys).
+                current.setdefault("propertyNames", {"pattern": SINGLE_LINE_PATTERN})
             stack.extend(value for key, value in current.items() if key != "example")
 
 

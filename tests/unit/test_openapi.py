@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from psap.http.operations import operation_for
-from psap.text import TEXT_POLICY_DESCRIPTION
+from psap.text import SINGLE_LINE_PATTERN, TEXT_POLICY_DESCRIPTION
 from tools.openapi import DOCUMENT, build_document, check_collisions, render
 
 
@@ -160,3 +160,11 @@ def test_a_file_body_may_not_be_empty(path: str) -> None:
     assert {media_type: schema.get("minLength") for media_type, schema in files.items()} == {
         media_type: 1 for media_type in files
     }
+
+
+def test_the_text_policy_covers_the_names_of_a_request_map() -> None:
+    # A control character in a knowledge action's parameter name is refused like one in its
+    # value (the decoder checks every key); the contract says so for the names too
+    document = json.loads(DOCUMENT.read_text(encoding="utf-8"))
+    parameters = document["components"]["schemas"]["CadActionInput"]["properties"]["parameters"]
+    assert parameters["propertyNames"] == {"pattern": SINGLE_LINE_PATTERN}
