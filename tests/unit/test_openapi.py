@@ -114,7 +114,7 @@ def test_the_text_policy_is_documented_once_in_the_description() -> None:
 def _kind(schema: dict[str, Any]) -> str:
     # An integer and a number are one kind of identifier (some SPEC shapes say number).
     if "$ref" in schema:
-        return schema["$ref"].rsplit("/", 1)[-1]
+        return str(schema["$ref"]).rsplit("/", 1)[-1]
     if "anyOf" in schema:
         return "|".join(
             sorted(_kind(item) for item in schema["anyOf"] if item.get("type") != "null")
