@@ -11,6 +11,7 @@ from local.demo_cad import seed_cad_connector
 from local.demo_knowledge import seed_knowledge_cards
 from local.demo_media import seed_media
 from local.demo_resource_center import seed_resource_center
+from local.demo_sample_events import seed_sample_event_records
 from local.demo_tenant_data import seed_tenant_data
 from psap.auth import store as credentials
 from psap.auth.credentials import OPERATOR, CredentialKind
@@ -70,6 +71,7 @@ def seed() -> dict[str, Any]:
     for name, entries in DEMO_KNOWLEDGE.items():
         tenant = credentials.create_tenant(name)
         tokens: dict[str, str] = {}
+        credential_ids: dict[str, str] = {}
         for label, (kind, permissions) in DEMO_CREDENTIALS.items():
             issued = credentials.issue_credential(
                 tenant.tenant_id,
@@ -81,6 +83,7 @@ def seed() -> dict[str, Any]:
                 issued_by=OPERATOR,
             )
             tokens[label] = issued.token
+            credential_ids[label] = issued.credential.credential_id
         ids = []
         for title, provider, knowledge_type, external_id in entries:
             entry = create_entry(
@@ -107,5 +110,10 @@ def seed() -> dict[str, Any]:
         tenants[-1]["tenantData"] = seed_tenant_data(tenant.tenant_id, len(tenants) - 1)
         tenants[-1]["cadConnector"] = seed_cad_connector(tenant.tenant_id, name)
         tenants[-1]["media"] = seed_media(tenant.tenant_id, tenants[-1]["tenantData"]["eventIds"])
+        if len(tenants) == 1:
+            connector = tenants[-1]["cadConnector"] or {}
+            tenants[-1]["sampleEvents"] = seed_sample_event_records(
+                tenant.tenant_id, credential_ids["admin"], connector.get("connectorId")
+            )
     resource_center = seed_resource_center([tenant["id"] for tenant in tenants])
     return {"tenants": tenants, "resourceCenter": resource_center}

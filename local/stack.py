@@ -75,6 +75,9 @@ from tools.tenant_limits import ensure_usage_key, target_from_state
 STATE_FILE_VARIABLE: Final = "PSAP_LOCAL_STATE_FILE"
 DEFAULT_STATE_FILE: Final = Path(".local") / "stack.json"
 LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR")
+# The demo makes the records the sample events act on as these functions make them (their
+# queues are in their own environments, not the Globals): an audit export, a test delivery.
+SAMPLE_RECORD_FUNCTIONS: Final = ("AuditExportCreateFunction", "AdminConnectorTestFunction")
 
 
 def default_state_file() -> Path:
@@ -120,7 +123,10 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="psap-local",
         description="The whole service on 127.0.0.1, from template.yaml (`make run`).",
-        epilog="make run passes options through ARGS, e.g. make run ARGS='--port 3001'.",
+        epilog="make run passes options through ARGS, e.g. make run ARGS='--port 3001'."
+        " Beside a running stack: `psap-local invoke FUNCTION -e EVENT` runs one function"
+        " as `sam local invoke` does, `psap-local env-vars` writes SAM's --env-vars file"
+        " (docs/local-development.md).",
     )
     parser.add_argument("--host", type=_loopback, default="127.0.0.1", help="loopback address")
     parser.add_argument("--port", type=int, default=3000, help="API port (default 3000)")
@@ -223,6 +229,26 @@ def _with_faults(
     return faults, faults.scaled(template)
 
 
+def _invoke_command(argv: Sequence[str]) -> int:
+    from local.invoke import invoke_main  # noqa: PLC0415 - only the subcommand needs it
+
+    return invoke_main(argv, default_state_file())
+
+
+def _env_vars_command(argv: Sequence[str]) -> int:
+    from local.env_vars import env_vars_main  # noqa: PLC0415 - only the subcommand needs it
+
+    return env_vars_main(argv, default_state_file())
+
+
+# `psap-local <subcommand>`: the developer tools that work beside a running stack.
+_SUBCOMMANDS: Final[Mapping[str, Callable[[Sequence[str]], int]]] = {
+    "invoke": _invoke_command,
+    "env-vars": _env_vars_command,
+    "capacity": lambda words: capacity_main(words),  # noqa: PLW0108 - defined further down
+}
+
+
 class _Console:
     """Where say() writes: the terminal the stack was started from, nothing else."""
 
@@ -245,6 +271,14 @@ def _report_refusal(caller: str, action: str, resource: str, allowed: bool) -> N
     template.yaml shows itself here, as it would in CloudTrail on AWS."""
     if not allowed:
         note(f"IAM refused {action} on {resource} to {caller}")
+
+
+def _environment_of(template: StackTemplate, function_ids: Sequence[str]) -> dict[str, str]:
+    environment: dict[str, str] = {}
+    for function_id in function_ids:
+        function = template.functions.get(function_id)
+        environment.update(function.environment if function is not None else {})
+    return environment
 
 
 def _write_state(path: Path, state: Mapping[str, Any]) -> None:
@@ -443,6 +477,7 @@ class LocalStack:
             tenants = _seed_demo(
                 {
                     **template.globals_environment,
+                    **_environment_of(template, SAMPLE_RECORD_FUNCTIONS),
                     **local_aws_environment(endpoint_url),
                     RECEIVER_URL_VARIABLE: self.cad_receiver.base_url,
                 }
@@ -470,7 +505,15 @@ class LocalStack:
             "awsSecretAccessKey": OPERATOR_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
             "region": REGION,
             "stackName": template.stack_name,
+            # The template parameters the stack runs with, for `psap-local invoke`.
+            "parameterOverrides": local_parameters,
             "resources": template.physical_resources(),
+            # Each function's role session (what its workers run with), for `psap-local
+            # invoke` and `psap-local env-vars`: assuming a role is the Lambda service's act,
+            # which only the stack may do (the roles trust lambda.amazonaws.com alone).
+            "functionSessions": {
+                function_id: session.environment() for function_id, session in sessions.items()
+            },
             "tenants": tenants,
             "cadReceiverUrl": self.cad_receiver.base_url,
             "partitionCapacityScale": arguments.partition_capacity,
@@ -563,10 +606,10 @@ def _output_to(log_file: Path) -> Iterator[None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    words = list(sys.argv[1:] if argv is None else argv)
-    if words[:1] == ["capacity"]:
-        return capacity_main(words[1:])
-    arguments = _parser().parse_args(words)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in _SUBCOMMANDS:
+        return _SUBCOMMANDS[argv[0]](argv[1:])
+    arguments = _parser().parse_args(argv)
     _Console.stream = sys.stdout
     state_file: Path = arguments.state_file
     log_file: Path = arguments.log_file or state_file.with_suffix(".log")
@@ -637,6 +680,8 @@ def shell_variables(state: Mapping[str, Any]) -> dict[str, str]:
     variables = {
         "BASE_URL": state["baseUrl"],
         "API": f"{state['baseUrl']}/api/v1/external",
+        # The Model Context Protocol endpoint an AI assistant connects to (docs/mcp.md).
+        "MCP_URL": f"{state['baseUrl']}/mcp",
         "CAD_RECEIVER_URL": state.get("cadReceiverUrl", ""),
     }
     tenants: Sequence[Mapping[str, Any]] = state.get("tenants") or []

@@ -13,11 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from local.iam import translate
-from local.template import Resolver, TemplateError, load_yaml
+from local.invoke import sample_event_name
+from local.template import FUNCTION_TYPES, Resolver, TemplateError, load_yaml
 from tools import data_protection
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE = ROOT / "template.yaml"
+EVENTS_DIR = ROOT / "events"
 BIN = Path(sys.executable).parent
 
 
@@ -67,6 +69,29 @@ def dead_letter_queues_without_alarm(document: dict[str, Any]) -> list[str]:
         f"{queue}: a dead-letter queue without an alarm on ApproximateNumberOfMessagesVisible"
         for queue in sorted(dead_letter - alarmed)
     ]
+
+
+def functions_without_sample_event(
+    document: dict[str, Any], events_dir: Path = EVENTS_DIR
+) -> list[str]:
+    """House rule: every function has a sample event, events/<name>.json (the logical id
+    without `Function`, snake case), that `psap-local invoke` runs and an e2e test invokes
+    against the local stack: a function nobody can run by hand is a function nobody tries."""
+    problems = []
+    for logical_id, resource in (document.get("Resources") or {}).items():
+        if resource.get("Type") not in FUNCTION_TYPES:
+            continue
+        name = f"{sample_event_name(logical_id)}.json"
+        try:
+            json.loads((events_dir / name).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            problems.append(
+                f"{logical_id}: no sample event events/{name}"
+                f" (`psap-local invoke {logical_id}` runs it; docs/local-development.md)"
+            )
+        except ValueError as error:
+            problems.append(f"{logical_id}: events/{name} is not JSON ({error})")
+    return problems
 
 
 METHOD_NOT_ALLOWED_FUNCTION = "MethodNotAllowedFunction"
@@ -347,6 +372,7 @@ def main() -> int:
     problems = (
         dead_letter_queues_without_alarm(document)
         + resources_without_any_method(document)
+        + functions_without_sample_event(document)
         + concurrency_plan_violations(document)
         + fault_injection_enabled(document)
         + visibility_timeout_violations(document)

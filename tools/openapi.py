@@ -86,7 +86,8 @@ _BODY_STATUSES = {
     "413": "The body is over the operation's size limit",
     "415": "The Content-Type is not one the operation accepts, or not UTF-8",
 }
-_FILE = {"type": "string", "description": "The file's text (UTF-8)"}
+# An empty file is refused (400), so the contract says at least one character.
+_FILE = {"type": "string", "minLength": 1, "description": "The file's text (UTF-8)"}
 # Operations that read their body themselves (a file, or a CAD event in several shapes):
 # the schema of each accepted media type. JSON routes get theirs from their models.
 _RAW_BODY_SCHEMAS: dict[str, dict[str, dict[str, Any]]] = {
@@ -287,6 +288,9 @@ def _with_text_policy(node: Any) -> None:
                     current["pattern"] = SINGLE_LINE_PATTERN
                 elif current["pattern"] not in (SINGLE_LINE_PATTERN, FREE_TEXT_PATTERN):
                     current.setdefault("allOf", [{"pattern": SINGLE_LINE_PATTERN}])
+            if isinstance(current.get("additionalProperties"), dict):
+                # A map's names pass the same policy as its values (the decoder checks keys).
+                current.setdefault("propertyNames", {"pattern": SINGLE_LINE_PATTERN})
             stack.extend(value for key, value in current.items() if key != "example")
 
 

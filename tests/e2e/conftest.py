@@ -47,8 +47,12 @@ def stack_log(stack_process: RunningStack) -> Callable[[], str]:
     return lambda: log_file.read_text(errors="replace")
 
 
+# Run after the others, in this order: they change the shared demo data (the sample events
+# delete a knowledge entry and unpublish a card; the README's blocks upload media, add
+# catalog items and a connector), which other e2e tests read as the demo seeded it.
+LAST: tuple[str, ...] = ("test_sample_events.py", "test_readme.py")
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The README's blocks run last: they change the shared demo data (a media upload, catalog
-    items, a connector), which other e2e tests read as the demo seeded it."""
-    readme = [item for item in items if item.path.name == "test_readme.py"]
-    items[:] = [item for item in items if item.path.name != "test_readme.py"] + readme
+    first = [item for item in items if item.path.name not in LAST]
+    items[:] = first + [item for name in LAST for item in items if item.path.name == name]

@@ -105,9 +105,9 @@ def _config(credentials: dict[str, str], folder: Path) -> Path:
         "enabled = true",
         "[generation]",
         f"max-examples = {MAX_EXAMPLES}",
-        # Links come from Location headers only: field-name analysis chains a delivery's
-        # CloudEvents `eventId` (a string, evt-...) into the events resource's integer
-        # `eventId`, two different things that share a name.
+        # Links come from Location headers only: field-name analysis chained a delivery's
+        # CloudEvents id (then `eventId`, now `cloudEventId`) into the events resource's
+        # integer `eventId`; the rename is checked by tests/unit/test_openapi.py.
         "[phases.stateful.inference]",
         'algorithms = ["location-headers"]',
         "[[operations]]",

@@ -270,7 +270,7 @@ def test_a_refused_credential_is_in_its_tenants_audit_trail_without_its_token(
     auth_store.revoke_credential(tenant, issued.credential.credential_id)
     # When each calls the data interface, and so does a malformed token (refused unread)
     for token in (issued.token, new_token("partner"), "psap_partner_not-a-real-token"):
-        event = load_event("authorizer_request")
+        event = load_event("partner_authorizer")
         event["headers"]["Authorization"] = f"Bearer {token}"
         with pytest.raises(Exception, match=r"^Unauthorized$"):
             authorizer.handler(event, lambda_context)

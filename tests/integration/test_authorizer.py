@@ -42,7 +42,7 @@ def authorizer(
 
 
 def request(load_event: Any, authorization: str | None) -> dict[str, Any]:
-    event: dict[str, Any] = load_event("authorizer_request")
+    event: dict[str, Any] = load_event("partner_authorizer")
     if authorization is None:
         event["headers"].pop("Authorization")
     else:

@@ -70,7 +70,7 @@ def test_authorizer_logs_never_contain_the_token(
     ).token
     monkeypatch.setenv("CREDENTIAL_KIND", "partner")
     authorizer = import_function("authorizer")
-    event = load_event("authorizer_request")
+    event = load_event("partner_authorizer")
     event["headers"]["Authorization"] = f"Bearer {token}"
     authorizer.handler(event, lambda_context)
     typo = token[:-1] + ("x" if token[-1] != "x" else "y")
@@ -106,7 +106,7 @@ def test_each_refusal_is_logged_once_with_its_reason_and_metric_never_the_token(
     store.revoke_credential(tenant, issued.credential.credential_id)
     monkeypatch.setenv("CREDENTIAL_KIND", "partner")
     authorizer = import_function("authorizer")
-    event = load_event("authorizer_request")
+    event = load_event("partner_authorizer")
     # When it is presented twice, then a malformed token once
     for authorization in (issued.token, issued.token, "psap_partner_example-token"):
         event["headers"]["Authorization"] = f"Bearer {authorization}"

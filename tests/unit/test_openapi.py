@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from psap.http.operations import operation_for
-from psap.text import TEXT_POLICY_DESCRIPTION
+from psap.text import SINGLE_LINE_PATTERN, TEXT_POLICY_DESCRIPTION
 from tools.openapi import DOCUMENT, build_document, check_collisions, render
 
 
@@ -109,3 +109,62 @@ def test_sort_values_category_length_and_integer_bounds_are_in_the_schema() -> N
 def test_the_text_policy_is_documented_once_in_the_description() -> None:
     description = _document()["info"]["description"]
     assert TEXT_POLICY_DESCRIPTION in description
+
+
+def _kind(schema: dict[str, Any]) -> str:
+    # An integer and a number are one kind of identifier (some SPEC shapes say number).
+    if "$ref" in schema:
+        return str(schema["$ref"]).rsplit("/", 1)[-1]
+    if "anyOf" in schema:
+        return "|".join(
+            sorted(_kind(item) for item in schema["anyOf"] if item.get("type") != "null")
+        )
+    kind = str(schema.get("type", "?"))
+    return "number" if kind == "integer" else kind
+
+
+def test_no_two_resources_use_one_identifier_name_for_different_things() -> None:
+    # Given every property and parameter named like an identifier (…Id) in the document
+    document = json.loads(DOCUMENT.read_text(encoding="utf-8"))
+    kinds: dict[str, dict[str, list[str]]] = {}
+    for name, schema in document["components"]["schemas"].items():
+        for field, field_schema in (schema.get("properties") or {}).items():
+            kinds.setdefault(field, {}).setdefault(_kind(field_schema), []).append(name)
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            for parameter in operation.get("parameters", []):
+                where = f"{method.upper()} {path}"
+                kind = _kind(parameter.get("schema", {}))
+                kinds.setdefault(parameter["name"], {}).setdefault(kind, []).append(where)
+    # Then each names one kind of thing: the events resource's eventId is an integer, and a
+    # webhook delivery's CloudEvents id (evt-...) is another name
+    shared = {
+        name: found for name, found in kinds.items() if name.endswith("Id") and len(found) > 1
+    }
+    assert shared == {}
+
+
+@pytest.mark.parametrize(
+    "path", ["/api/v1/external/incidents/upload", "/api/v1/external/media/radio-traffic"]
+)
+def test_a_file_body_may_not_be_empty(path: str) -> None:
+    # The service answers an empty file with 400 ("The file is empty"); the contract says so
+    document = json.loads(DOCUMENT.read_text(encoding="utf-8"))
+    content = document["paths"][path]["post"]["requestBody"]["content"]
+    files = {
+        media_type: body["schema"]
+        for media_type, body in content.items()
+        if media_type != "application/json"
+    }
+    assert files
+    assert {media_type: schema.get("minLength") for media_type, schema in files.items()} == {
+        media_type: 1 for media_type in files
+    }
+
+
+def test_the_text_policy_covers_the_names_of_a_request_map() -> None:
+    # A control character in a knowledge action's parameter name is refused like one in its
+    # value (the decoder checks every key); the contract says so for the names too
+    document = json.loads(DOCUMENT.read_text(encoding="utf-8"))
+    parameters = document["components"]["schemas"]["CadActionInput"]["properties"]["parameters"]
+    assert parameters["propertyNames"] == {"pattern": SINGLE_LINE_PATTERN}

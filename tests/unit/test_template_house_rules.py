@@ -12,6 +12,7 @@ from tools.lint_template import (
     concurrency_plan_violations,
     dead_letter_queues_without_alarm,
     fault_injection_enabled,
+    functions_without_sample_event,
     resources_without_any_method,
     visibility_timeout_violations,
 )
@@ -27,6 +28,31 @@ def test_the_real_template_keeps_every_house_rule() -> None:
     document = _template()
     assert dead_letter_queues_without_alarm(document) == []
     assert resources_without_any_method(document) == []
+    assert functions_without_sample_event(document) == []
+
+
+def test_a_function_without_a_sample_event_breaks_the_rule() -> None:
+    # Given a new function with no events/ file of its own
+    document = _template()
+    document["Resources"]["ShiftReportFunction"] = copy.deepcopy(
+        document["Resources"]["KnowledgeGetFunction"]
+    )
+    # Then the rule names it and the file it needs
+    assert functions_without_sample_event(document) == [
+        "ShiftReportFunction: no sample event events/shift_report.json"
+        " (`psap-local invoke ShiftReportFunction` runs it; docs/local-development.md)"
+    ]
+
+
+def test_a_sample_event_that_is_not_json_breaks_the_rule(tmp_path) -> None:
+    # Given the events folder with a broken copy of one event
+    (tmp_path / "knowledge_get.json").write_text('{"httpMethod": ')
+    document = {
+        "Resources": {"KnowledgeGetFunction": _template()["Resources"]["KnowledgeGetFunction"]}
+    }
+    # Then the rule says the file is not JSON
+    (problem,) = functions_without_sample_event(document, tmp_path)
+    assert problem.startswith("KnowledgeGetFunction: events/knowledge_get.json is not JSON")
 
 
 def test_a_new_path_without_an_any_method_breaks_the_rule() -> None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from local import stack
 from local.stack import main
 
 CONCURRENCY_TEMPLATE = Path(__file__).parent / "fixtures" / "concurrency.yaml"
@@ -115,3 +116,12 @@ def test_reservations_the_account_cannot_grant_are_one_clear_line_and_exit_1(tmp
     assert "reserves 3 concurrent executions" in output.out
     assert "--account-concurrency" in output.out
     assert "Traceback" not in output.out + output.err
+
+
+def test_the_shell_variables_name_the_mcp_endpoint():
+    # Given the state file of a stack on a port of its own
+    state = {"baseUrl": "http://127.0.0.1:3005", "tenants": []}
+    # When psap-local-env's variables are made from it
+    variables = stack.shell_variables(state)
+    # Then the MCP endpoint an assistant connects to is among them
+    assert variables["MCP_URL"] == "http://127.0.0.1:3005/mcp"

@@ -161,7 +161,11 @@ class TestSentView(WireModel):
 class DeliveryView(WireModel):
     delivery_id: str
     connector_id: str
-    event_id: str
+    # Not `eventId`: that is an event's integer id everywhere else in the API.
+    cloud_event_id: str = Field(
+        description="The CloudEvents `id` of the update (evt-...), the same in every attempt's"
+        " body: what a CAD receiver deduplicates on"
+    )
     event_type: str
     status: DeliveryStatus
     attempt_count: int
@@ -177,7 +181,7 @@ class DeliveryView(WireModel):
         return cls(
             delivery_id=delivery.delivery_id,
             connector_id=delivery.connector_id,
-            event_id=delivery.event_id,
+            cloud_event_id=delivery.event_id,
             event_type=delivery.event_type,
             status=delivery.status,
             attempt_count=delivery.attempt_count,
