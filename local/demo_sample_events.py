@@ -17,11 +17,13 @@ from psap.audit.exports import AuditExportRequest, create_export
 from psap.auth import store as credentials
 from psap.auth.credentials import OPERATOR, CredentialKind
 from psap.auth.permissions import Permission
-from psap.clock import utc_now
-from psap.config import incident_upload_bucket
+from psap.clock import format_timestamp, utc_now
+from psap.config import auth_table, incident_upload_bucket
+from psap.console import sessions as console
 from psap.incidents.upload.models import UploadFormat
 from psap.incidents.upload.service import create_upload
 from psap.storage import s3
+from psap.storage.dynamodb import dynamodb
 from psap.webhooks.administration import send_test
 from psap.webhooks.connectors import create_connector
 from psap.webhooks.signing import SigningProfile
@@ -59,6 +61,7 @@ def seed_sample_event_records(
         admin_credential_id,
     )
     values: dict[str, Any] = {
+        **_console_sign_in(tenant_id, admin_credential_id),
         "CREDENTIAL_ID": admin_credential_id,
         "REVOCABLE_CREDENTIAL_ID": spare.credential.credential_id,
         "UPLOAD_ID": ticket.upload_id,
@@ -80,3 +83,34 @@ def seed_sample_event_records(
         )
         values["SPARE_CONNECTOR"] = spare_connector.connector.connector_id
     return values
+
+
+# The demo's console link and session stay usable for a working day: a sample event is
+# invoked whenever a developer gets to it, not within a link's five minutes.
+_DEMO_CONSOLE_HOURS = 12
+
+
+def _console_sign_in(tenant_id: int, admin_credential_id: str) -> dict[str, str]:
+    """A sign-in code for events/console_session.json, and an open session (its cookie and
+    CSRF value) for events/console_authorizer.json. The code is single use, as every code is:
+    the second invoke of that event answers 401."""
+    now = utc_now()
+    opened = console.exchange(console.create_link(tenant_id, admin_credential_id, now).code, now)
+    link = console.create_link(tenant_id, admin_credential_id, now)
+    hours = timedelta(hours=_DEMO_CONSOLE_HOURS)
+    for key, expression, value in (
+        (console.link_key(link.code), "SET expiresAt = :v", format_timestamp(now + hours)),
+        (console.session_key(opened.token), "SET idleSeconds = :v", int(hours.total_seconds())),
+    ):
+        typed = {"S": value} if isinstance(value, str) else {"N": str(value)}
+        dynamodb().update_item(
+            TableName=auth_table(),
+            Key=key,
+            UpdateExpression=expression,
+            ExpressionAttributeValues={":v": typed},
+        )
+    return {
+        "CONSOLE_CODE": link.code,
+        "CONSOLE_SESSION": opened.token,
+        "CONSOLE_CSRF": console.csrf_token(opened.token),
+    }

@@ -84,11 +84,11 @@ class OpenedSession:
     session: ConsoleSession
 
 
-def _link_key(code: str) -> dict[str, dict[str, str]]:
+def link_key(code: str) -> dict[str, dict[str, str]]:
     return {"pk": {"S": f"CONSOLE#LINK#{token_hash(code)}"}, "sk": {"S": "LINK"}}
 
 
-def _session_key(token: str) -> dict[str, dict[str, str]]:
+def session_key(token: str) -> dict[str, dict[str, str]]:
     return {"pk": {"S": f"CONSOLE#SESSION#{token_hash(token)}"}, "sk": {"S": "SESSION"}}
 
 
@@ -148,7 +148,7 @@ def create_link(tenant_id: int, credential_id: str, now: datetime) -> ConsoleLin
         # DynamoDB's TTL removes an unused link; its expiry is checked on use regardless.
         "ttl": int(expires_at.timestamp()) + 3600,
     }
-    item = {**_link_key(code), **to_item(attributes)}
+    item = {**link_key(code), **to_item(attributes)}
     with translated("console link write failed"):
         dynamodb().put_item(TableName=auth_table(), Item=item)
     return ConsoleLink(code, expires_at)
@@ -164,7 +164,7 @@ def exchange(code: str, now: datetime) -> OpenedSession:
         raise NotAuthenticated(_LINK_REFUSED)
     with translated("console link read failed"):
         answer = dynamodb().delete_item(
-            TableName=auth_table(), Key=_link_key(code), ReturnValues="ALL_OLD"
+            TableName=auth_table(), Key=link_key(code), ReturnValues="ALL_OLD"
         )
     old = answer.get("Attributes")
     if not old:
@@ -189,13 +189,13 @@ def exchange(code: str, now: datetime) -> OpenedSession:
     }
     with translated("console session write failed"):
         dynamodb().put_item(
-            TableName=auth_table(), Item={**_session_key(token), **to_item(attributes)}
+            TableName=auth_table(), Item={**session_key(token), **to_item(attributes)}
         )
     return OpenedSession(token, session)
 
 
 def find_session(token: str) -> ConsoleSession | None:
-    item = read_item(auth_table(), _session_key(token), "console session read failed")
+    item = read_item(auth_table(), session_key(token), "console session read failed")
     if item is None:
         return None
     return ConsoleSession(
@@ -229,7 +229,7 @@ def _touch(token: str, now: datetime) -> None:
         with translated("console session refresh failed"):
             dynamodb().update_item(
                 TableName=auth_table(),
-                Key=_session_key(token),
+                Key=session_key(token),
                 UpdateExpression="SET lastSeenAt = :now",
                 # Only a session that still exists (an ended one is never recreated).
                 ConditionExpression="attribute_exists(pk)",
@@ -241,7 +241,7 @@ def _touch(token: str, now: datetime) -> None:
 
 def end(token: str) -> None:
     with translated("console session delete failed"):
-        dynamodb().delete_item(TableName=auth_table(), Key=_session_key(token))
+        dynamodb().delete_item(TableName=auth_table(), Key=session_key(token))
 
 
 def session_cookie(headers: Mapping[str, Any] | None) -> str | None:
