@@ -10,11 +10,17 @@ from psap.paging import PageRequest
 from psap.storage import listing
 from psap.storage.dynamodb import batch_get
 from psap.storage.listing import KeyRange, WritePlan
+from psap.storage.queries import query_pages
 
 if TYPE_CHECKING:
     from psap.knowledge.models import ExternalKnowledgeDto
 
 _COUNTER_SK = "#COUNT"  # sorts before every zero-padded id
+# A scope's count is COUNTER_SHARDS items (`#COUNT#{nn}`), the entry's id choosing one, so
+# concurrent creates of a tenant write different items (one item serializes its writers:
+# ~50-100 transactions/s). A read sums the shards (and a `#COUNT` item of the unsharded
+# layout, still counted) with one Query of the scope's partition.
+COUNTER_SHARDS = 16
 _FIRST_POINTER_SK = "0"
 _POINTERS = KeyRange(_FIRST_POINTER_SK, "9" * listing.ID_WIDTH)  # every pointer, not the counter
 
@@ -40,7 +46,8 @@ def _listing_plan(
     plan = WritePlan()
     scopes = [listing_pk(tenant_id, scope) for scope in entry_scopes(provider, knowledge_type)]
     pointers = [listing.key(pk, listing.padded(knowledge_id)) for pk in scopes]
-    counters = [listing.Counter(pk, _COUNTER_SK) for pk in scopes]
+    # The same shard on create and delete: no shard counts below zero.
+    counters = [listing.Counter(pk, counter_sk(knowledge_id)) for pk in scopes]
     listing.pointer_changes(plan, [] if listed else pointers, pointers if listed else [])
     listing.counter_changes(plan, [] if listed else counters, counters if listed else [])
     return plan
@@ -58,8 +65,32 @@ def listing_writes(
     return plan.transaction_items(_table())
 
 
+def counter_sk(knowledge_id: int) -> str:
+    return f"{_COUNTER_SK}#{knowledge_id % COUNTER_SHARDS:02d}"
+
+
 def count_listed(tenant_id: int, scope: str) -> int:
-    return listing.read_counter(_table(), listing_pk(tenant_id, scope), _COUNTER_SK)
+    """The scope's listed entries: the sum of its counter shards (one strongly consistent
+    Query of at most COUNTER_SHARDS + 1 small items)."""
+    request = {
+        "TableName": _table(),
+        "KeyConditionExpression": "pk = :pk AND begins_with(sk, :count)",
+        "ExpressionAttributeValues": {
+            ":pk": {"S": listing_pk(tenant_id, scope)},
+            ":count": {"S": _COUNTER_SK},
+        },
+        "ProjectionExpression": "#c",
+        "ExpressionAttributeNames": {"#c": listing.COUNT},
+        "ConsistentRead": True,
+    }
+    total = sum(
+        int(item.get(listing.COUNT, {}).get("N", "0"))
+        for page in query_pages(request, "knowledge counters")
+        for item in page
+    )
+    # Summed before clamping: a shard may be negative when its entries were counted in the
+    # unsharded item; only the total has to be a count.
+    return max(0, total)
 
 
 def list_entries(
