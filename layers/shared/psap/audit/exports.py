@@ -49,7 +49,7 @@ MAX_RANGE: Final = timedelta(days=31)
 DOWNLOAD_URL_SECONDS: Final = 900
 # A part of the file (S3's least is 5 MiB, but for the last); a step stores its checkpoint
 # after each part, so a step's lost work is at most one part's records.
-PART_BYTES = 8 * 1024 * 1024
+PART_BYTES = 16 * 1024 * 1024
 STEP_MARGIN_MS: Final = 60_000  # a step hands over with this much of its run's time left
 # A run without a heartbeat this long has died: the worker's timeout (300 s) and a margin.
 STALE_AFTER: Final = timedelta(seconds=360)
