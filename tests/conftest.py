@@ -48,6 +48,7 @@ from psap.config import reset_settings
 from psap.storage.dynamodb import dynamodb
 from psap.storage.partitions import forget_registrations
 from psap.storage.s3 import s3
+from psap.storage.sequences import forget_blocks
 from psap.storage.sqs import sqs
 from psap.webhooks.secrets import secrets_manager
 from tests.support.embedded_aws import TemplateResources
@@ -144,6 +145,7 @@ def _clear_clients() -> None:
     for cached in (dynamodb, s3, sqs, secrets_manager):
         cached.cache_clear()
     forget_registrations()
+    forget_blocks()  # id blocks of the previous test's embedded AWS
 
 
 class _FunctionRoles:

@@ -33,9 +33,9 @@ from psap.clock import utc_now
 from psap.config import Settings, configure, settings, tenant_data_table
 from psap.errors import DomainError, InvalidInput, StoreUnavailable
 from psap.events.models import Event
-from psap.events.store import import_event
+from psap.events.store import finish_event_import, import_event
 from psap.incidents.models import Incident
-from psap.incidents.store import import_incident
+from psap.incidents.store import finish_incident_import, import_incident
 from psap.qa.models import QaEvaluation
 from psap.qa.store import put_evaluation
 from psap.storage.ordering import UpsertOutcome
@@ -53,6 +53,9 @@ class Kind:
     name: str
     model: type[BaseModel]
     write: Writer
+    # Kinds whose ids come from a platform-wide sequence: after the file, the sequence moves
+    # past its highest id (once per file: the sequence item is shared by every tenant).
+    finish: Callable[[int], None] | None = None
 
 
 def _users(tenant: int, record: Any, now: datetime) -> UpsertOutcome:
@@ -82,8 +85,8 @@ KINDS: dict[str, Kind] = {
         Kind("users", User, _users),
         Kind("enrollments", PhaseEnrollment, _enrollments),
         Kind("evaluations", QaEvaluation, _evaluations),
-        Kind("incidents", Incident, _incidents),
-        Kind("events", Event, _events),
+        Kind("incidents", Incident, _incidents, finish_incident_import),
+        Kind("events", Event, _events, finish_event_import),
     )
 }
 _ORDER = list(KINDS)
@@ -204,7 +207,9 @@ def import_file(
     total = sum(1 for _ in _lines(path))
     bar = ProgressBar(f"{path.name} ({kind.name})", total, progress) if progress else None
 
-    def one(number: int, line: str) -> tuple[int, UpsertOutcome | str]:
+    highest_id = 0
+
+    def one(number: int, line: str) -> tuple[int, UpsertOutcome | str, int | None]:
         try:
             raw = parse_json(line)
             check_document(raw)
@@ -212,21 +217,25 @@ def import_file(
             unknown = unknown_fields(raw, record.model_dump(mode="json", by_alias=True))
             if unknown:
                 # A misspelled field would be dropped and its value lost: refused instead.
-                return number, "; ".join(f"{name}: unknown field" for name in unknown[:5])
-            return number, kind.write(tenant_id, record, now)
+                return number, "; ".join(f"{name}: unknown field" for name in unknown[:5]), None
+            record_id = getattr(record, "id", None)
+            return number, kind.write(tenant_id, record, now), record_id
         except json.JSONDecodeError as error:
-            return number, f"not JSON ({error.msg} at column {error.colno})"
+            return number, f"not JSON ({error.msg} at column {error.colno})", None
         except TextRefused as refused:
-            return number, f"{refused.path}: {refused.problem}"
+            return number, f"{refused.path}: {refused.problem}", None
         except ValidationError as error:
-            return number, describe(error)
+            return number, describe(error), None
         except ValueError as error:  # nested too deep, NaN or Infinity
-            return number, f"not accepted JSON ({error})"
+            return number, f"not accepted JSON ({error})", None
         except (DomainError, StoreUnavailable) as error:
-            return number, getattr(error, "info", str(error))
+            return number, getattr(error, "info", str(error)), None
 
-    def settle(future: Future[tuple[int, UpsertOutcome | str]]) -> None:
-        number, outcome = future.result()
+    def settle(future: Future[tuple[int, UpsertOutcome | str, int | None]]) -> None:
+        nonlocal highest_id
+        number, outcome, record_id = future.result()
+        if isinstance(record_id, int):
+            highest_id = max(highest_id, record_id)
         if isinstance(outcome, UpsertOutcome):
             if outcome is UpsertOutcome.CREATED:
                 report.created += 1
@@ -240,13 +249,15 @@ def import_file(
     # A bounded window of records in flight: big files never sit in memory whole.
     window = max(1, workers) * 8
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        pending: list[Future[tuple[int, UpsertOutcome | str]]] = []
+        pending: list[Future[tuple[int, UpsertOutcome | str, int | None]]] = []
         for number, line in _lines(path):
             pending.append(pool.submit(one, number, line))
             if len(pending) >= window:
                 settle(pending.pop(0))
         for future in pending:
             settle(future)
+    if kind.finish is not None and highest_id:
+        kind.finish(highest_id)
     if bar:
         bar.finish()
     return report

@@ -1,4 +1,5 @@
-"""SQS worker: writes an audit export's file to S3, a page of records at a time.
+"""SQS worker: writes an audit export's file to S3, a page of records at a time, in steps
+that hand over to a new message before the run's time is up (psap.audit.exports).
 
 Partial batch responses: a failed export is retried alone; its last attempt (the queue's
 maxReceiveCount) marks it FAILED before the message goes to the DLQ.
@@ -19,6 +20,7 @@ from psap.config import audit_export_max_receives
 from psap.observability import bind_request, detailed_tracing, logger, metrics, tracer
 
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+_context: list[LambdaContext] = []  # the invocation's context, for its remaining time
 
 
 def export_record(record: SQSRecord) -> str:
@@ -27,12 +29,14 @@ def export_record(record: SQSRecord) -> str:
     # The queue's maxReceiveCount, as the template tells the function.
     max_receives = audit_export_max_receives()
     last_attempt = int(record.attributes.approximate_receive_count) >= max_receives
-    state = run_export(message.tenant_id, message.export_id, last_attempt)
-    logger.info("audit export", extra={"export_id": message.export_id, "state": state})
-    return state
+    remaining = _context[-1].get_remaining_time_in_millis
+    outcome = run_export(message.tenant_id, message.export_id, last_attempt, remaining)
+    logger.info("audit export", extra={"export_id": message.export_id, "outcome": outcome})
+    return outcome
 
 
 def export_batch(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    _context[:] = [context]
     return dict(
         process_partial_response(
             event=event, record_handler=export_record, processor=processor, context=context

@@ -16,8 +16,10 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from moto.s3 import models as moto_s3_models
 
 from local.iam import default_function_roles
+from psap.audit import exports
 from psap.audit import store as audit_store
 from psap.audit.chain import SHARDS, shard_of, verify_lines
 from psap.audit.recording import AuditRecord
@@ -430,6 +432,61 @@ def test_an_export_streams_the_tenants_records_in_range_to_a_presigned_file(
         "audit_export_get", tenant=31, path={"exportId": export["exportId"]}
     )
     assert other == 404, answer
+
+
+def test_a_long_export_runs_in_steps_that_hand_over_with_a_checkpoint(
+    aws: None,
+    api: ApiCaller,
+    export_worker: ExportWorker,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given 90 records of tenant 36 over two days, file parts of ~2 KB (S3's least lowered
+    # alike) and a run whose time is always nearly up (the test context has 10 s left)
+    monkeypatch.setattr(audit_store, "_PAGE", 5)
+    monkeypatch.setattr(exports, "PART_BYTES", 2048, raising=False)
+    monkeypatch.setattr(moto_s3_models, "S3_UPLOAD_PART_MIN_SIZE", 256)
+    start = (NOW - timedelta(days=1)).replace(hour=12, minute=0, second=0, microsecond=0)
+    inside = [
+        _record(36, start + timedelta(seconds=index * 1200), f"req-{index:05d}")
+        for index in range(90)
+    ]
+    _seed(36, inside)
+    body = {"from": start.isoformat(), "to": (start + timedelta(days=2)).isoformat()}
+    status, export, _ = api.call("audit_export_create", tenant=36, body=body)
+    assert status == 202, export
+    # When the worker takes the first message
+    first = export_worker.take()
+    assert export_worker.run(first) == []
+    _, running, _ = api.call("audit_export_get", tenant=36, path={"exportId": export["exportId"]})
+    # Then the step wrote a part, stored its checkpoint, shows its progress and handed over
+    assert running["status"] == "RUNNING"
+    assert running["progress"]["steps"] == 1
+    assert 0 < running["progress"]["recordsExported"] < 90
+    assert running["progress"]["bytesWritten"] >= 2048
+    # And a second delivery of the first message while the next step's is queued does no harm
+    assert export_worker.run(first) == []
+    # When the worker takes every step's message until none is left
+    steps = 1
+    while messages := sqs().receive_message(QueueUrl=audit_export_queue_url()).get("Messages"):
+        assert export_worker.run(dict(messages[0])) == []
+        sqs().delete_message(
+            QueueUrl=audit_export_queue_url(), ReceiptHandle=messages[0]["ReceiptHandle"]
+        )
+        steps += 1
+        assert steps < 100, "the export never finished"
+    _, done, _ = api.call("audit_export_get", tenant=36, path={"exportId": export["exportId"]})
+    # Then the export finished in several steps, and the one file holds every record once,
+    # every chain whole and verifiable
+    assert done["status"] == "SUCCEEDED"
+    assert done["recordCount"] == 90
+    assert done["progress"]["steps"] > 2
+    key = f"tenants/36/audit-exports/{export['exportId']}.ndjson"
+    bucket = TEMPLATE.buckets["AuditExportBucket"].name
+    text = s3().get_object(Bucket=bucket, Key=key)["Body"].read().decode("utf-8")
+    assert len(text.encode("utf-8")) == done["sizeBytes"]
+    records = [json.loads(line) for line in text.splitlines() if "requestId" in line]
+    assert sorted(line["requestId"] for line in records) == [r.request_id for r in inside]
+    assert verify_lines(text.splitlines()).records == 90
 
 
 def test_export_filters_and_csv_keep_spreadsheets_safe(

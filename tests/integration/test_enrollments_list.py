@@ -3,6 +3,7 @@ tables built from template.yaml: the full and reduced enrollment shapes, task li
 counters, live person references, 404s, permissions and tenant isolation."""
 
 import copy
+import json
 from collections.abc import Callable
 from types import ModuleType
 from typing import Any
@@ -15,6 +16,7 @@ from psap.training.models import EnrollmentStatus, PhaseEnrollment
 from psap.training.store import put_enrollment
 from psap.users.models import User
 from psap.users.store import put_user
+from tests.integration.handler_harness import with_query
 from tests.integration.spec_examples import (
     ENROLLMENT,
     ENROLLMENT_SUMMARY,
@@ -157,6 +159,59 @@ def test_several_enrollments_come_by_id_each_with_its_task_lists(
     assert body[1]["taskLists"][0]["totalItems"] == 0
 
 
+def test_a_long_list_comes_in_slices_named_by_a_link_header_the_body_still_an_array(
+    api: TenantDataApi, people: None
+) -> None:
+    # Given a trainee with 7 enrollments
+    for offset in range(7):
+        put_enrollment(api.tenant, enrollment(id=8100 + offset, taskLists=[]))
+    # When a client asks for slices of 3 and follows each answer's Link rel=next
+    seen: list[int] = []
+    query: dict[str, str] | None = {"size": "3"}
+    links: list[str] = []
+    while query is not None:
+        event = api.proxy_event(
+            "enrollments_list",
+            tenant=api.tenant,
+            permissions="MANAGE_PHASES",
+            path={"userId": str(TRAINEE)},
+        )
+        with_query(event, query)
+        status, body, headers = api.answer("enrollments_list", event)
+        assert status == 200
+        assert isinstance(body, list)
+        seen.extend(item["id"] for item in body)
+        link = headers.get("Link")
+        if link is None:
+            query = None
+            continue
+        links.append(link)
+        target = link.split(";")[0].strip("<>")
+        assert target.startswith(f"/api/v1/external/train/user/{TRAINEE}/enrollments?")
+        query = dict(pair.split("=") for pair in target.split("?")[1].split("&"))
+    # Then every enrollment came once, in id order, in three slices of at most 3
+    assert seen == [8100 + offset for offset in range(7)]
+    assert len(links) == 2
+    assert links[0].endswith('after=8102&size=3>; rel="next"')
+
+
+def test_a_slice_stops_before_its_json_passes_the_answer_budget(
+    api: TenantDataApi, people: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given 4 enrollments and an answer budget that holds about two of them
+    from psap.training import listing
+
+    for offset in range(4):
+        put_enrollment(api.tenant, enrollment(id=8200 + offset))
+    one = len(json.dumps(api.enrollments(TRAINEE)[1][0], separators=(",", ":")))
+    monkeypatch.setattr(listing, "ANSWER_BUDGET_BYTES", one * 2 + 10)
+    # When the client asks without a size
+    status, body = api.enrollments(TRAINEE)
+    # Then the answer holds the two that fit (the Link names the rest: previous test)
+    assert status == 200
+    assert [item["id"] for item in body] == [8200, 8201]
+
+
 def test_an_existing_user_with_no_enrollments_is_an_empty_list(
     api: TenantDataApi, people: None
 ) -> None:
@@ -239,11 +294,13 @@ def test_reimport_updates_and_never_duplicates(api: TenantDataApi, people: None)
     assert [(item["id"], item["status"]) for item in body] == [(8001, "COMPLETE")]
 
 
-def test_one_query_and_one_batch_read_per_request(api: TenantDataApi, people: None) -> None:
+def test_one_query_and_two_batch_reads_per_request(api: TenantDataApi, people: None) -> None:
+    # The enrollment items from the cursor; the user item and the page's task lists; the
+    # people they name. O(page), never the user's whole partition.
     put_enrollment(api.tenant, enrollment())
     reads = ItemsRead()
     try:
         api.enrollments(TRAINEE)
     finally:
         reads.close()
-    assert reads.calls == ["Query", "BatchGetItem"]
+    assert reads.calls == ["Query", "BatchGetItem", "BatchGetItem"]

@@ -17,7 +17,13 @@ from psap.events.store import (
     upsert_event,
 )
 from psap.incidents.models import EventReference, Incident, IncidentNote
-from psap.incidents.store import find_incident_id, get_incident, import_incident, upsert_incident
+from psap.incidents.store import (
+    find_incident_id,
+    finish_incident_import,
+    get_incident,
+    import_incident,
+    upsert_incident,
+)
 from psap.storage.ordering import SourceOrder, UpsertOutcome
 
 TENANT, OTHER_TENANT = 3, 4
@@ -82,25 +88,25 @@ def test_a_writer_that_loses_the_race_for_a_new_number_updates_the_winners_incid
     aws: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given a writer that looked the number up before a concurrent writer created it
-    from psap.storage import numbered
+    from psap.storage.numbered import NumberedRecords
 
-    real_find = numbered.find_id
+    real_find = NumberedRecords.find_id
     looked_up: list[str] = []
 
     def find_before_the_winner(*args: Any) -> int | None:
         if not looked_up:
             looked_up.append("stale read")
             winner = Incident(number="RACE-1", priority="P5")
-            monkeypatch.setattr(numbered, "find_id", real_find)
+            monkeypatch.setattr(NumberedRecords, "find_id", real_find)
             upsert_incident(TENANT, winner, at(5), NOW)
-            monkeypatch.setattr(numbered, "find_id", find_before_the_winner)
+            monkeypatch.setattr(NumberedRecords, "find_id", find_before_the_winner)
             return None
         return real_find(*args)
 
-    monkeypatch.setattr(numbered, "find_id", find_before_the_winner)
+    monkeypatch.setattr(NumberedRecords, "find_id", find_before_the_winner)
     # When it writes the same new number with an older order
     loser = upsert_incident(TENANT, Incident(number="RACE-1", priority="P9"), at(1), NOW)
-    monkeypatch.setattr(numbered, "find_id", real_find)
+    monkeypatch.setattr(NumberedRecords, "find_id", real_find)
     # Then its create fails on the number index and it finds the winner's incident: one
     # incident, holding the newer update
     assert loser.outcome is UpsertOutcome.STALE
@@ -128,6 +134,7 @@ def test_import_keeps_the_platforms_id_and_later_service_ids_do_not_collide(aws:
     assert (outcome, again) == (UpsertOutcome.CREATED, UpsertOutcome.UPDATED)
     stored = get_incident(TENANT, 5000)
     assert stored is not None and stored.agency == "EMS"
+    finish_incident_import(5000)  # the import batch's end: one sequence write
     # The connector finds the imported incident by its number, and new ids come after it.
     assert upsert_incident(TENANT, Incident(number="IMP-1"), at(0), NOW).id == 5000
     assert upsert_incident(TENANT, Incident(number="NEW"), at(0), NOW).id > 5000

@@ -179,6 +179,56 @@ def test_page_past_the_end_is_empty_with_the_true_totals(call: Any) -> None:
     assert body == {"items": [], "page": 9, "size": 2, "totalItems": 3, "totalPages": 2}
 
 
+def test_creates_count_on_many_items_and_totals_stay_exact(call: Any) -> None:
+    # Given 40 entries created one by one (the request path), 7 of them then deleted
+    created = [add(TENANT, f"Card {n}") for n in range(40)]
+    for knowledge_id in created[::6]:
+        assert delete_entry(TENANT, knowledge_id, utc_now())
+    # When the tenant lists them
+    status, body = call({"size": "5"})
+    # Then the total is exact, and the count of the unfiltered listing is spread over
+    # several items, so concurrent creates do not all write one item
+    assert status == 200
+    assert body["totalItems"] == 33
+    answer = dynamodb().query(
+        TableName=knowledge_table(),
+        KeyConditionExpression="pk = :pk AND begins_with(sk, :count)",
+        ExpressionAttributeValues={":pk": {"S": f"T#{TENANT}#KL#ALL"}, ":count": {"S": "#COUNT"}},
+    )
+    counters = answer["Items"]
+    assert len(counters) >= 8
+    assert sum(int(item["count"]["N"]) for item in counters) == 33
+
+
+def test_a_count_kept_in_the_unsharded_item_still_counts(call: Any) -> None:
+    # Given a tenant whose listing was counted in one `#COUNT` item before the count was
+    # sharded (3 entries), and one entry created since
+    for n in range(3):
+        add(TENANT, f"Old {n}")
+    table = knowledge_table()
+    for scope in ("ALL", "P#NENA", f"K#{G.value}", f"PK#NENA#{G.value}"):
+        pk = f"T#{TENANT}#KL#{scope}"
+        shards = dynamodb().query(
+            TableName=table,
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :count)",
+            ExpressionAttributeValues={":pk": {"S": pk}, ":count": {"S": "#COUNT#"}},
+        )["Items"]
+        for shard in shards:
+            dynamodb().delete_item(TableName=table, Key={"pk": shard["pk"], "sk": shard["sk"]})
+        dynamodb().put_item(
+            TableName=table, Item={"pk": {"S": pk}, "sk": {"S": "#COUNT"}, "count": {"N": "3"}}
+        )
+    newer = add(TENANT, "New")
+    # When one of the old entries is deleted (its shard goes below zero) and the tenant lists
+    old_id = ids(call({"size": "1"})[1])[0]
+    assert delete_entry(TENANT, old_id, utc_now())
+    status, body = call({"provider": "NENA"})
+    # Then the total is the old count and the new shards together: 3 + 1 - 1
+    assert status == 200
+    assert body["totalItems"] == 3
+    assert newer in ids(body)
+
+
 def test_empty_tenant_lists_nothing(call: Any) -> None:
     status, body = call()
     assert status == 200
@@ -285,7 +335,8 @@ def test_bulk_loaded_entries_are_stored_exactly_like_created_ones(aws: None) -> 
             (
                 # The partition registry's shard is a hash of the entry's key: not compared.
                 re.sub(r"^PART#\d+$", "PART", item["pk"]["S"].replace(f"T#{tenant}#", "")),
-                item["sk"]["S"]
+                # The counter shard is the entry's id modulo the shards: not compared.
+                re.sub(r"^#COUNT#\d+$", "#COUNT#SHARD", item["sk"]["S"])
                 .replace(f"{knowledge_id:019d}", "ID")
                 .replace(f"T#{tenant}#K#{knowledge_id}", "K#ID"),
             ): {

@@ -17,7 +17,7 @@ from psap.storage.aws import (
 from psap.storage.dynamodb import dynamodb, read_item, transact_write
 from psap.storage.optimistic import Raced, optimistic_write, revised_put, revision_of
 from psap.storage.queries import partition_request, query_all, query_page, query_pages
-from psap.storage.sequences import next_id, raise_floor
+from psap.storage.sequences import BLOCK_SIZE, forget_blocks, next_id, raise_floor
 
 
 def _client_error(code: str, message: str = "refused", **extra: Any) -> ClientError:
@@ -211,9 +211,12 @@ def test_paged_queries_read_every_page_and_only_what_is_asked(table: str) -> Non
 
 
 def test_one_id_sequence_for_every_kind(table: str) -> None:
-    assert next_id(table, "KIT") == 1
-    assert next_id(table, "KIT", 5) == 6
-    raise_floor(table, "KIT", 100)
+    forget_blocks()
+    assert next_id(table, "KIT") == 1  # this container's block: 1..BLOCK_SIZE
+    assert next_id(table, "KIT", 5) == BLOCK_SIZE + 5  # a run: its own ADD, past the block
+    assert next_id(table, "KIT") == 2  # the block goes on
+    raise_floor(table, "KIT", 1000)
     raise_floor(table, "KIT", 50)  # below: left as it is, no error
-    assert next_id(table, "KIT") == 101
+    forget_blocks()  # a new container: its block starts past the floor
+    assert next_id(table, "KIT") == 1001
     assert next_id(table, "OTHER") == 1

@@ -229,7 +229,10 @@ class ReadCounter:
         self.reads.calls[operation] += 1
         if operation == "Query":
             scanned = int(parsed.get("ScannedCount", 0))
-            if _LISTING_MARK in context.get("bench_pk", ""):
+            # The count is a Query of the scope's counter shards (values: the pk, "#COUNT").
+            if context.get("bench_pk", "").endswith(f" {store._COUNTER_SK}"):
+                self.reads.counter += 1
+            elif _LISTING_MARK in context.get("bench_pk", ""):
                 self.reads.pointer_queries.append((scanned, query_rcu(parsed.get("Items", []))))
             else:
                 self.reads.other += scanned

@@ -190,32 +190,63 @@ class ChainEntry:
     record: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class ChainPosition:
+    """Where a reader of a range's chains stands: the chain (day, shard) and the last
+    sequence number of it already read (0: none). An export's checkpoint keeps one."""
+
+    day: date
+    shard: int
+    after_seq: int = 0
+
+
+@dataclass(frozen=True)
+class ChainPage:
+    entries: list[ChainEntry]
+    after: ChainPosition  # where the next page starts
+
+
 def chains_between(tenant_id: int, start: datetime, end: datetime) -> Iterator[list[ChainEntry]]:
     """Every chain of the days from start to end, whole and in order, a page at a time; a
     chain's pages follow each other (an export ends each chain with its head)."""
-    day = start.date()
-    while day <= end.date():
-        for shard in range(SHARDS):
-            yield from _chain_pages(tenant_id, day, shard)
+    for page in chain_pages_from(tenant_id, ChainPosition(start.date(), 0), end.date()):
+        yield page.entries
+
+
+def chain_pages_from(
+    tenant_id: int, position: ChainPosition, last_day: date
+) -> Iterator[ChainPage]:
+    """chains_between from `position` on: each chain of each day up to `last_day`, by day
+    and shard, every page with the position after it."""
+    day, shard, after_seq = position.day, position.shard, position.after_seq
+    while day <= last_day:
+        for chain_shard in range(shard, SHARDS):
+            yield from _chain_pages(tenant_id, day, chain_shard, after_seq)
+            after_seq = 0
+        shard = 0
         day += timedelta(days=1)
 
 
-def _chain_pages(tenant_id: int, day: date, shard: int) -> Iterator[list[ChainEntry]]:
+def _chain_pages(tenant_id: int, day: date, shard: int, after_seq: int) -> Iterator[ChainPage]:
     chain = chain_id(tenant_id, day, shard)
     request = {
         "TableName": _table(),
-        "KeyConditionExpression": "pk = :pk",
-        "ExpressionAttributeValues": {":pk": {"S": chain_key(tenant_id, day, shard)}},
+        "KeyConditionExpression": "pk = :pk AND sk > :after",
+        "ExpressionAttributeValues": {
+            ":pk": {"S": chain_key(tenant_id, day, shard)},
+            ":after": {"S": f"{after_seq:012d}"},
+        },
         "ExpressionAttributeNames": {"#record": "record", "#hash": "hash"},
         "ProjectionExpression": "#record, sk, prev, #hash",
         "Limit": _PAGE,
     }
     for items in query_pages(request, f"audit chain {chain}"):
         if items:
-            yield [
+            entries = [
                 ChainEntry(
                     Link(chain, int(item["sk"]["S"]), item["prev"]["S"], item["hash"]["S"]),
                     json.loads(item["record"]["S"]),
                 )
                 for item in items
             ]
+            yield ChainPage(entries, ChainPosition(day, shard, entries[-1].link.seq))

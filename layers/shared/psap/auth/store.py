@@ -29,7 +29,7 @@ from psap.errors import Conflict, InvalidInput, NotAuthenticated, NotFound
 from psap.storage.attributes import from_item, to_item
 from psap.storage.dynamodb import read_item, transact_write
 from psap.storage.queries import query_all, query_page
-from psap.storage.sequences import next_id
+from psap.storage.sequences import reserve_run
 
 _TENANT_DIRECTORY = "TENANTS"
 
@@ -56,7 +56,8 @@ def create_tenant(name: str) -> Tenant:
     name = name.strip()
     if not name:
         raise InvalidInput("A tenant needs a non-empty name")
-    tenant_id = next_id(_table(), "TENANT")
+    # Tenants are few and made by operators: dense ids, one sequence write each.
+    tenant_id = reserve_run(_table(), "TENANT", 1)
     created = format_timestamp(utc_now())
     profile = {"tenantId": tenant_id, "name": name, "createdAt": created}
     transact_write(

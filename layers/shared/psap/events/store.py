@@ -20,6 +20,7 @@ The write API, stable for its callers (the CAD intake worker, the import command
   ingest to write in the same transaction as its media record.
 - `import_event(tenant_id, event, now) -> UpsertOutcome`: writes under `event.id`
   (the platform's id); re-importing updates. Its `incident` reference is stored as given.
+  An import batch ends with `finish_event_import(highest_id)` (one sequence write).
 """
 
 from datetime import datetime
@@ -28,10 +29,10 @@ from typing import Any
 from psap.config import tenant_data_table
 from psap.errors import InvalidInput, NotFound
 from psap.events.models import Event, EventMedia, IncidentReference
-from psap.incidents.store import INCIDENTS
+from psap.incidents.store import incident_records
 from psap.storage import numbered
 from psap.storage.dynamodb import transact_write
-from psap.storage.numbered import Link, NewRecord, RecordKind, StoredRecord
+from psap.storage.numbered import Link, NewRecord, NumberedRecords, RecordKind, StoredRecord
 from psap.storage.optimistic import optimistic_write
 from psap.storage.ordering import SourceOrder, UpsertOutcome, UpsertResult
 from psap.storage.queries import partition_request, query_all
@@ -43,6 +44,13 @@ def _table() -> str:
 
 
 EVENTS = RecordKind(name="event", prefix="EVT", sequence="EVENT")
+
+
+def event_records() -> NumberedRecords:
+    """The events of this store's table (bound per call: a test may change the table)."""
+    return NumberedRecords(_table(), EVENTS)
+
+
 _SERVICE_FIELDS = frozenset({"id", "created_at", "incident"})
 MEDIA_LINK_PREFIX = "MEDIA#"
 
@@ -76,8 +84,8 @@ def upsert_event(
     now: datetime,
     incident_id: int | None = None,
 ) -> UpsertResult:
-    result = numbered.upsert_by_number(
-        _table(), EVENTS, tenant_id, _number(event), _document(event), event.created_at, order, now
+    result = event_records().upsert_by_number(
+        tenant_id, _number(event), _document(event), event.created_at, order, now
     )
     if incident_id is not None:
         link_event_to_incident(tenant_id, result.id, incident_id)
@@ -85,7 +93,7 @@ def upsert_event(
 
 
 def find_event_id(tenant_id: int, number: str) -> int | None:
-    return numbered.find_id(_table(), EVENTS, tenant_id, number)
+    return event_records().find_id(tenant_id, number)
 
 
 def get_event(tenant_id: int, event_id: int) -> Event | None:
@@ -127,13 +135,19 @@ def _read_partition(tenant_id: int, event_id: int) -> tuple[StoredRecord | None,
 
 
 def import_event(tenant_id: int, event: Event, now: datetime) -> UpsertOutcome:
-    return numbered.put_by_id(_table(), EVENTS, tenant_id, _imported(event), now)
+    """Call finish_event_import with the batch's highest id when a batch is done."""
+    return event_records().put_by_id(tenant_id, _imported(event), now)
+
+
+def finish_event_import(highest_id: int) -> None:
+    """New event ids start above every imported one: once per import batch."""
+    event_records().raise_floor(highest_id)
 
 
 def bulk_load_events(tenant_id: int, events: list[Event], now: datetime) -> None:
     """NEW events with their ids, fast (demo data, benchmarks): see numbered.bulk_load."""
     records = [_imported(event) for event in events]
-    numbered.bulk_load(_table(), EVENTS, tenant_id, records, now)
+    event_records().bulk_load(tenant_id, records, now)
 
 
 def _imported(event: Event) -> NewRecord:
@@ -159,10 +173,10 @@ def _link(event: Event) -> Link | None:
 
 def link_event_to_incident(tenant_id: int, event_id: int, incident_id: int) -> None:
     def attempt() -> None:
-        event = numbered.read(_table(), EVENTS, tenant_id, event_id)
+        event = event_records().read(tenant_id, event_id)
         if event is None:
             raise NotFound(f"event {event_id} not found")
-        incident = numbered.read(_table(), INCIDENTS, tenant_id, incident_id)
+        incident = incident_records().read(tenant_id, incident_id)
         if incident is None:
             raise NotFound(f"incident {incident_id} not found")
         linked = (
@@ -176,28 +190,18 @@ def link_event_to_incident(tenant_id: int, event_id: int, incident_id: int) -> N
         if linked:
             return
         writes = [
-            numbered.link_write(
-                _table(), EVENTS, tenant_id, event, Link(incident_id, incident.number)
-            ),
-            numbered.link_write(
-                _table(), INCIDENTS, tenant_id, incident, Link(event_id, event.number)
-            ),
+            event_records().link_write(tenant_id, event, Link(incident_id, incident.number)),
+            incident_records().link_write(tenant_id, incident, Link(event_id, event.number)),
         ]
         # One event per incident and one incident per event: release previous partners.
         if incident.link is not None and incident.link.id not in (None, event_id):
-            previous_event = numbered.read(_table(), EVENTS, tenant_id, int(incident.link.id or 0))
+            previous_event = event_records().read(tenant_id, int(incident.link.id or 0))
             if previous_event is not None and _points_to(previous_event, incident_id):
-                writes.append(
-                    numbered.link_write(_table(), EVENTS, tenant_id, previous_event, None)
-                )
+                writes.append(event_records().link_write(tenant_id, previous_event, None))
         if event.link is not None and event.link.id not in (None, incident_id):
-            previous_incident = numbered.read(
-                _table(), INCIDENTS, tenant_id, int(event.link.id or 0)
-            )
+            previous_incident = incident_records().read(tenant_id, int(event.link.id or 0))
             if previous_incident is not None and _points_to(previous_incident, event_id):
-                writes.append(
-                    numbered.link_write(_table(), INCIDENTS, tenant_id, previous_incident, None)
-                )
+                writes.append(incident_records().link_write(tenant_id, previous_incident, None))
         transact_write(writes)  # cancelled when a link changed since read: read again
 
     optimistic_write(f"event {event_id}", attempt, gave_up="links kept changing, retry later")

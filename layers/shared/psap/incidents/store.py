@@ -15,7 +15,8 @@ The write API, stable for its callers (the CAD intake worker, the import command
 - `get_incident(tenant_id, incident_id) -> Incident | None`: one GetItem.
 - `import_incident(tenant_id, incident, now) -> UpsertOutcome`: writes under
   `incident.id` (the platform's id); re-importing updates. Conflict if the number belongs
-  to another incident. Its `event` reference is stored as given.
+  to another incident. Its `event` reference is stored as given. An import batch ends with
+  `finish_incident_import(highest_id)` (one sequence write per batch, not per record).
 
 For uploads (psap.incidents.upload), which compare before they write:
 
@@ -37,10 +38,8 @@ from typing import Any
 from psap.config import tenant_data_table
 from psap.errors import InvalidInput
 from psap.incidents.models import EventReference, Incident
-from psap.storage import numbered
-from psap.storage.numbered import Link, NewRecord, RecordKind, StoredRecord
+from psap.storage.numbered import Link, NewRecord, NumberedRecords, RecordKind, StoredRecord
 from psap.storage.ordering import SourceOrder, UpsertOutcome, UpsertResult
-from psap.storage.sequences import next_id
 
 
 def _table() -> str:
@@ -49,6 +48,13 @@ def _table() -> str:
 
 
 INCIDENTS = RecordKind(name="incident", prefix="INC", sequence="INCIDENT")
+
+
+def incident_records() -> NumberedRecords:
+    """The incidents of this store's table (bound per call: a test may change the table)."""
+    return NumberedRecords(_table(), INCIDENTS)
+
+
 # Kept outside the compressed document: the service owns them.
 _SERVICE_FIELDS = frozenset({"id", "created_at", "event"})
 
@@ -83,9 +89,7 @@ def incident_from_record(record: StoredRecord) -> Incident:
 def upsert_incident(
     tenant_id: int, incident: Incident, order: SourceOrder, now: datetime
 ) -> UpsertResult:
-    return numbered.upsert_by_number(
-        _table(),
-        INCIDENTS,
+    return incident_records().upsert_by_number(
         tenant_id,
         _number(incident),
         _document(incident),
@@ -96,7 +100,7 @@ def upsert_incident(
 
 
 def find_incident_id(tenant_id: int, number: str) -> int | None:
-    return numbered.find_id(_table(), INCIDENTS, tenant_id, number)
+    return incident_records().find_id(tenant_id, number)
 
 
 def get_incident(tenant_id: int, incident_id: int) -> Incident | None:
@@ -106,17 +110,23 @@ def get_incident(tenant_id: int, incident_id: int) -> Incident | None:
 
 def read_incident_record(tenant_id: int, incident_id: int) -> StoredRecord | None:
     """The stored record, with the source order of the update it holds."""
-    return numbered.read(_table(), INCIDENTS, tenant_id, incident_id)
+    return incident_records().read(tenant_id, incident_id)
 
 
 def import_incident(tenant_id: int, incident: Incident, now: datetime) -> UpsertOutcome:
-    return numbered.put_by_id(_table(), INCIDENTS, tenant_id, _imported(incident), now)
+    """Call finish_incident_import with the batch's highest id when a batch is done."""
+    return incident_records().put_by_id(tenant_id, _imported(incident), now)
+
+
+def finish_incident_import(highest_id: int) -> None:
+    """New incident ids start above every imported one: once per import batch."""
+    incident_records().raise_floor(highest_id)
 
 
 def bulk_load_incidents(tenant_id: int, incidents: list[Incident], now: datetime) -> None:
     """NEW incidents with their ids, fast (demo data, benchmarks): see numbered.bulk_load."""
     records = [_imported(incident) for incident in incidents]
-    numbered.bulk_load(_table(), INCIDENTS, tenant_id, records, now)
+    incident_records().bulk_load(tenant_id, records, now)
 
 
 def _imported(incident: Incident) -> NewRecord:
@@ -141,27 +151,24 @@ def _link(incident: Incident) -> Link | None:
 
 
 def read_incidents_by_number(tenant_id: int, numbers: Sequence[str]) -> dict[str, StoredRecord]:
-    return numbered.read_by_numbers(_table(), INCIDENTS, tenant_id, numbers)
+    return incident_records().read_by_numbers(tenant_id, numbers)
 
 
 def reserve_incident_ids(count: int) -> list[int]:
     """`count` new incident ids in one sequence write (an unused one is only a gap)."""
-    if count <= 0:
-        return []
-    last = next_id(_table(), INCIDENTS.sequence, count)
-    return list(range(last - count + 1, last + 1))
+    return incident_records().reserve_ids(count)
 
 
 def create_incident_with_number(
     tenant_id: int, incident_id: int, incident: Incident, now: datetime
 ) -> bool:
     record = NewRecord(incident_id, _number(incident), _document(incident), None, None)
-    return numbered.create_with_number(_table(), INCIDENTS, tenant_id, record, now)
+    return incident_records().create_with_number(tenant_id, record, now)
 
 
 def replace_incident_if_unchanged(
     tenant_id: int, record: StoredRecord, incident: Incident, now: datetime
 ) -> bool:
-    return numbered.replace_document_if_unchanged(
-        _table(), INCIDENTS, tenant_id, record, _document(incident), now
+    return incident_records().replace_document_if_unchanged(
+        tenant_id, record, _document(incident), now
     )

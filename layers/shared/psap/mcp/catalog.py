@@ -163,7 +163,7 @@ def _evaluations(principal: Principal, arguments: Any) -> Any:
 def _enrollments(principal: Principal, arguments: Any) -> Any:
     from psap.training.listing import list_enrollments
 
-    return list_enrollments(principal.tenant_id, arguments.user_id)
+    return list_enrollments(principal.tenant_id, arguments.user_id).enrollments
 
 
 def _search_output() -> Any:

@@ -199,3 +199,54 @@ class MultipartWriter:
         except StoreUnavailable:
             self._abort()
             raise
+
+
+@dataclass(frozen=True)
+class UploadedPart:
+    number: int
+    etag: str
+
+
+class ResumableUpload:
+    """A multipart upload that outlives the process: its id and parts are the caller's to
+    keep (a job's checkpoint), so the next run of a job goes on with the same object.
+
+    Writing a part number again replaces it (a step run twice is harmless); S3 parts are at
+    least 5 MiB except the last, so a caller checkpoints only after a part."""
+
+    def __init__(self, bucket: str, key: str, upload_id: str) -> None:
+        self.bucket = bucket
+        self.key = key
+        self.upload_id = upload_id
+
+    @classmethod
+    def start(cls, bucket: str, key: str, content_type: str) -> "ResumableUpload":
+        with translated(f"S3 upload {key}"):
+            answer = s3().create_multipart_upload(Bucket=bucket, Key=key, ContentType=content_type)
+        return cls(bucket, key, answer["UploadId"])
+
+    def put_part(self, number: int, body: bytes) -> UploadedPart:
+        with translated(f"S3 upload {self.key} part {number}"):
+            answer = s3().upload_part(
+                Bucket=self.bucket,
+                Key=self.key,
+                UploadId=self.upload_id,
+                PartNumber=number,
+                Body=body,
+            )
+        return UploadedPart(number, str(answer["ETag"]))
+
+    def complete(self, parts: list[UploadedPart]) -> None:
+        listed = [{"ETag": part.etag, "PartNumber": part.number} for part in parts]
+        with translated(f"S3 upload {self.key}"):
+            s3().complete_multipart_upload(
+                Bucket=self.bucket,
+                Key=self.key,
+                UploadId=self.upload_id,
+                MultipartUpload={"Parts": listed},  # type: ignore[typeddict-item]
+            )
+
+    def abort(self) -> None:
+        # Best effort: the error that made the job stop is the one worth reporting.
+        with contextlib.suppress(StoreUnavailable), translated(f"S3 abort {self.key}"):
+            s3().abort_multipart_upload(Bucket=self.bucket, Key=self.key, UploadId=self.upload_id)

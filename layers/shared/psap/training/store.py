@@ -7,24 +7,27 @@ Layout (every key begins with the tenant):
                                     lists, and `taskListIds`
   T#{t}#U#{user}  / TL#{id:019d}    a task list: compressed document, counters computed
 
-So a user's enrollments are one Query of one partition, which also says whether the user
-exists. The people an enrollment names (the user, training officers, audit history
-authors, nested enrollments' users) are stored as the source gave them and replaced at read
+So a page of a user's enrollments is one Query of the enrollment items from a cursor, and
+one BatchGetItem of the user item (does the user exist) and the page's task lists. The
+people an enrollment names (the user, training officers, audit history authors, nested
+enrollments' users) are stored as the source gave them and replaced at read
 time by the tenant's current user records (one BatchGetItem), so a renamed user reads renamed
 everywhere; a person who is not (or no longer) a user of the tenant reads as stored.
 """
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from psap.config import tenant_data_table
 from psap.errors import InvalidInput
+from psap.storage.attributes import from_item
 from psap.storage.aws import TransactionCancelled
 from psap.storage.documents import CHUNK_BYTES, decode_document, encode_document, with_tenant
-from psap.storage.dynamodb import batch_put, read_item, transact_write
-from psap.storage.listing import key, padded
+from psap.storage.dynamodb import batch_get, batch_put, read_item, transact_write
+from psap.storage.listing import ID_WIDTH, key, padded
 from psap.storage.ordering import UpsertOutcome
-from psap.storage.queries import partition_request, query_all
+from psap.storage.queries import query_page
 from psap.training.models import (
     AuditHistoryEntry,
     PhaseEnrollment,
@@ -152,24 +155,55 @@ def _exists(item_key: dict[str, Any]) -> bool:
     return read_item(_table(), item_key, "enrollment", projection="pk") is not None
 
 
-def _partition(tenant_id: int, user_id: int) -> list[dict[str, Any]]:
-    return query_all(partition_request(_table(), user_pk(tenant_id, user_id)), "enrollments")
+@dataclass(frozen=True)
+class EnrollmentSlice:
+    """Enrollments by id from a cursor, and the cursor of the rest (None: there is none)."""
+
+    enrollments: list[PhaseEnrollment]
+    next_after: int | None
 
 
-def list_enrollments(tenant_id: int, user_id: int) -> list[PhaseEnrollment] | None:
-    """The user's enrollments by id, in full form; None when the user does not exist."""
-    items = _partition(tenant_id, user_id)
-    owner_item = next((item for item in items if item["sk"] == USER_SK), None)
-    if owner_item is None:
+def list_enrollments(
+    tenant_id: int, user_id: int, after: int | None, size: int, budget_bytes: int
+) -> EnrollmentSlice | None:
+    """The user's enrollments with ids above `after`, by id, in full form: at most `size`,
+    and fewer when the next would take their JSON past `budget_bytes` (never none while
+    any is left). None when the user does not exist.
+
+    Reads O(size): one Query of the enrollment items from the cursor, one BatchGetItem of
+    the user item and the page's task lists, one of the people they name."""
+    low = ENROLLMENT_PREFIX + (padded(after + 1) if after is not None else "")
+    request = {
+        "TableName": _table(),
+        "KeyConditionExpression": "pk = :pk AND sk BETWEEN :low AND :high",
+        "ExpressionAttributeValues": {
+            ":pk": {"S": user_pk(tenant_id, user_id)},
+            ":low": {"S": low},
+            ":high": {"S": ENROLLMENT_PREFIX + "9" * ID_WIDTH},
+        },
+        "ConsistentRead": True,
+        "Limit": size + 1,  # one more: whether there is a next page
+    }
+    found = [from_item(raw) for raw in query_page(request, "enrollments").get("Items", [])]
+    more = len(found) > size
+    enrollments = [
+        (
+            PhaseEnrollment.model_validate(decode_document(bytes(item["doc"]))),
+            [int(value) for value in item.get("taskListIds", [])],
+        )
+        for item in found[:size]
+    ]
+    wanted = {task_list_id for _, ids in enrollments for task_list_id in ids}
+    keys = [user_key(tenant_id, user_id)] + [
+        key(user_pk(tenant_id, user_id), TASK_LIST_PREFIX + padded(task_list_id))
+        for task_list_id in sorted(wanted)
+    ]
+    items = batch_get(_table(), keys, consistent=True)
+    if not any(item["sk"] == USER_SK for item in items):
         return None
-    enrollments: list[tuple[PhaseEnrollment, list[int]]] = []
     task_lists: dict[int, TaskList] = {}
     for item in items:
-        sk = str(item["sk"])
-        if sk.startswith(ENROLLMENT_PREFIX):
-            enrollment = PhaseEnrollment.model_validate(decode_document(bytes(item["doc"])))
-            enrollments.append((enrollment, [int(value) for value in item.get("taskListIds", [])]))
-        elif sk.startswith(TASK_LIST_PREFIX):
+        if str(item["sk"]).startswith(TASK_LIST_PREFIX):
             task_list = TaskList.model_validate(decode_document(bytes(item["doc"])))
             task_lists[task_list.id] = task_list
     people = _people(
@@ -179,8 +213,10 @@ def list_enrollments(tenant_id: int, user_id: int) -> list[PhaseEnrollment] | No
     )
     live = _LiveReferences(people)
     summaries = {enrollment.id: live.summary(_summary(enrollment)) for enrollment, _ in enrollments}
-    return [
-        live.enrollment(enrollment).model_copy(
+    answered: list[PhaseEnrollment] = []
+    spent = 0
+    for enrollment, task_list_ids in enrollments:
+        full = live.enrollment(enrollment).model_copy(
             update={
                 "task_lists": [
                     live.task_list(task_lists[task_list_id], summaries)
@@ -189,8 +225,12 @@ def list_enrollments(tenant_id: int, user_id: int) -> list[PhaseEnrollment] | No
                 ]
             }
         )
-        for enrollment, task_list_ids in enrollments
-    ]
+        spent += len(full.model_dump_json(by_alias=True)) + 1
+        if answered and spent > budget_bytes:
+            more = True
+            break
+        answered.append(full)
+    return EnrollmentSlice(answered, answered[-1].id if more and answered else None)
 
 
 def _summary(enrollment: PhaseEnrollmentSummary) -> PhaseEnrollmentSummary:
