@@ -1,21 +1,4 @@
-"""Connectors, deliveries and attempts in the CAD table.
-
-Layout (every key begins with the tenant, except the scheduler's tenant directory):
-
-  T#{t}#CON              / {connectorId}              a connector (no secret values)
-  T#{t}#DLV#{deliveryId} / DELIVERY                   a delivery, with its body bytes
-  T#{t}#DLV#{deliveryId} / ATTEMPT#{n:04d}            each attempt of it
-  T#{t}#CON#{c}#DLV      / {createdAt}#{deliveryId}   a connector's deliveries, by time
-  T#{t}#CON#{c}#DEAD     / {deadAt}#{deliveryId}      its dead-letter deliveries, by time
-  T#{t}#CON#{c}#HELD     / {createdAt}#{deliveryId}   its held deliveries, in creation order
-  T#{t}#DUE              / {nextAttemptAt}#{id}       pending deliveries by due time
-  DIRECTORY#WEBHOOK_TENANTS / T#{t:012d}              tenants that have connectors
-
-A delivery, its pointers and its attempt records change in one transaction, conditioned on
-the lease the dispatcher took, so two dispatchers can never both record the same attempt.
-`nextAttemptAt` in the delivery is the truth; the due pointers let the scheduler find what
-is due (SQS delays stop at 15 minutes) with one Query per tenant.
-"""
+"""Deliveries, their leases, attempts and the pointers that list and schedule them."""
 
 import uuid
 from collections.abc import Iterator, Mapping
@@ -24,208 +7,30 @@ from datetime import datetime
 from typing import Any
 
 from psap.clock import format_timestamp, parse_timestamp
-from psap.config import cad_table
 from psap.errors import Conflict, NotFound
 from psap.storage.attributes import from_item, to_item
 from psap.storage.aws import ConditionFailed, TransactionCancelled, translated
-from psap.storage.dynamodb import batch_get, dynamodb, read_item, transact_write
-from psap.storage.queries import query_page, query_pages
+from psap.storage.dynamodb import batch_get, dynamodb, transact_write
 from psap.webhooks.models import (
     Attempt,
-    Connector,
-    ConnectorStatus,
     Delivery,
     DeliveryStatus,
 )
 from psap.webhooks.schedule import ErrorClass
-from psap.webhooks.signing import SigningProfile
-
-LEASE_SECONDS = 60  # longer than one attempt (10 s) plus its bookkeeping
-TENANT_DIRECTORY = "DIRECTORY#WEBHOOK_TENANTS"
-_DELIVERY_SK = "DELIVERY"
-
-
-def _table() -> str:
-    """This store's table, from the settings read at cold start (psap.config)."""
-    return cad_table()
-
-
-def _connectors_pk(tenant_id: int) -> str:
-    return f"T#{tenant_id}#CON"
-
-
-def _delivery_pk(tenant_id: int, delivery_id: str) -> str:
-    return f"T#{tenant_id}#DLV#{delivery_id}"
-
-
-def _delivery_key(tenant_id: int, delivery_id: str) -> dict[str, dict[str, str]]:
-    return {"pk": {"S": _delivery_pk(tenant_id, delivery_id)}, "sk": {"S": _DELIVERY_SK}}
-
-
-def _listing_pk(tenant_id: int, connector_id: str) -> str:
-    return f"T#{tenant_id}#CON#{connector_id}#DLV"
-
-
-def _dead_pk(tenant_id: int, connector_id: str) -> str:
-    return f"T#{tenant_id}#CON#{connector_id}#DEAD"
-
-
-def _due_pk(tenant_id: int) -> str:
-    return f"T#{tenant_id}#DUE"
-
-
-def _held_pk(tenant_id: int, connector_id: str) -> str:
-    return f"T#{tenant_id}#CON#{connector_id}#HELD"
-
-
-def _connector_not_active(tenant_id: int, connector_id: str) -> dict[str, Any]:
-    """A transaction item: holding is right only while the connector is not active. With
-    it, a hold and an enable (which writes the status, then releases) cannot cross."""
-    return {
-        "ConditionCheck": {
-            "TableName": _table(),
-            "Key": _key(_connectors_pk(tenant_id), connector_id),
-            "ConditionExpression": "#s <> :active",
-            "ExpressionAttributeNames": {"#s": "status"},
-            "ExpressionAttributeValues": {":active": {"S": ConnectorStatus.ACTIVE.value}},
-        }
-    }
-
-
-def _key(pk: str, sk: str) -> dict[str, dict[str, str]]:
-    return {"pk": {"S": pk}, "sk": {"S": sk}}
-
-
-# ---------------------------------------------------------------- connectors
-
-
-def _connector_item(connector: Connector) -> dict[str, Any]:
-    item = {"pk": _connectors_pk(connector.tenant_id), "sk": connector.connector_id}
-    item.update(connector.model_dump(mode="json", by_alias=True))
-    return to_item(item)
-
-
-def put_new_connector(connector: Connector) -> None:
-    transact_write(
-        [
-            {
-                "Put": {
-                    "TableName": _table(),
-                    "Item": _connector_item(connector),
-                    "ConditionExpression": "attribute_not_exists(pk)",
-                }
-            },
-            {
-                "Put": {
-                    "TableName": _table(),
-                    "Item": to_item(
-                        {
-                            "pk": TENANT_DIRECTORY,
-                            "sk": f"T#{connector.tenant_id:012d}",
-                            "tenantId": connector.tenant_id,
-                        }
-                    ),
-                }
-            },
-        ],
-        on_cancel=lambda codes: Conflict(f"Connector {connector.connector_id} already exists"),
-    )
-
-
-def replace_connector(connector: Connector, expected_updated_at: str) -> None:
-    """Writes a changed connector unless someone else changed it since it was read."""
-    transact_write(
-        [
-            {
-                "Put": {
-                    "TableName": _table(),
-                    "Item": _connector_item(connector),
-                    "ConditionExpression": "updatedAt = :seen",
-                    "ExpressionAttributeValues": {":seen": {"S": expected_updated_at}},
-                }
-            }
-        ],
-        on_cancel=lambda codes: Conflict(
-            f"Connector {connector.connector_id} changed meanwhile; try again"
-        ),
-    )
-
-
-def get_connector(tenant_id: int, connector_id: str) -> Connector:
-    item = _get(_key(_connectors_pk(tenant_id), connector_id), consistent=True)
-    if item is None:
-        raise NotFound(f"Connector {connector_id} does not exist")
-    return _connector(item)
-
-
-def list_connectors(tenant_id: int) -> list[Connector]:
-    return [
-        _connector(item)
-        for item in _query_all("pk = :p", {":p": {"S": _connectors_pk(tenant_id)}}, consistent=True)
-    ]
-
-
-def disable_connector(tenant_id: int, connector_id: str, reason: str, now: datetime) -> None:
-    """Disables an active connector for a reason (410 Gone): its updates are held from now."""
-    stamp = format_timestamp(now)
-    _update(
-        _key(_connectors_pk(tenant_id), connector_id),
-        "SET #s = :disabled, flaggedAt = :now, flagReason = :why, updatedAt = :now",
-        {
-            ":disabled": {"S": ConnectorStatus.DISABLED.value},
-            ":now": {"S": stamp},
-            ":why": {"S": reason},
-            ":active": {"S": ConnectorStatus.ACTIVE.value},
-        },
-        names={"#s": "status"},
-        condition="#s = :active",
-        tolerate_condition=True,
-    )
-
-
-def set_connector_status(tenant_id: int, connector_id: str, status: ConnectorStatus) -> None:
-    """The status alone, nothing released (tests and repairs; operators use update)."""
-    _update(
-        _key(_connectors_pk(tenant_id), connector_id),
-        "SET #s = :status",
-        {":status": {"S": status.value}},
-        names={"#s": "status"},
-    )
-
-
-def mark_connector_slow(tenant_id: int, connector_id: str, until: datetime | None) -> None:
-    """Sends the connector's deliveries through the slow lane until `until` (None: no more)."""
-    key = _key(_connectors_pk(tenant_id), connector_id)
-    if until is None:
-        _update(key, "REMOVE slowUntil", {})
-        return
-    _update(key, "SET slowUntil = :until", {":until": {"S": format_timestamp(until)}})
-
-
-def webhook_tenants() -> list[int]:
-    return [
-        int(item["tenantId"]) for item in _query_all("pk = :p", {":p": {"S": TENANT_DIRECTORY}})
-    ]
-
-
-def _connector(item: Mapping[str, Any]) -> Connector:
-    return Connector(
-        connector_id=item["connectorId"],
-        tenant_id=int(item["tenantId"]),
-        name=item["name"],
-        url=item["url"],
-        profile=SigningProfile(item["profile"]),
-        event_types=list(item["eventTypes"]) if item.get("eventTypes") is not None else None,
-        status=ConnectorStatus(item["status"]),
-        local_dev=bool(item.get("localDev", False)),
-        secret_name=item["secretName"],
-        created_at=parse_timestamp(item["createdAt"]),
-        updated_at=parse_timestamp(item["updatedAt"]),
-        flagged_at=parse_timestamp(item["flaggedAt"]) if item.get("flaggedAt") else None,
-        flag_reason=item.get("flagReason"),
-        slow_until=parse_timestamp(item["slowUntil"]) if item.get("slowUntil") else None,
-    )
-
+from psap.webhooks.store.keys import (
+    _DELIVERY_SK,
+    LEASE_SECONDS,
+    _connector_not_active,
+    _dead_pk,
+    _delivery_key,
+    _delivery_pk,
+    _due_pk,
+    _held_pk,
+    _key,
+    _listing_pk,
+    _table,
+)
+from psap.webhooks.store.reads import _get, _query_all, _query_page, _update
 
 # ---------------------------------------------------------------- deliveries
 
@@ -820,137 +625,3 @@ def _attempt(item: Mapping[str, Any]) -> Attempt:
 
 def _attribute(value: Any) -> dict[str, Any]:
     return to_item({"v": value}).get("v", {"NULL": True})
-
-
-# ---------------------------------------------------------------- low-level reads
-
-
-def _get(key: Mapping[str, Any], consistent: bool = False) -> dict[str, Any] | None:
-    return read_item(_table(), key, "read failed", consistent=consistent)
-
-
-def _query_page(
-    condition: str,
-    values: Mapping[str, Any],
-    *,
-    limit: int,
-    newest_first: bool = False,
-    consistent: bool = True,
-) -> tuple[list[dict[str, Any]], bool]:
-    request = {
-        "TableName": _table(),
-        "KeyConditionExpression": condition,
-        "ExpressionAttributeValues": dict(values),
-        "Limit": limit,
-        "ScanIndexForward": not newest_first,
-        "ConsistentRead": consistent,
-    }
-    answer = query_page(request, "query failed")
-    return [from_item(item) for item in answer.get("Items", [])], "LastEvaluatedKey" in answer
-
-
-def _query_all(
-    condition: str, values: Mapping[str, Any], consistent: bool = False
-) -> Iterator[dict[str, Any]]:
-    request: dict[str, Any] = {
-        "TableName": _table(),
-        "KeyConditionExpression": condition,
-        "ExpressionAttributeValues": dict(values),
-        "ConsistentRead": consistent,
-    }
-    for page in query_pages(request, "query failed"):
-        yield from (from_item(item) for item in page)
-
-
-def _update(
-    key: Mapping[str, Any],
-    expression: str,
-    values: Mapping[str, Any],
-    *,
-    names: Mapping[str, str] | None = None,
-    condition: str | None = None,
-    tolerate_condition: bool = False,
-) -> None:
-    request: dict[str, Any] = {
-        "TableName": _table(),
-        "Key": dict(key),
-        "UpdateExpression": expression,
-    }
-    if values:
-        request["ExpressionAttributeValues"] = dict(values)
-    if names:
-        request["ExpressionAttributeNames"] = dict(names)
-    if condition:
-        request["ConditionExpression"] = condition
-    try:
-        with translated("update failed"):
-            dynamodb().update_item(**request)
-    except ConditionFailed:
-        if not tolerate_condition:
-            raise
-
-
-# ---------------------------------------------------------------- the tenant admin API's reads
-
-
-@dataclass(frozen=True)
-class LogPointer:
-    sort_key: str  # `{createdAt}#{deliveryId}`: what a delivery-log cursor carries
-    delivery_id: str
-
-
-def delivery_log_pointers(
-    tenant_id: int,
-    connector_id: str,
-    *,
-    limit: int,
-    before: str | None,
-    since: datetime | None,
-) -> tuple[list[LogPointer], bool]:
-    """Up to `limit` of a connector's delivery pointers, newest first, created before the
-    pointer `before` (exclusive) and at or after `since`: one Query. True when more follow."""
-    values: dict[str, Any] = {":p": {"S": _listing_pk(tenant_id, connector_id)}}
-    low = format_timestamp(since) if since is not None else None
-    if before is not None and low is not None:
-        # BETWEEN is inclusive: one more item is read and the `before` pointer itself dropped.
-        condition = "pk = :p AND sk BETWEEN :low AND :before"
-        values.update({":low": {"S": low}, ":before": {"S": before}})
-    elif before is not None:
-        condition = "pk = :p AND sk < :before"
-        values[":before"] = {"S": before}
-    elif low is not None:
-        condition = "pk = :p AND sk >= :low"
-        values[":low"] = {"S": low}
-    else:
-        condition = "pk = :p"
-    extra = 1 if before is not None and low is not None else 0
-    items, more = _query_page(condition, values, limit=limit + extra, newest_first=True)
-    pointers = [
-        LogPointer(str(item["sk"]), str(item["deliveryId"]))
-        for item in items
-        if str(item["sk"]) != before
-    ]
-    if len(pointers) > limit:
-        return pointers[:limit], True
-    return pointers, more
-
-
-def deliveries_by_id(tenant_id: int, delivery_ids: list[str]) -> dict[str, Delivery]:
-    """The deliveries with these ids (one BatchGetItem per 100); missing ones are left out."""
-    if not delivery_ids:
-        return {}
-    found = batch_get(
-        _table(), [_delivery_key(tenant_id, delivery_id) for delivery_id in delivery_ids]
-    )
-    return {str(item["deliveryId"]): _delivery(item) for item in found}
-
-
-def recent_attempts(tenant_id: int, delivery_id: str, limit: int) -> list[Attempt]:
-    """A delivery's latest `limit` attempts, newest first: one Query."""
-    items, _ = _query_page(
-        "pk = :p AND begins_with(sk, :a)",
-        {":p": {"S": _delivery_pk(tenant_id, delivery_id)}, ":a": {"S": "ATTEMPT#"}},
-        limit=limit,
-        newest_first=True,
-    )
-    return [_attempt(item) for item in items]
