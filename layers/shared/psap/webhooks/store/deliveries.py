@@ -20,15 +20,18 @@ from psap.webhooks.schedule import ErrorClass
 from psap.webhooks.store.keys import (
     _DELIVERY_SK,
     LEASE_SECONDS,
+    LOST_MESSAGE_GRACE,
     _connector_not_active,
     _dead_pk,
     _delivery_key,
     _delivery_pk,
-    _due_pk,
     _held_pk,
     _key,
+    _legacy_due_pk,
     _listing_pk,
     _table,
+    due_key,
+    expires_at_epoch,
 )
 from psap.webhooks.store.reads import _get, _query_all, _query_page, _update
 
@@ -60,22 +63,18 @@ def create_delivery(
         else:
             return DeliveryStatus.HELD
     stamp = format_timestamp(now)
-    due_sk = f"{stamp}#{new.delivery_id}"
+    due = _due_pointer(tenant_id, new.delivery_id, 0, now, enqueued=True)
     pending = {
         "status": DeliveryStatus.PENDING.value,
         "nextAttemptAt": stamp,
-        "dueSk": due_sk,
+        "duePk": due["pk"],
+        "dueSk": due["sk"],
     }
     try:
         transact_write(
             [
-                *_new_delivery_puts(tenant_id, new, stamp, pending),
-                {
-                    "Put": {
-                        "TableName": _table(),
-                        "Item": to_item(_due_pointer(tenant_id, due_sk, 0)),
-                    }
-                },
+                *_new_delivery_puts(tenant_id, new, now, pending),
+                {"Put": {"TableName": _table(), "Item": to_item(due)}},
             ]
         )
     except TransactionCancelled:
@@ -89,19 +88,21 @@ def _create_held(tenant_id: int, new: NewDelivery, now: datetime) -> None:
     held = {"status": DeliveryStatus.HELD.value, "heldSk": held_sk}
     transact_write(
         [
-            *_new_delivery_puts(tenant_id, new, stamp, held),
-            _held_pointer_put(tenant_id, new.connector_id, held_sk),
+            *_new_delivery_puts(tenant_id, new, now, held),
+            _held_pointer_put(tenant_id, new.connector_id, held_sk, now),
             _connector_not_active(tenant_id, new.connector_id),
         ]
     )
 
 
 def _new_delivery_puts(
-    tenant_id: int, new: NewDelivery, stamp: str, state: dict[str, Any]
+    tenant_id: int, new: NewDelivery, now: datetime, state: dict[str, Any]
 ) -> list[dict[str, Any]]:
     """The two writes every new delivery starts with: the record (only if it is not there
     yet: ids are derived, so a retry finds it) with its `state` (status and pointer keys),
     and its pointer in the connector's listing, by creation time."""
+    stamp = format_timestamp(now)
+    expires = expires_at_epoch(now)
     delivery = {
         "pk": _delivery_pk(tenant_id, new.delivery_id),
         "sk": _DELIVERY_SK,
@@ -115,12 +116,16 @@ def _new_delivery_puts(
         "createdAt": stamp,
         "updatedAt": stamp,
         "body": new.body,
+        "expiresAtEpoch": expires,
         **state,
     }
     listing = {
         "pk": _listing_pk(tenant_id, new.connector_id),
         "sk": f"{stamp}#{new.delivery_id}",
         "deliveryId": new.delivery_id,
+        # Goes with the delivery's first TTL: a delivery re-armed later outlives its place
+        # in the listing by at most the retention.
+        "expiresAtEpoch": expires,
     }
     return [
         {
@@ -134,7 +139,9 @@ def _new_delivery_puts(
     ]
 
 
-def _held_pointer_put(tenant_id: int, connector_id: str, held_sk: str) -> dict[str, Any]:
+def _held_pointer_put(
+    tenant_id: int, connector_id: str, held_sk: str, now: datetime
+) -> dict[str, Any]:
     return {
         "Put": {
             "TableName": _table(),
@@ -143,6 +150,7 @@ def _held_pointer_put(tenant_id: int, connector_id: str, held_sk: str) -> dict[s
                     "pk": _held_pk(tenant_id, connector_id),
                     "sk": held_sk,
                     "deliveryId": held_sk.split("#", 1)[1],
+                    "expiresAtEpoch": expires_at_epoch(now),
                 }
             ),
         }
@@ -150,19 +158,37 @@ def _held_pointer_put(tenant_id: int, connector_id: str, held_sk: str) -> dict[s
 
 
 def _due_pointer(
-    tenant_id: int, due_sk: str, attempt_count: int, enqueued: bool = True
+    tenant_id: int, delivery_id: str, attempt_count: int, due_at: datetime, *, enqueued: bool
 ) -> dict[str, Any]:
-    delivery_id = due_sk.split("#", 1)[1]
+    """The delivery's entry in the due index. When an SQS message (delay <= 15 min) carries
+    the attempt, the scheduler need only look LOST_MESSAGE_GRACE after it is due (when that
+    message seems lost); otherwise when it is due."""
+    look_at = due_at + LOST_MESSAGE_GRACE if enqueued else due_at
+    return _due_item(tenant_id, delivery_id, attempt_count, due_at, look_at=look_at)
+
+
+def _due_item(
+    tenant_id: int, delivery_id: str, attempt_count: int, due_at: datetime, *, look_at: datetime
+) -> dict[str, Any]:
+    """A due pointer filed under `look_at`. No TTL: it must not vanish unsent."""
+    pk, sk = due_key(tenant_id, delivery_id, look_at)
     return {
-        "pk": _due_pk(tenant_id),
-        "sk": due_sk,
+        "pk": pk,
+        "sk": sk,
+        "tenantId": tenant_id,
         "deliveryId": delivery_id,
         # The attempt the due delivery waits for: a dispatch message names it.
         "attemptCount": attempt_count,
-        # True when an SQS message (delay <= 15 min) was scheduled for it; the scheduler
-        # then only steps in when that message seems lost.
-        "enqueued": enqueued,
+        "dueAt": format_timestamp(due_at),
     }
+
+
+def _due_key_of(tenant_id: int, item: Mapping[str, Any]) -> dict[str, dict[str, str]] | None:
+    """The key of the due pointer a delivery item names (None: it has none)."""
+    if not item.get("dueSk"):
+        return None
+    pk = str(item.get("duePk") or _legacy_due_pk(tenant_id))
+    return _key(pk, str(item["dueSk"]))
 
 
 def get_delivery(tenant_id: int, delivery_id: str) -> Delivery:
@@ -181,7 +207,7 @@ def find_delivery(tenant_id: int, delivery_id: str) -> Delivery | None:
 class Claim:
     delivery: Delivery
     lease_id: str
-    due_sk: str
+    due_key: dict[str, dict[str, str]] | None  # its due pointer's key, deleted with the attempt
 
 
 def claim(
@@ -220,7 +246,7 @@ def claim(
     except ConditionFailed:
         return None
     item = from_item(answer["Attributes"])
-    return Claim(_delivery(item), lease_id, str(item["dueSk"]))
+    return Claim(_delivery(item), lease_id, _due_key_of(tenant_id, item))
 
 
 def release(tenant_id: int, claimed: Claim) -> None:
@@ -253,6 +279,7 @@ def record_attempt(tenant_id: int, claimed: Claim, result: AttemptResult, now: d
         "pk": _delivery_pk(tenant_id, delivery.delivery_id),
         "sk": f"ATTEMPT#{attempt.number:04d}",
         **attempt.model_dump(mode="json", by_alias=True),
+        "expiresAtEpoch": expires_at_epoch(now),
     }
     values: dict[str, Any] = {
         ":lease": claimed.lease_id,
@@ -262,6 +289,7 @@ def record_attempt(tenant_id: int, claimed: Claim, result: AttemptResult, now: d
         ":now": stamp,
         ":code": attempt.status_code,
         ":error": attempt.error_class.value if attempt.error_class else None,
+        ":expires": expires_at_epoch(now),
     }
     sets = [
         "#s = :status",
@@ -270,29 +298,35 @@ def record_attempt(tenant_id: int, claimed: Claim, result: AttemptResult, now: d
         "updatedAt = :now",
         "lastStatusCode = :code",
         "lastErrorClass = :error",
+        "expiresAtEpoch = :expires",
     ]
     removes = ["leaseId", "leaseUntil"]
     writes: list[dict[str, Any]] = [
         {"Put": {"TableName": _table(), "Item": to_item(attempt_item)}},
-        {"Delete": {"TableName": _table(), "Key": _key(_due_pk(tenant_id), claimed.due_sk)}},
     ]
+    kept_key = None
     if result.status is DeliveryStatus.PENDING and result.next_attempt_at is not None:
-        next_stamp = format_timestamp(result.next_attempt_at)
-        due_sk = f"{next_stamp}#{delivery.delivery_id}"
-        sets += ["nextAttemptAt = :next", "dueSk = :due"]
-        values.update({":next": next_stamp, ":due": due_sk})
-        writes.append(
+        due = _due_pointer(
+            tenant_id,
+            delivery.delivery_id,
+            attempt.number,
+            result.next_attempt_at,
+            enqueued=result.enqueued,
+        )
+        kept_key = _key(due["pk"], due["sk"])
+        sets += ["nextAttemptAt = :next", "duePk = :due_pk", "dueSk = :due_sk"]
+        values.update(
             {
-                "Put": {
-                    "TableName": _table(),
-                    "Item": to_item(
-                        _due_pointer(tenant_id, due_sk, attempt.number, result.enqueued)
-                    ),
-                }
+                ":next": format_timestamp(result.next_attempt_at),
+                ":due_pk": due["pk"],
+                ":due_sk": due["sk"],
             }
         )
+        writes.append({"Put": {"TableName": _table(), "Item": to_item(due)}})
     else:
-        removes += ["nextAttemptAt", "dueSk"]
+        removes += ["nextAttemptAt", "duePk", "dueSk"]
+    if claimed.due_key is not None and claimed.due_key != kept_key:
+        writes.append({"Delete": {"TableName": _table(), "Key": claimed.due_key}})
     if result.status is DeliveryStatus.DELIVERED:
         sets.append("deliveredAt = :now")
     if result.status.dead:
@@ -328,6 +362,7 @@ def _dead_pointer_put(tenant_id: int, delivery: Delivery, stamp: str) -> dict[st
                     "pk": _dead_pk(tenant_id, delivery.connector_id),
                     "sk": f"{stamp}#{delivery.delivery_id}",
                     "deliveryId": delivery.delivery_id,
+                    "expiresAtEpoch": expires_at_epoch(parse_timestamp(stamp)),
                 }
             ),
         }
@@ -340,6 +375,11 @@ def hold(tenant_id: int, claimed: Claim, now: datetime) -> bool:
     was enabled meanwhile (then the delivery is still ours to send)."""
     delivery = claimed.delivery
     held_sk = f"{format_timestamp(delivery.created_at)}#{delivery.delivery_id}"
+    unfiled = (
+        [{"Delete": {"TableName": _table(), "Key": claimed.due_key}}]
+        if claimed.due_key is not None
+        else []
+    )
     try:
         transact_write(
             [
@@ -348,8 +388,9 @@ def hold(tenant_id: int, claimed: Claim, now: datetime) -> bool:
                         "TableName": _table(),
                         "Key": _delivery_key(tenant_id, delivery.delivery_id),
                         "UpdateExpression": (
-                            "SET #s = :held, updatedAt = :now, heldSk = :held_sk "
-                            "REMOVE leaseId, leaseUntil, nextAttemptAt, dueSk"
+                            "SET #s = :held, updatedAt = :now, heldSk = :held_sk, "
+                            "expiresAtEpoch = :expires "
+                            "REMOVE leaseId, leaseUntil, nextAttemptAt, duePk, dueSk"
                         ),
                         "ConditionExpression": "leaseId = :lease",
                         "ExpressionAttributeNames": {"#s": "status"},
@@ -358,16 +399,12 @@ def hold(tenant_id: int, claimed: Claim, now: datetime) -> bool:
                             ":now": {"S": format_timestamp(now)},
                             ":held_sk": {"S": held_sk},
                             ":lease": {"S": claimed.lease_id},
+                            ":expires": {"N": str(expires_at_epoch(now))},
                         },
                     }
                 },
-                {
-                    "Delete": {
-                        "TableName": _table(),
-                        "Key": _key(_due_pk(tenant_id), claimed.due_sk),
-                    }
-                },
-                _held_pointer_put(tenant_id, delivery.connector_id, held_sk),
+                _held_pointer_put(tenant_id, delivery.connector_id, held_sk, now),
+                *unfiled,
                 _connector_not_active(tenant_id, delivery.connector_id),
             ]
         )
@@ -413,7 +450,8 @@ def expire_held(tenant_id: int, delivery_id: str, now: datetime) -> None:
                     "TableName": _table(),
                     "Key": _delivery_key(tenant_id, delivery_id),
                     "UpdateExpression": (
-                        "SET #s = :expired, updatedAt = :now, deadSk = :dead REMOVE heldSk"
+                        "SET #s = :expired, updatedAt = :now, deadSk = :dead, "
+                        "expiresAtEpoch = :expires REMOVE heldSk"
                     ),
                     "ConditionExpression": "#s = :held",
                     "ExpressionAttributeNames": {"#s": "status"},
@@ -422,6 +460,7 @@ def expire_held(tenant_id: int, delivery_id: str, now: datetime) -> None:
                         ":held": {"S": DeliveryStatus.HELD.value},
                         ":now": {"S": stamp},
                         ":dead": {"S": f"{stamp}#{delivery_id}"},
+                        ":expires": {"N": str(expires_at_epoch(now))},
                     },
                 }
             },
@@ -444,7 +483,8 @@ def rearm(tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
         raise NotFound(f"Delivery {delivery_id} does not exist")
     current = _delivery(item)
     stamp = format_timestamp(now)
-    due_sk = f"{stamp}#{delivery_id}"
+    # Its message is sent right after (by the caller): the scheduler looks only if it is lost.
+    due = _due_pointer(tenant_id, delivery_id, current.attempt_count, now, enqueued=True)
     writes: list[dict[str, Any]] = [
         {
             "Update": {
@@ -452,7 +492,8 @@ def rearm(tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
                 "Key": _delivery_key(tenant_id, delivery_id),
                 "UpdateExpression": (
                     "SET #s = :pending, runAttempts = :zero, nextAttemptAt = :now, "
-                    "dueSk = :due, updatedAt = :now REMOVE deadSk, heldSk, leaseId, leaseUntil"
+                    "duePk = :due_pk, dueSk = :due_sk, updatedAt = :now, expiresAtEpoch = :expires "
+                    "REMOVE deadSk, heldSk, leaseId, leaseUntil"
                 ),
                 # Not while an attempt is under way: its outcome would be lost.
                 "ConditionExpression": (
@@ -464,23 +505,19 @@ def rearm(tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
                     ":pending": {"S": DeliveryStatus.PENDING.value},
                     ":zero": {"N": "0"},
                     ":now": {"S": stamp},
-                    ":due": {"S": due_sk},
+                    ":due_pk": {"S": due["pk"]},
+                    ":due_sk": {"S": due["sk"]},
+                    ":expires": {"N": str(expires_at_epoch(now))},
                     ":seen": {"S": str(item["updatedAt"])},
                     ":epoch": {"N": str(int(now.timestamp()))},
                 },
             }
         },
-        {
-            "Put": {
-                "TableName": _table(),
-                "Item": to_item(_due_pointer(tenant_id, due_sk, current.attempt_count)),
-            }
-        },
+        {"Put": {"TableName": _table(), "Item": to_item(due)}},
     ]
-    if item.get("dueSk") and item["dueSk"] != due_sk:
-        writes.append(
-            {"Delete": {"TableName": _table(), "Key": _key(_due_pk(tenant_id), str(item["dueSk"]))}}
-        )
+    filed = _due_key_of(tenant_id, item)
+    if filed is not None and filed != _key(due["pk"], due["sk"]):
+        writes.append({"Delete": {"TableName": _table(), "Key": filed}})
     if item.get("deadSk"):
         writes.append(
             {
@@ -546,32 +583,6 @@ def dead_since(tenant_id: int, connector_id: str, since: datetime) -> Iterator[s
         consistent=True,
     ):
         yield str(item["deliveryId"])
-
-
-@dataclass(frozen=True)
-class DueDelivery:
-    delivery_id: str
-    due_at: datetime
-    attempt_count: int
-    enqueued: bool
-
-
-def due_deliveries(tenant_id: int, until: datetime, limit: int) -> list[DueDelivery]:
-    """Pending deliveries due at or before `until`, earliest first."""
-    answer = _query_page(
-        "pk = :p AND sk <= :until",
-        {":p": {"S": _due_pk(tenant_id)}, ":until": {"S": format_timestamp(until) + "~"}},
-        limit=limit,
-    )
-    return [
-        DueDelivery(
-            delivery_id=str(item["deliveryId"]),
-            due_at=parse_timestamp(str(item["sk"]).split("#", 1)[0]),
-            attempt_count=int(item.get("attemptCount", 0)),
-            enqueued=bool(item.get("enqueued", True)),
-        )
-        for item in answer[0]
-    ]
 
 
 def _page_of(
