@@ -351,6 +351,7 @@ def settings_from_outputs(base: Settings, outputs: dict[str, str]) -> Settings:
         base,
         cad_table=outputs.get("CadTableName") or None,
         webhook_queue_url=outputs.get("WebhookQueueUrl") or None,
+        delivery_job_queue_url=outputs.get("DeliveryJobQueueUrl") or None,
         connector_secret_prefix=outputs.get("ConnectorSecretPrefix") or None,
     )
 
@@ -362,5 +363,6 @@ def settings_from_state(base: Settings, state: dict[str, Any]) -> Settings:
         base,
         cad_table=resources.get("CadTable") or None,
         webhook_queue_url=resources.get("WebhookQueue") or None,
+        delivery_job_queue_url=resources.get("DeliveryJobQueue") or None,
         connector_secret_prefix=f"{state.get('stackName', 'psap-local')}/cad-connectors",
     )
