@@ -1,10 +1,13 @@
 """Connectors, deliveries and attempts in the CAD table.
 
 One module per concern: `keys` (the table and its keys), `connectors`, `deliveries`
-(leases, attempts, pointers), `log` (the admin API's reads), `reads` (low-level access).
+(leases, attempts, pointers), `due` (the scheduler's index), `jobs` (releases and
+recoveries), `log` (the admin API's reads), `reads` (low-level access).
 Callers import this package: `from psap.webhooks import store`.
 
-Layout (every key begins with the tenant, except the scheduler's tenant directory):
+Layout (every key begins with the tenant, except the platform's due index, the scheduler's
+cursor and the tenant directory); the ceiling of each pattern is in docs/design.md,
+"Capacity of the CAD and webhook keys":
 
   T#{t}#CON              / {connectorId}              a connector (no secret values)
   T#{t}#DLV#{deliveryId} / DELIVERY                   a delivery, with its body bytes
@@ -12,13 +15,18 @@ Layout (every key begins with the tenant, except the scheduler's tenant director
   T#{t}#CON#{c}#DLV      / {createdAt}#{deliveryId}   a connector's deliveries, by time
   T#{t}#CON#{c}#DEAD     / {deadAt}#{deliveryId}      its dead-letter deliveries, by time
   T#{t}#CON#{c}#HELD     / {createdAt}#{deliveryId}   its held deliveries, in creation order
-  T#{t}#DUE              / {nextAttemptAt}#{id}       pending deliveries by due time
+  T#{t}#CON#{c}#JOB      / {startedAt}#{jobId}        its release and recovery jobs
+  DUE#{minute}#{shard:02d} / {lookAt}#{t}#{deliveryId} pending deliveries, by the minute the
+                                                      scheduler should look at them
+  SCHEDULER#DUE          / CURSOR                     the first minute not yet finished
   DIRECTORY#WEBHOOK_TENANTS / T#{t:012d}              tenants that have connectors
 
 A delivery, its pointers and its attempt records change in one transaction, conditioned on
 the lease the dispatcher took, so two dispatchers can never both record the same attempt.
-`nextAttemptAt` in the delivery is the truth; the due pointers let the scheduler find what
-is due (SQS delays stop at 15 minutes) with one Query per tenant.
+`nextAttemptAt` in the delivery is the truth; the due index lets the scheduler find what is
+due (SQS delays stop at 15 minutes) by minute, whatever the number of tenants. Deliveries,
+attempts, list pointers and jobs expire (`expiresAtEpoch`, DELIVERY_RETENTION after their
+last change); due pointers do not (they leave with the attempt).
 """
 
 from psap.webhooks.store.connectors import (
