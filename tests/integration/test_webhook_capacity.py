@@ -337,7 +337,11 @@ INCIDENTS = 40
 
 
 def test_deliveries_held_through_an_outage_are_each_delivered_once_in_order_per_incident(
-    cad: CadFunctions, receiver: Receiver, fake_clock: Clock, monkeypatch: pytest.MonkeyPatch
+    cad: CadFunctions,
+    receiver: Receiver,
+    fake_clock: Clock,
+    monkeypatch: pytest.MonkeyPatch,
+    record_property: Any,
 ) -> None:
     monkeypatch.setattr(jobs, "JOB_STEP", OUTAGE_STEP)
     # Given a connector disabled through an outage while updates for 40 incidents pile up
@@ -361,7 +365,7 @@ def test_deliveries_held_through_an_outage_are_each_delivered_once_in_order_per_
     while cad.run_dispatcher():
         pass
     phases["dispatch"] = time.perf_counter() - started
-    print(f"{HELD_AFTER_OUTAGE} held deliveries: {phases}")
+    record_property("outage_seconds", {"held": HELD_AFTER_OUTAGE, **phases})
     # Then no request came near its timeout: the enable (API: 10 s), each step (60 s)
     assert enable_seconds < 5
     assert max(step_seconds) < 30
