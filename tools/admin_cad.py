@@ -41,7 +41,14 @@ from psap.webhooks.connectors import (
     update_connector,
 )
 from psap.webhooks.deliveries import recover, replay
-from psap.webhooks.models import Connector, ConnectorStatus, Delivery, DeliveryStatus
+from psap.webhooks.jobs import latest_job
+from psap.webhooks.models import (
+    Connector,
+    ConnectorStatus,
+    Delivery,
+    DeliveryJobState,
+    DeliveryStatus,
+)
 from psap.webhooks.signing import SigningProfile
 
 
@@ -150,6 +157,9 @@ def connector_disable(arguments: argparse.Namespace) -> None:
 
 def connector_enable(arguments: argparse.Namespace) -> None:
     _set_status(arguments, ConnectorStatus.ACTIVE)
+    job = latest_job(arguments.tenant, arguments.connector)
+    if job is not None and job.state is DeliveryJobState.RUNNING:
+        print(f"its held deliveries are being sent, oldest first, by {job.job_id}")
 
 
 def connector_rotate(arguments: argparse.Namespace) -> None:
