@@ -367,9 +367,13 @@ def enqueue_due(now: datetime | None = None, budget_seconds: float = SCHEDULER_B
     # A minute is finished once every writer's clock is past it (filing uses their clocks).
     complete_until = store.due_bucket(now - _CLOCK_SKEW - timedelta(minutes=1))
     sent = 0
-    unfinished: str | None = None
+    # A run whose clock is behind the cursor's (skew between containers) reads nothing and
+    # leaves the cursor where it is.
+    unfinished: str | None = first
     last = first
     for bucket in store.minutes(first, store.due_bucket(now), SCHEDULER_MAX_MINUTES):
+        if bucket == first:
+            unfinished = None
         last = bucket
         drained = True
         for shard in range(store.DUE_SHARDS):
