@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from local.aws import serialize_dynamodb_requests
 from psap import clock
 from psap.cad.store import SubmissionKey
 from psap.config import cad_table
@@ -42,6 +43,13 @@ from tests.integration.cad_support import (
 )
 
 __all__ = ["cad", "cad_aws", "fake_clock", "receiver"]
+
+
+@pytest.fixture(autouse=True)
+def serializable_transactions() -> None:
+    """A job step re-arms deliveries on several threads: DynamoDB's transactions are
+    serializable, in-process moto's are not (the embedded AWS serializes them the same way)."""
+    serialize_dynamodb_requests()
 
 
 def update(seed: str, subject: str | None = None, tenant: int = TENANT) -> str:
