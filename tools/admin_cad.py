@@ -41,7 +41,14 @@ from psap.webhooks.connectors import (
     update_connector,
 )
 from psap.webhooks.deliveries import recover, replay
-from psap.webhooks.models import Connector, ConnectorStatus, Delivery, DeliveryStatus
+from psap.webhooks.jobs import latest_job
+from psap.webhooks.models import (
+    Connector,
+    ConnectorStatus,
+    Delivery,
+    DeliveryJobState,
+    DeliveryStatus,
+)
 from psap.webhooks.signing import SigningProfile
 
 
@@ -150,6 +157,9 @@ def connector_disable(arguments: argparse.Namespace) -> None:
 
 def connector_enable(arguments: argparse.Namespace) -> None:
     _set_status(arguments, ConnectorStatus.ACTIVE)
+    job = latest_job(arguments.tenant, arguments.connector)
+    if job is not None and job.state is DeliveryJobState.RUNNING:
+        print(f"its held deliveries are being sent, oldest first, by {job.job_id}")
 
 
 def connector_rotate(arguments: argparse.Namespace) -> None:
@@ -351,6 +361,7 @@ def settings_from_outputs(base: Settings, outputs: dict[str, str]) -> Settings:
         base,
         cad_table=outputs.get("CadTableName") or None,
         webhook_queue_url=outputs.get("WebhookQueueUrl") or None,
+        delivery_job_queue_url=outputs.get("DeliveryJobQueueUrl") or None,
         connector_secret_prefix=outputs.get("ConnectorSecretPrefix") or None,
     )
 
@@ -362,5 +373,6 @@ def settings_from_state(base: Settings, state: dict[str, Any]) -> Settings:
         base,
         cad_table=resources.get("CadTable") or None,
         webhook_queue_url=resources.get("WebhookQueue") or None,
+        delivery_job_queue_url=resources.get("DeliveryJobQueue") or None,
         connector_secret_prefix=f"{state.get('stackName', 'psap-local')}/cad-connectors",
     )

@@ -6,8 +6,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.webhooks import openapi_text as text
-from psap.webhooks import store
 from psap.webhooks.admin_models import ConnectorView
+from psap.webhooks.administration import connector_with_job
 
 app = create_resolver()
 
@@ -22,7 +22,7 @@ def connector(
     connector_id: Annotated[str, Path(alias="connectorId", max_length=64)],
 ) -> ConnectorView:
     tenant_id = current_principal(app).tenant_id
-    return ConnectorView.of(store.get_connector(tenant_id, connector_id))
+    return ConnectorView.of(*connector_with_job(tenant_id, connector_id))
 
 
 handler = lambda_handler(app)

@@ -19,9 +19,9 @@ ConnectorId = Annotated[str, Path(alias="connectorId", max_length=64)]
 
 def _set(connector_id: str, status: ConnectorStatus) -> ConnectorView:
     tenant_id = current_principal(app).tenant_id
-    changed = set_status(tenant_id, connector_id, status, utc_now())
+    changed, job = set_status(tenant_id, connector_id, status, utc_now())
     note_change("connector", connector_id, "UPDATED")
-    return ConnectorView.of(changed)
+    return ConnectorView.of(changed, job)
 
 
 @app.post(

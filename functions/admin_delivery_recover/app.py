@@ -1,5 +1,5 @@
-"""POST /api/v1/external/admin/connectors/{connectorId}/deliveries/recover: re-send the
-dead-letter deliveries since a time."""
+"""POST /api/v1/external/admin/connectors/{connectorId}/deliveries/recover: start the job
+that re-sends the dead-letter (and held) deliveries since a time."""
 
 from typing import Annotated
 
@@ -11,8 +11,8 @@ from psap.clock import utc_now
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.openapi_answers import answers
 from psap.webhooks import openapi_text as text
-from psap.webhooks.admin_models import RecoverBody, RecoveredView
-from psap.webhooks.administration import API_RECOVER_LIMIT, recover_since
+from psap.webhooks.admin_models import DeliveryJobView, RecoverBody
+from psap.webhooks.administration import recover_since
 
 app = create_resolver()
 
@@ -24,17 +24,16 @@ app = create_resolver()
     operation_id="recoverDeliveries",
     tags=[text.TAG_DELIVERIES],
     status_code=202,
-    responses=answers(202, "The deliveries queued again", RecoveredView, text.CONFLICT),
+    responses=answers(202, "The recovery job, started", DeliveryJobView, text.CONFLICT),
 )
 def recover(
     connector_id: Annotated[str, Path(alias="connectorId", max_length=64)],
     body: Annotated[RecoverBody, Body()],
 ) -> Response[str]:
     tenant_id = current_principal(app).tenant_id
-    recovered = recover_since(tenant_id, connector_id, body.since, utc_now(), API_RECOVER_LIMIT)
-    for delivery_id in recovered:
-        note_change("delivery", delivery_id, "UPDATED")
-    shown = RecoveredView(delivery_ids=recovered, more=len(recovered) >= API_RECOVER_LIMIT)
+    job = recover_since(tenant_id, connector_id, body.since, utc_now())
+    note_change("connector", connector_id, "UPDATED")
+    shown = DeliveryJobView.of(job)
     return Response(
         status_code=202, content_type="application/json", body=shown.model_dump_json(by_alias=True)
     )

@@ -6,6 +6,7 @@ import base64
 import copy
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -20,7 +21,7 @@ from psap import clock
 from psap.config import cad_table
 from psap.storage.dynamodb import dynamodb
 from psap.storage.sqs import sqs
-from psap.webhooks import dispatcher, transport
+from psap.webhooks import dispatcher, jobs, transport
 from psap.webhooks import secrets as vault
 from psap.webhooks.connectors import ConnectorWithSecret, create_connector
 from psap.webhooks.models import Lane
@@ -64,7 +65,12 @@ def fake_clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
 def cad_aws(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """moto with the template's tables and queues, the CAD functions' own environment, and
     every per-container cache emptied (clients, connectors, secrets, kept-alive sockets)."""
-    for function in ("CadIntakeFunction", "CadWorkerFunction", "WebhookDispatcherFunction"):
+    for function in (
+        "CadIntakeFunction",
+        "CadWorkerFunction",
+        "WebhookDispatcherFunction",
+        "DeliveryJobWorkerFunction",
+    ):
         for name, value in TEMPLATE.functions[function].environment.items():
             monkeypatch.setenv(name, value)
     # Receivers in these tests listen on loopback over http: the local-dev allowance.
@@ -102,6 +108,17 @@ def drain(logical_id: str) -> list[dict[str, Any]]:
             sqs().delete_message(
                 QueueUrl=queue_url(logical_id), ReceiptHandle=message["ReceiptHandle"]
             )
+
+
+def run_delivery_jobs(now: datetime | None = None) -> int:
+    """Runs every queued delivery-job step (each queues the next) until none is left, as
+    DeliveryJobWorkerFunction would; returns how many steps ran."""
+    steps = 0
+    while queued := drain("DeliveryJobQueue"):
+        for body in queued:
+            jobs.run_step(jobs.JobStep.model_validate(body), now or clock.utc_now())
+            steps += 1
+    return steps
 
 
 def delayed(logical_id: str) -> int:
@@ -231,6 +248,10 @@ class CadFunctions(HandlerHarness):
     def scheduler(self) -> Any:
         return self.handler("webhook_scheduler")
 
+    @property
+    def job_worker(self) -> Any:
+        return self.handler("delivery_job_worker")
+
     def submit(
         self,
         body: dict[str, Any] | bytes | str,
@@ -280,6 +301,20 @@ class CadFunctions(HandlerHarness):
     def dispatch(self, bodies: list[dict[str, Any]], queue: str = "WebhookQueue") -> dict[str, Any]:
         result: dict[str, Any] = self.dispatcher(self._sqs_event(queue, bodies, 1), self.context)
         return result
+
+    def run_job_steps(self) -> list[float]:
+        """Runs DeliveryJobWorkerFunction on the delivery job queue, one step per event
+        (its BatchSize), until no step is left; returns each step's seconds."""
+        seconds: list[float] = []
+        while queued := drain("DeliveryJobQueue"):
+            for body in queued:
+                started = time.perf_counter()
+                answer = self.job_worker(
+                    self._sqs_event("DeliveryJobQueue", [body], 1), self.context
+                )
+                seconds.append(time.perf_counter() - started)
+                assert answer == {"batchItemFailures": []}, answer
+        return seconds
 
     def run_dispatcher(self) -> list[dict[str, Any]]:
         """Runs the dispatcher on what the webhook queue shows now; returns the messages."""

@@ -639,11 +639,17 @@ def test_recover_resends_dead_deliveries_since_a_time(
 
     dispatcher.forget_connectors()
     recovered = admin.call("POST", recover, path=path, body=since)
-    # Then the delivery goes again with the same id
+    # Then the answer is the recovery job, started; its steps run after the request
     assert recovered.status == 202
-    assert recovered.body == {"deliveryIds": [sent.body["deliveryId"]], "more": False}
+    assert recovered.body["kind"] == "RECOVER"
+    assert (recovered.body["state"], recovered.body["released"]) == ("RUNNING", 0)
+    cad.run_job_steps()
+    # And the delivery goes again with the same id, and the connector shows the job done
     cad.run_dispatcher()
     assert receiver.requests[-1].headers["X-SVC-Delivery-Id"] == sent.body["deliveryId"]
+    shown = admin.call("GET", "/connectors/{connectorId}", path=path).body["deliveryJob"]
+    assert shown["jobId"] == recovered.body["jobId"]
+    assert (shown["state"], shown["released"]) == ("DONE", 1)
 
 
 # ---------------------------------------------------------------- credentials

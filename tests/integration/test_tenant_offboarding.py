@@ -334,7 +334,10 @@ def test_cad_submissions_upload_and_audit_export_jobs_are_archived_then_purged(
     # Then the archive holds the submission, the upload job and the export job
     assert code == 0, err
     files = members(archive)
-    assert [line["eventId"] for line in files["cadSubmissions.jsonl"]] == [f"caller-{leaving}"]
+    # (its record and, beside it, its raw body: two lines of one submission)
+    submissions = files["cadSubmissions.jsonl"]
+    assert {line["eventId"] for line in submissions} == {f"caller-{leaving}"}
+    assert [line["sk"] for line in submissions] == ["BODY", "STATE"]
     assert len(files["incidentUploads.jsonl"]) == 1
     assert len(files["auditExports.jsonl"]) == 1
     # And none of them remains, nor their files, while the staying tenant's are untouched

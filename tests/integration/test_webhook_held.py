@@ -26,6 +26,7 @@ from tests.integration.cad_support import (
     drain,
     fake_clock,
     receiver,
+    run_delivery_jobs,
 )
 
 __all__ = ["cad", "cad_aws", "fake_clock", "receiver"]
@@ -45,8 +46,10 @@ def update(seed: str) -> str:
 
 
 def set_status(connector: ConnectorWithSecret, status: ConnectorStatus) -> None:
+    """Changes the status; enabling also runs the release job it starts, to its end."""
     update_connector(TENANT, connector.connector.connector_id, now=clock.utc_now(), status=status)
     dispatcher.forget_connectors()
+    run_delivery_jobs()
 
 
 def listed(connector: ConnectorWithSecret) -> dict[str, DeliveryStatus]:

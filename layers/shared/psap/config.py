@@ -58,6 +58,7 @@ class Settings:
     cad_intake_queue_url: str | None = None
     webhook_queue_url: str | None = None
     webhook_slow_queue_url: str | None = None
+    delivery_job_queue_url: str | None = None
     knowledge_digest_queue_url: str | None = None
     search_index_queue_url: str | None = None
     audit_export_queue_url: str | None = None
@@ -99,6 +100,7 @@ class Settings:
             cad_intake_queue_url=read.name("CAD_INTAKE_QUEUE_URL"),
             webhook_queue_url=read.name("WEBHOOK_QUEUE_URL"),
             webhook_slow_queue_url=read.name("WEBHOOK_SLOW_QUEUE_URL"),
+            delivery_job_queue_url=read.name("DELIVERY_JOB_QUEUE_URL"),
             knowledge_digest_queue_url=read.name("KNOWLEDGE_DIGEST_QUEUE_URL"),
             search_index_queue_url=read.name("SEARCH_INDEX_QUEUE_URL"),
             audit_export_queue_url=read.name("AUDIT_EXPORT_QUEUE_URL"),
@@ -231,6 +233,11 @@ def webhook_queue_url() -> str:
 def webhook_slow_queue_url() -> str:
     """The slow lane's queue; only the dispatcher sends to it."""
     return _required(settings().webhook_slow_queue_url, "WEBHOOK_SLOW_QUEUE_URL")
+
+
+def delivery_job_queue_url() -> str:
+    """The steps of releases and recoveries of a connector's deliveries (psap.webhooks.jobs)."""
+    return _required(settings().delivery_job_queue_url, "DELIVERY_JOB_QUEUE_URL")
 
 
 def webhook_local_dev_allowed() -> bool:

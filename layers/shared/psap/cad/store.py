@@ -1,15 +1,20 @@
 """Raw submissions and their idempotency records in the CAD table.
 
-  T#{t}#SUB#{source}  / ID#{id}     one submission per (tenant, CloudEvents source, id):
-                                    the raw body (zlib), its canonical hash, the receipt,
-                                    the state and, once processed, the outcome
+  T#{t}#SUB#{source}#{id}  / STATE   the submission's record: its canonical hash, the
+                                     receipt, the state and, once processed, the outcome
+  T#{t}#SUB#{source}#{id}  / BODY    the raw body (zlib), written once
 
-(`source` and `id` are percent-quoted, so neither can reach into another key.) The first
-request writes the record IN_FLIGHT with a condition that it does not exist; a concurrent
-duplicate therefore fails that condition and finds it IN_FLIGHT (409), a later replay finds
-it ACCEPTED (the same 202). An IN_FLIGHT record whose writer died is taken over after
-IN_FLIGHT_SECONDS. Records expire (DynamoDB TTL) after RETENTION_DAYS: the idempotency
-window, and how long the raw submission can be read back.
+One partition per submission (tenant, CloudEvents source, id): a CAD sending 200 updates/s
+from one source spreads them over as many keys, instead of one per source (docs/design.md,
+"Capacity"). The body is written once; the state changes (ACCEPTED, then PROCESSED) rewrite
+only the small record, not the body with it. (`source` and `id` are percent-quoted, so
+neither can reach into another key.) The first request writes the record IN_FLIGHT with a
+condition that it does not exist, then the body; a concurrent duplicate therefore fails
+that condition and finds it IN_FLIGHT (409), a later replay finds it ACCEPTED (the same
+202). An IN_FLIGHT record whose writer died is taken over after IN_FLIGHT_SECONDS (its body
+written again). Both items, and the partition's registry entry (offboarding's way to them),
+expire (DynamoDB TTL) after RETENTION_DAYS: the idempotency window, and how long the raw
+submission can be read back.
 """
 
 import contextlib
@@ -23,13 +28,16 @@ from urllib.parse import quote
 from psap.clock import format_timestamp
 from psap.config import cad_table
 from psap.errors import StoreUnavailable
-from psap.storage.attributes import to_item
+from psap.storage.attributes import from_item, to_item
 from psap.storage.aws import ConditionFailed, translated
-from psap.storage.dynamodb import dynamodb, read_item
+from psap.storage.dynamodb import dynamodb
 from psap.storage.partitions import PartitionKind, register
+from psap.storage.queries import partition_request, query_page
 
 IN_FLIGHT_SECONDS = 30
 RETENTION_DAYS = 30
+_STATE_SK = "STATE"
+_BODY_SK = "BODY"
 
 
 def _table() -> str:
@@ -50,11 +58,16 @@ class SubmissionKey:
     source: str
     event_id: str
 
+    def partition(self) -> str:
+        source, event_id = quote(self.source, safe=""), quote(self.event_id, safe="")
+        return f"T#{self.tenant_id}#SUB#{source}#{event_id}"
+
     def key(self) -> dict[str, dict[str, str]]:
-        return {
-            "pk": {"S": f"T#{self.tenant_id}#SUB#{quote(self.source, safe='')}"},
-            "sk": {"S": f"ID#{quote(self.event_id, safe='')}"},
-        }
+        """The submission's record (its state); the body is beside it, under BODY."""
+        return {"pk": {"S": self.partition()}, "sk": {"S": _STATE_SK}}
+
+    def body_key(self) -> dict[str, dict[str, str]]:
+        return {"pk": {"S": self.partition()}, "sk": {"S": _BODY_SK}}
 
 
 @dataclass(frozen=True)
@@ -78,27 +91,38 @@ def begin(
     raw: bytes,
     now: datetime,
 ) -> SubmissionRecord | None:
-    """Writes a new IN_FLIGHT record; None when one exists already (read it to decide)."""
+    """Writes a new IN_FLIGHT record, then the body; None when a record exists already
+    (read it to decide)."""
     epoch = int(now.timestamp())
+    expires = int((now + timedelta(days=RETENTION_DAYS)).timestamp())
+    identity = {
+        "tenantId": key.tenant_id,
+        "source": key.source,
+        "eventId": key.event_id,
+        "receiptId": receipt_id,
+        "expiresAtEpoch": expires,
+    }
     item = {
         **key.key(),
         **to_item(
             {
-                "receiptId": receipt_id,
+                **identity,
                 "payloadHash": payload_hash,
                 "state": SubmissionState.IN_FLIGHT.value,
                 "inFlightUntil": epoch + IN_FLIGHT_SECONDS,
                 "receivedAt": format_timestamp(now),
-                "raw": zlib.compress(raw),
-                "tenantId": key.tenant_id,
-                "source": key.source,
-                "eventId": key.event_id,
-                "expiresAtEpoch": int((now + timedelta(days=RETENTION_DAYS)).timestamp()),
             }
         ),
     }
-    # Registered first, so no submission (a raw CAD body) is ever out of offboarding's reach.
-    register(_table(), key.tenant_id, item["pk"]["S"], PartitionKind.CAD_SUBMISSIONS)
+    # Registered first, so no submission (a raw CAD body) is ever out of offboarding's reach;
+    # the entry expires with the submission.
+    register(
+        _table(),
+        key.tenant_id,
+        key.partition(),
+        PartitionKind.CAD_SUBMISSIONS,
+        expires_at_epoch=expires,
+    )
     try:
         with translated("submission write failed"):
             dynamodb().put_item(
@@ -116,6 +140,13 @@ def begin(
             )
     except ConditionFailed:
         return None
+    # After the record: a duplicate never overwrites the body of the submission it repeats.
+    # A writer that dies here leaves an IN_FLIGHT record, taken over (body and all) later.
+    with translated("submission write failed"):
+        dynamodb().put_item(
+            TableName=_table(),
+            Item={**key.body_key(), **to_item({**identity, "raw": zlib.compress(raw)})},
+        )
     return SubmissionRecord(
         key,
         receipt_id,
@@ -129,7 +160,11 @@ def begin(
 
 
 def get(key: SubmissionKey) -> SubmissionRecord | None:
-    item = read_item(_table(), key.key(), "submission read failed")
+    """The record and its body (one Query of the submission's partition); None without a
+    record. A record still IN_FLIGHT may have no body yet: its `raw` is then empty."""
+    answer = query_page(partition_request(_table(), key.partition()), "submission read failed")
+    items = {str(raw["sk"]["S"]): from_item(raw) for raw in answer.get("Items", [])}
+    item, body = items.get(_STATE_SK), items.get(_BODY_SK)
     if item is None:
         return None
     return SubmissionRecord(
@@ -139,7 +174,7 @@ def get(key: SubmissionKey) -> SubmissionRecord | None:
         state=SubmissionState(item["state"]),
         in_flight_until=int(item.get("inFlightUntil", 0)),
         received_at=str(item["receivedAt"]),
-        raw=zlib.decompress(bytes(item["raw"])),
+        raw=zlib.decompress(bytes(body["raw"])) if body is not None else b"",
         outcome=item.get("outcome"),
         prior=item.get("priorWrite"),
     )
@@ -194,7 +229,8 @@ def note_prior(key: SubmissionKey, receipt_id: str, prior: dict[str, Any]) -> No
 
 
 def abandon(key: SubmissionKey, receipt_id: str) -> None:
-    """Removes an IN_FLIGHT record whose request failed, so the CAD's retry starts afresh."""
+    """Removes an IN_FLIGHT record whose request failed, so the CAD's retry starts afresh
+    (its body stays until the retry writes it again, or expires)."""
     # On failure it expires as IN_FLIGHT and is taken over by the CAD's next attempt.
     with contextlib.suppress(StoreUnavailable), translated("submission abandon"):
         dynamodb().delete_item(

@@ -292,7 +292,7 @@ def _connectors(tenant_id: int, cursor: Any) -> Page:
         )
     page.purge.append(_dynamo(Kind.CONNECTORS, table, f"T#{tenant_id}#CON"))
     for connector_id in _connector_ids(tenant_id):
-        for suffix in ("DLV", "DEAD", "HELD"):
+        for suffix in ("DLV", "DEAD", "HELD", "JOB"):
             page.purge.append(
                 _dynamo(Kind.CONNECTORS, table, f"T#{tenant_id}#CON#{connector_id}#{suffix}")
             )
@@ -300,6 +300,9 @@ def _connectors(tenant_id: int, cursor: Any) -> Page:
             page.purge.append(
                 {"kind": Kind.CONNECTORS.value, "secret": secret_name(tenant_id, connector_id)}
             )
+    # `T#{t}#DUE`: due pointers from before the minute index. In the minute index
+    # (`DUE#{minute}#{shard}`, shared by every tenant) a pointer whose delivery is gone is
+    # dropped by the scheduler when its minute comes, within LOST_MESSAGE_GRACE or its wait.
     for pk in (f"T#{tenant_id}#DUE", f"T#{tenant_id}#RATE"):
         page.purge.append(_dynamo(Kind.CONNECTORS, table, pk))
     page.purge.append(

@@ -1,5 +1,5 @@
 """The tenant's partition registry: where a tenant's offboarding finds partitions that no
-tenant listing reaches (keyed by a CAD's source, a job's random id, a shared sequence's id,
+tenant listing reaches (keyed by a CAD submission's id, a job's random id, a shared sequence's id,
 or an evaluation the tenant deleted).
 
 Layout, in the same table as the partitions it names (every key begins with the tenant):
@@ -46,13 +46,20 @@ def registry_pk(tenant_id: int, shard: int) -> str:
     return f"T#{tenant_id}#PART#{shard}"
 
 
-def registry_item(tenant_id: int, pk: str, kind: str) -> dict[str, Any]:
+def registry_item(
+    tenant_id: int, pk: str, kind: str, expires_at_epoch: int | None = None
+) -> dict[str, Any]:
     shard = zlib.crc32(pk.encode()) % SHARDS
-    return {
+    item = {
         "pk": {"S": registry_pk(tenant_id, shard)},
         "sk": {"S": pk},
         "kind": {"S": kind},
     }
+    if expires_at_epoch is not None:
+        # A partition whose items expire (TTL) takes its entry with it, in a table whose
+        # TTL attribute is expiresAtEpoch: the registry does not grow with expired data.
+        item["expiresAtEpoch"] = {"N": str(expires_at_epoch)}
+    return item
 
 
 def registration(table: str, tenant_id: int, pk: str, kind: str) -> dict[str, Any]:
@@ -61,16 +68,19 @@ def registration(table: str, tenant_id: int, pk: str, kind: str) -> dict[str, An
     return {"Put": {"TableName": table, "Item": registry_item(tenant_id, pk, kind)}}
 
 
-def register(table: str, tenant_id: int, pk: str, kind: str) -> None:
+def register(
+    table: str, tenant_id: int, pk: str, kind: str, *, expires_at_epoch: int | None = None
+) -> None:
     """Registers the partition (a conditional put: an existing entry costs no change), once
-    per warm container. Called before the partition's first write."""
+    per warm container. Called before the partition's first write; `expires_at_epoch` for a
+    partition that expires as a whole (DynamoDB TTL), not before it."""
     if (table, pk) in _remembered:
         return
     try:
         with translated("partition registry"):
             dynamodb().put_item(
                 TableName=table,
-                Item=registry_item(tenant_id, pk, kind),
+                Item=registry_item(tenant_id, pk, kind, expires_at_epoch),
                 ConditionExpression="attribute_not_exists(pk)",
             )
     except ConditionFailed:

@@ -10,7 +10,17 @@ from pydantic.config import JsonDict
 from psap.models import Timestamp, WireModel
 from psap.webhooks.catalogue import UpdateKind
 from psap.webhooks.connectors import DEFAULT_OVERLAP, MAX_BEARER, MAX_NAME, MAX_OVERLAP, MAX_URL
-from psap.webhooks.models import Attempt, Connector, ConnectorStatus, Delivery, DeliveryStatus
+from psap.webhooks.models import (
+    Attempt,
+    Connector,
+    ConnectorStatus,
+    Delivery,
+    DeliveryJob,
+    DeliveryJobKind,
+    DeliveryJobPhase,
+    DeliveryJobState,
+    DeliveryStatus,
+)
 from psap.webhooks.schedule import ErrorClass
 from psap.webhooks.signing import SigningProfile
 
@@ -38,6 +48,37 @@ _BASELINE_NEEDS_BEARER: JsonDict = {
 }
 
 
+class DeliveryJobView(WireModel):
+    """A release (enabling a connector sends what it held) or a recovery of a connector's
+    deliveries, run in steps after the request that started it: its progress."""
+
+    job_id: str
+    kind: DeliveryJobKind
+    state: DeliveryJobState
+    phase: DeliveryJobPhase = Field(description="DEAD: dead-letter deliveries; HELD: held ones")
+    since: Timestamp | None = None
+    released: int = Field(description="Deliveries queued again so far, oldest first")
+    expired: int = Field(description="Held longer than the retention: EXPIRED, not sent")
+    started_at: Timestamp
+    updated_at: Timestamp
+    finished_at: Timestamp | None = None
+
+    @classmethod
+    def of(cls, job: DeliveryJob) -> "DeliveryJobView":
+        return cls(
+            job_id=job.job_id,
+            kind=job.kind,
+            state=job.state,
+            phase=job.phase,
+            since=job.since,
+            released=job.released,
+            expired=job.expired,
+            started_at=job.started_at,
+            updated_at=job.updated_at,
+            finished_at=job.finished_at,
+        )
+
+
 class ConnectorView(WireModel):
     """A connector as the tenant's admin sees it: where, how and what; never a secret."""
 
@@ -52,9 +93,12 @@ class ConnectorView(WireModel):
     updated_at: Timestamp
     flagged_at: Timestamp | None = None
     flag_reason: str | None = None
+    delivery_job: DeliveryJobView | None = Field(
+        None, description="Its latest release or recovery of deliveries, with the progress"
+    )
 
     @classmethod
-    def of(cls, connector: Connector) -> "ConnectorView":
+    def of(cls, connector: Connector, job: DeliveryJob | None = None) -> "ConnectorView":
         return cls(
             connector_id=connector.connector_id,
             name=connector.name,
@@ -67,6 +111,7 @@ class ConnectorView(WireModel):
             updated_at=connector.updated_at,
             flagged_at=connector.flagged_at,
             flag_reason=connector.flag_reason,
+            delivery_job=DeliveryJobView.of(job) if job is not None else None,
         )
 
 
@@ -242,8 +287,3 @@ class RecoverBody(WireModel):
     model_config = _STRICT
 
     since: Timestamp = Field(description="Dead-letter deliveries that died at or after this")
-
-
-class RecoveredView(WireModel):
-    delivery_ids: list[str]
-    more: bool = Field(description="The per-request limit was reached: call again for the rest")

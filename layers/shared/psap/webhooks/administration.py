@@ -30,8 +30,16 @@ from psap.webhooks.connectors import (
     create_connector,
     update_connector,
 )
-from psap.webhooks.deliveries import emit_update, recover, replay
-from psap.webhooks.models import Attempt, Connector, ConnectorStatus, Delivery, DeliveryStatus
+from psap.webhooks.deliveries import emit_update, replay
+from psap.webhooks.jobs import latest_job, start_recover
+from psap.webhooks.models import (
+    Attempt,
+    Connector,
+    ConnectorStatus,
+    Delivery,
+    DeliveryJob,
+    DeliveryStatus,
+)
 
 # Per tenant, over the API: a leaked admin token must not churn every connector's secret.
 ROTATION_RATE = RateLimit("signing secret rotation", limit=10, window_seconds=3600)
@@ -41,7 +49,6 @@ LOG_PAGE_MAX = 100
 # stays O(page) however large the log; a short page with a cursor says "keep reading".
 LOG_EXAMINE_MAX = 500
 ATTEMPTS_SHOWN = 50  # the latest attempts of a delivery (replays add attempts without end)
-API_RECOVER_LIMIT = 100  # deliveries re-armed per recover request: it stays within seconds
 CURSOR_PATTERN = (
     r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z#dlv-[0-9a-f]{1,64}$"
 )
@@ -106,10 +113,11 @@ def update(
 
 def set_status(
     tenant_id: int, connector_id: str, status: ConnectorStatus, now: datetime
-) -> Connector:
-    """Disable (deliveries wait or are cancelled, see the dispatcher) or enable again (which
-    also clears a 410 Gone flag)."""
-    return connector_of(update_connector(tenant_id, connector_id, now=now, status=status))
+) -> tuple[Connector, DeliveryJob | None]:
+    """Disable (deliveries are held, see the dispatcher) or enable again (which also clears
+    a 410 Gone flag, and starts the job that sends what was held); with the latest job."""
+    changed = connector_of(update_connector(tenant_id, connector_id, now=now, status=status))
+    return changed, latest_job(tenant_id, connector_id)
 
 
 def send_test(tenant_id: int, connector_id: str, now: datetime) -> str:
@@ -134,10 +142,15 @@ def replay_one(tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
     return replay(tenant_id, delivery_id, now)
 
 
-def recover_since(
-    tenant_id: int, connector_id: str, since: datetime, now: datetime, limit: int
-) -> list[str]:
-    return recover(tenant_id, connector_id, since, now, limit)
+def recover_since(tenant_id: int, connector_id: str, since: datetime, now: datetime) -> DeliveryJob:
+    """Starts the job that sends again what died (and what was held) since `since`: the
+    request answers at once, however many there are."""
+    return start_recover(tenant_id, connector_id, since, now)
+
+
+def connector_with_job(tenant_id: int, connector_id: str) -> tuple[Connector, DeliveryJob | None]:
+    """A connector and its latest delivery job (a release or recovery), to show progress."""
+    return store.get_connector(tenant_id, connector_id), latest_job(tenant_id, connector_id)
 
 
 # ---------------------------------------------------------------- the delivery log

@@ -18,7 +18,7 @@ from psap.webhooks import secrets as vault
 from psap.webhooks import store
 from psap.webhooks.addresses import UnsafeDestination, origin, parse_destination
 from psap.webhooks.catalogue import UpdateKind
-from psap.webhooks.deliveries import release_held
+from psap.webhooks.jobs import start_release
 from psap.webhooks.models import Connector, ConnectorStatus
 from psap.webhooks.signing import SigningProfile, presented_secret
 
@@ -188,8 +188,9 @@ def update_connector(
     store.replace_connector(updated, _stamp(current.updated_at))
     if updated.active and not current.active:
         # After the status write: a delivery held from now on fails its "not active" check
-        # and is sent instead, so none can be left behind.
-        release_held(tenant_id, connector_id, now)
+        # and is sent instead, so none can be left behind. The held ones go in a job (there
+        # may be hundreds of thousands): this request answers at once.
+        start_release(tenant_id, connector_id, now)
     return ConnectorWithSecret(updated, shown) if shown else updated
 
 

@@ -2,7 +2,8 @@
 
 An update for a tenant becomes one delivery per connector that wants its event type: due
 now for an active connector, held (stored, listed, not sent) for a disabled one. Enabling
-the connector releases its held deliveries in creation order, with their ids and bodies;
+the connector releases its held deliveries in creation order, with their ids and bodies, in
+a job of bounded steps (psap.webhooks.jobs);
 one held longer than HELD_RETENTION is not sent but becomes EXPIRED (dead-letter state,
 still listed and replayable): an update that old is history, not news, for a CAD.
 Delivery ids are derived from what the update answers (the seed, e.g. a submission's receipt
@@ -140,45 +141,19 @@ def replay(tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
     return delivery
 
 
-def release_held(
-    tenant_id: int,
-    connector_id: str,
-    now: datetime,
-    since: datetime | None = None,
-) -> list[str]:
-    """Sends a connector's held deliveries (created at or after `since`), oldest first;
-    those held longer than HELD_RETENTION become EXPIRED instead. Returns the ids sent."""
-    released: list[str] = []
-    while True:
-        page = _rearm_held(tenant_id, connector_id, now, since, _RELEASE_PAGE)
-        if page is None:
-            return released
-        _enqueue_in_order(tenant_id, page)
-        released += [delivery.delivery_id for delivery in page]
-
-
-def _rearm_held(
-    tenant_id: int,
-    connector_id: str,
-    now: datetime,
-    since: datetime | None,
-    limit: int,
-) -> list[Delivery] | None:
-    """Re-arms up to `limit` held deliveries, oldest first (expiring the too old); None
-    when none was left."""
-    page = store.held_deliveries(tenant_id, connector_id, since, limit)
-    if not page:
-        return None
+def rearm_held(tenant_id: int, held: list[store.HeldDelivery], now: datetime) -> list[Delivery]:
+    """Re-arms these held deliveries, in the order given, except those held longer than
+    HELD_RETENTION, which become EXPIRED; returns the re-armed ones."""
     rearmed: list[Delivery] = []
-    for held in page:
-        if now - held.created_at > HELD_RETENTION:
-            store.expire_held(tenant_id, held.delivery_id, now)
+    for delivery in held:
+        if now - delivery.created_at > HELD_RETENTION:
+            store.expire_held(tenant_id, delivery.delivery_id, now)
         else:
-            rearmed.append(store.rearm(tenant_id, held.delivery_id, now))
+            rearmed.append(store.rearm(tenant_id, delivery.delivery_id, now))
     return rearmed
 
 
-def _enqueue_in_order(tenant_id: int, deliveries: list[Delivery]) -> None:
+def enqueue_in_order(tenant_id: int, deliveries: list[Delivery]) -> None:
     """One message per delivery, in the order given (creation order)."""
     if deliveries:
         send_messages(
@@ -216,18 +191,14 @@ def recover(
         except NotFound:
             continue
     while len(rearmed) < limit:
-        page = _rearm_held(
-            tenant_id,
-            connector_id,
-            now,
-            since,
-            min(_RELEASE_PAGE, limit - len(rearmed)),
+        held = store.held_deliveries(
+            tenant_id, connector_id, since, min(_RELEASE_PAGE, limit - len(rearmed))
         )
-        if page is None:
+        if not held:
             break
-        rearmed += page
+        rearmed += rearm_held(tenant_id, held, now)
     rearmed.sort(key=lambda delivery: (delivery.created_at, delivery.delivery_id))
-    _enqueue_in_order(tenant_id, rearmed)
+    enqueue_in_order(tenant_id, rearmed)
     return [delivery.delivery_id for delivery in rearmed]
 
 

@@ -49,9 +49,13 @@ SLOW_LANE_PERIOD = timedelta(minutes=15)
 BATCH_PARALLELISM = 10
 # How long a message that found its delivery leased waits before it looks again.
 BUSY_RECHECK_SECONDS = 10
-# An enqueued delivery this late is presumed to have lost its message.
-LOST_MESSAGE_GRACE = timedelta(minutes=5)
-SCHEDULER_BATCH = 500  # due deliveries per tenant per run
+SCHEDULER_PAGE = 100  # due pointers per Query
+# Minutes one run reads at most: a scheduler that was down catches up over a few runs.
+SCHEDULER_MAX_MINUTES = 120
+# Where the very first run starts: pointers are filed at or after their writer's now.
+SCHEDULER_FIRST_LOOKBACK = timedelta(minutes=5)
+SCHEDULER_BUDGET = 40.0  # seconds of work per run (its Lambda has 60)
+_CLOCK_SKEW = timedelta(seconds=30)
 GONE_REASON = "the endpoint answered 410 Gone: enable the connector once it is back"
 
 
@@ -270,7 +274,7 @@ def dispatch(
                 ),
                 wait,
             )
-        except Exception:  # the scheduler re-enqueues it after LOST_MESSAGE_GRACE
+        except Exception:  # the scheduler re-enqueues it after store.LOST_MESSAGE_GRACE
             logger.exception(
                 "retry could not be enqueued", extra=_log(tenant_id, delivery.delivery_id)
             )
@@ -386,18 +390,69 @@ def _log(tenant_id: int, delivery_id: str) -> dict[str, object]:
     return {"tenant_id": tenant_id, "delivery_id": delivery_id}
 
 
-def enqueue_due(now: datetime | None = None) -> int:
-    """The scheduler: enqueues every delivery that is due and has no message on its way."""
+def enqueue_due(now: datetime | None = None, budget_seconds: float = SCHEDULER_BUDGET) -> int:
+    """The scheduler: enqueues every delivery the due index files under the minutes that
+    have come (waits longer than SQS delays, and messages presumed lost); returns how many.
+
+    Its work is what is due, not the number of tenants: it reads each minute from its
+    cursor (the first one not finished) to now, DUE_SHARDS partitions each. A shard that
+    fails (a throttle) is left for the next run and the others go on; the cursor stops at
+    the first minute not finished, so nothing is skipped, and a run that stops midway
+    (time budget, crash) is taken up by the next. Each pointer is re-filed before its
+    message is sent: running twice is harmless (the dispatcher drops a stale message)."""
     now = now or clock.utc_now()
+    started = time.monotonic()
+    first = store.due_cursor() or store.due_bucket(now - SCHEDULER_FIRST_LOOKBACK)
+    # A minute is finished once every writer's clock is past it (filing uses their clocks).
+    complete_until = store.due_bucket(now - _CLOCK_SKEW - timedelta(minutes=1))
     sent = 0
-    for tenant_id in store.webhook_tenants():
-        due = store.due_deliveries(tenant_id, now, SCHEDULER_BATCH)
-        messages = [
-            DispatchMessage.of(tenant_id, item.delivery_id, item.attempt_count).body()
-            for item in due
-            if not item.enqueued or item.due_at <= now - LOST_MESSAGE_GRACE
-        ]
+    # A run whose clock is behind the cursor's (skew between containers) reads nothing and
+    # leaves the cursor where it is.
+    unfinished: str | None = first
+    last = first
+    for bucket in store.minutes(first, store.due_bucket(now), SCHEDULER_MAX_MINUTES):
+        if bucket == first:
+            unfinished = None
+        last = bucket
+        drained = True
+        for shard in range(store.DUE_SHARDS):
+            try:
+                count, shard_drained = _enqueue_shard(bucket, shard, now)
+            except Exception:  # a throttle on one shard: the others go on; the next run retries
+                logger.exception("due shard failed", extra={"bucket": bucket, "shard": shard})
+                count, shard_drained = 0, False
+            sent += count
+            drained = drained and shard_drained
+        if unfinished is None and (not drained or bucket > complete_until):
+            unfinished = bucket
+        if time.monotonic() - started > budget_seconds:
+            break
+    following = store.minutes(last, "9999-12-31T23:59", 2)[-1]
+    store.save_due_cursor(unfinished or following, now)
+    metrics.add_metric(name="DueDeliveriesEnqueued", unit=MetricUnit.Count, value=sent)
+    return sent
+
+
+def _enqueue_shard(bucket: str, shard: int, now: datetime) -> tuple[int, bool]:
+    """Re-files and enqueues one shard's pointers due by now; whether none was left."""
+    sent = 0
+    drained = True
+    after: dict[str, object] | None = None
+    while True:
+        pointers, after = store.due_page(bucket, shard, now, after, SCHEDULER_PAGE)
+        messages = []
+        for pointer in pointers:
+            outcome = store.refile(pointer, now)
+            if outcome is store.Refiled.SEND:
+                messages.append(
+                    DispatchMessage.of(
+                        pointer.tenant_id, pointer.delivery_id, pointer.attempt_count
+                    ).body()
+                )
+            elif outcome is store.Refiled.BUSY:
+                drained = False
         if messages:
             send_messages(webhook_queue_url(), messages)
             sent += len(messages)
-    return sent
+        if after is None:
+            return sent, drained

@@ -106,3 +106,38 @@ class Attempt(WireModel):
     error_class: ErrorClass | None = None
     error_detail: str | None = None
     response_excerpt: str | None = None  # the first 4 KB of the answer
+
+
+class DeliveryJobKind(StrEnum):
+    RELEASE = "RELEASE"  # enabling a connector sends what it held, in creation order
+    RECOVER = "RECOVER"  # dead-letter, then held, deliveries since a time, sent again
+
+
+class DeliveryJobState(StrEnum):
+    RUNNING = "RUNNING"
+    DONE = "DONE"
+    STOPPED = "STOPPED"  # the connector was disabled again: what is left stays held
+
+
+class DeliveryJobPhase(StrEnum):
+    DEAD = "DEAD"  # a recovery's dead-letter deliveries
+    HELD = "HELD"  # held deliveries (a release has only this phase)
+
+
+class DeliveryJob(WireModel):
+    """A release or recovery of a connector's deliveries, run as bounded steps through a
+    queue (psap.webhooks.jobs): its progress, as the admin API shows it."""
+
+    job_id: str
+    tenant_id: int
+    connector_id: str
+    kind: DeliveryJobKind
+    state: DeliveryJobState
+    phase: DeliveryJobPhase
+    since: Timestamp | None = None
+    step: int = Field(0, description="Steps recorded so far")
+    released: int = Field(0, description="Deliveries queued again so far")
+    expired: int = Field(0, description="Held longer than the retention: EXPIRED, not sent")
+    started_at: Timestamp
+    updated_at: Timestamp
+    finished_at: Timestamp | None = None

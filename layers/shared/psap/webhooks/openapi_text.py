@@ -4,7 +4,6 @@ from typing import Any
 
 from psap.openapi_answers import ERROR_INFO
 from psap.webhooks.administration import (
-    API_RECOVER_LIMIT,
     ATTEMPTS_SHOWN,
     LOG_EXAMINE_MAX,
     ROTATION_RATE,
@@ -40,7 +39,10 @@ DISABLE = """\
 Stops deliveries to this connector. Deliveries created meanwhile are not lost: they are held
 (or cancelled, recoverable) as the dispatcher documents; enable the connector and recover."""
 
-ENABLE = "Sends to this connector again; also clears the flag a 410 Gone answer set."
+ENABLE = """\
+Sends to this connector again; also clears the flag a 410 Gone answer set. The deliveries
+held while it was disabled are sent oldest first by a job that starts now and runs after
+this request: `deliveryJob` shows its progress (GET the connector to follow it)."""
 
 TEST = """\
 Queues a `connector.test` update for this connector only. Follow it with
@@ -61,9 +63,11 @@ REPLAY = """\
 Sends the delivery again, whatever its state, with a fresh retry schedule: the same delivery
 id and the exact same body (the CAD deduplicates by delivery id)."""
 
-RECOVER = f"""\
-Re-sends the connector's dead-letter deliveries (failed, stopped by 410, cancelled) that died
-at or after `since`, at most {API_RECOVER_LIMIT} per request; `more` says to call again."""
+RECOVER = """\
+Re-sends the connector's dead-letter deliveries (failed, stopped by 410, expired) that died
+at or after `since`, then its held ones created since then, oldest first, with the same ids
+and bodies. However many there are, a job does it after this request answers: the answer is
+the job, and GET the connector shows its progress (`deliveryJob`)."""
 
 CONFLICT: dict[int, Any] = {
     409: {

@@ -1,21 +1,4 @@
-"""Connectors, deliveries and attempts in the CAD table.
-
-Layout (every key begins with the tenant, except the scheduler's tenant directory):
-
-  T#{t}#CON              / {connectorId}              a connector (no secret values)
-  T#{t}#DLV#{deliveryId} / DELIVERY                   a delivery, with its body bytes
-  T#{t}#DLV#{deliveryId} / ATTEMPT#{n:04d}            each attempt of it
-  T#{t}#CON#{c}#DLV      / {createdAt}#{deliveryId}   a connector's deliveries, by time
-  T#{t}#CON#{c}#DEAD     / {deadAt}#{deliveryId}      its dead-letter deliveries, by time
-  T#{t}#CON#{c}#HELD     / {createdAt}#{deliveryId}   its held deliveries, in creation order
-  T#{t}#DUE              / {nextAttemptAt}#{id}       pending deliveries by due time
-  DIRECTORY#WEBHOOK_TENANTS / T#{t:012d}              tenants that have connectors
-
-A delivery, its pointers and its attempt records change in one transaction, conditioned on
-the lease the dispatcher took, so two dispatchers can never both record the same attempt.
-`nextAttemptAt` in the delivery is the truth; the due pointers let the scheduler find what
-is due (SQS delays stop at 15 minutes) with one Query per tenant.
-"""
+"""Deliveries, their leases, attempts and the pointers that list and schedule them."""
 
 import uuid
 from collections.abc import Iterator, Mapping
@@ -24,210 +7,33 @@ from datetime import datetime
 from typing import Any
 
 from psap.clock import format_timestamp, parse_timestamp
-from psap.config import cad_table
 from psap.errors import Conflict, NotFound
 from psap.storage.attributes import from_item, to_item
 from psap.storage.aws import ConditionFailed, TransactionCancelled, translated
-from psap.storage.dynamodb import batch_get, dynamodb, read_item, transact_write
-from psap.storage.queries import query_page, query_pages
+from psap.storage.dynamodb import batch_get, dynamodb, transact_write
 from psap.webhooks.models import (
     Attempt,
-    Connector,
-    ConnectorStatus,
     Delivery,
     DeliveryStatus,
 )
 from psap.webhooks.schedule import ErrorClass
-from psap.webhooks.signing import SigningProfile
-
-# Longer than one attempt (10 s) plus its bookkeeping; short, so a delivery whose dispatcher
-# died holding it is sent again within a minute (docs/faults.md).
-LEASE_SECONDS = 30
-TENANT_DIRECTORY = "DIRECTORY#WEBHOOK_TENANTS"
-_DELIVERY_SK = "DELIVERY"
-
-
-def _table() -> str:
-    """This store's table, from the settings read at cold start (psap.config)."""
-    return cad_table()
-
-
-def _connectors_pk(tenant_id: int) -> str:
-    return f"T#{tenant_id}#CON"
-
-
-def _delivery_pk(tenant_id: int, delivery_id: str) -> str:
-    return f"T#{tenant_id}#DLV#{delivery_id}"
-
-
-def _delivery_key(tenant_id: int, delivery_id: str) -> dict[str, dict[str, str]]:
-    return {"pk": {"S": _delivery_pk(tenant_id, delivery_id)}, "sk": {"S": _DELIVERY_SK}}
-
-
-def _listing_pk(tenant_id: int, connector_id: str) -> str:
-    return f"T#{tenant_id}#CON#{connector_id}#DLV"
-
-
-def _dead_pk(tenant_id: int, connector_id: str) -> str:
-    return f"T#{tenant_id}#CON#{connector_id}#DEAD"
-
-
-def _due_pk(tenant_id: int) -> str:
-    return f"T#{tenant_id}#DUE"
-
-
-def _held_pk(tenant_id: int, connector_id: str) -> str:
-    return f"T#{tenant_id}#CON#{connector_id}#HELD"
-
-
-def _connector_not_active(tenant_id: int, connector_id: str) -> dict[str, Any]:
-    """A transaction item: holding is right only while the connector is not active. With
-    it, a hold and an enable (which writes the status, then releases) cannot cross."""
-    return {
-        "ConditionCheck": {
-            "TableName": _table(),
-            "Key": _key(_connectors_pk(tenant_id), connector_id),
-            "ConditionExpression": "#s <> :active",
-            "ExpressionAttributeNames": {"#s": "status"},
-            "ExpressionAttributeValues": {":active": {"S": ConnectorStatus.ACTIVE.value}},
-        }
-    }
-
-
-def _key(pk: str, sk: str) -> dict[str, dict[str, str]]:
-    return {"pk": {"S": pk}, "sk": {"S": sk}}
-
-
-# ---------------------------------------------------------------- connectors
-
-
-def _connector_item(connector: Connector) -> dict[str, Any]:
-    item = {"pk": _connectors_pk(connector.tenant_id), "sk": connector.connector_id}
-    item.update(connector.model_dump(mode="json", by_alias=True))
-    return to_item(item)
-
-
-def put_new_connector(connector: Connector) -> None:
-    transact_write(
-        [
-            {
-                "Put": {
-                    "TableName": _table(),
-                    "Item": _connector_item(connector),
-                    "ConditionExpression": "attribute_not_exists(pk)",
-                }
-            },
-            {
-                "Put": {
-                    "TableName": _table(),
-                    "Item": to_item(
-                        {
-                            "pk": TENANT_DIRECTORY,
-                            "sk": f"T#{connector.tenant_id:012d}",
-                            "tenantId": connector.tenant_id,
-                        }
-                    ),
-                }
-            },
-        ],
-        on_cancel=lambda codes: Conflict(f"Connector {connector.connector_id} already exists"),
-    )
-
-
-def replace_connector(connector: Connector, expected_updated_at: str) -> None:
-    """Writes a changed connector unless someone else changed it since it was read."""
-    transact_write(
-        [
-            {
-                "Put": {
-                    "TableName": _table(),
-                    "Item": _connector_item(connector),
-                    "ConditionExpression": "updatedAt = :seen",
-                    "ExpressionAttributeValues": {":seen": {"S": expected_updated_at}},
-                }
-            }
-        ],
-        on_cancel=lambda codes: Conflict(
-            f"Connector {connector.connector_id} changed meanwhile; try again"
-        ),
-    )
-
-
-def get_connector(tenant_id: int, connector_id: str) -> Connector:
-    item = _get(_key(_connectors_pk(tenant_id), connector_id), consistent=True)
-    if item is None:
-        raise NotFound(f"Connector {connector_id} does not exist")
-    return _connector(item)
-
-
-def list_connectors(tenant_id: int) -> list[Connector]:
-    return [
-        _connector(item)
-        for item in _query_all("pk = :p", {":p": {"S": _connectors_pk(tenant_id)}}, consistent=True)
-    ]
-
-
-def disable_connector(tenant_id: int, connector_id: str, reason: str, now: datetime) -> None:
-    """Disables an active connector for a reason (410 Gone): its updates are held from now."""
-    stamp = format_timestamp(now)
-    _update(
-        _key(_connectors_pk(tenant_id), connector_id),
-        "SET #s = :disabled, flaggedAt = :now, flagReason = :why, updatedAt = :now",
-        {
-            ":disabled": {"S": ConnectorStatus.DISABLED.value},
-            ":now": {"S": stamp},
-            ":why": {"S": reason},
-            ":active": {"S": ConnectorStatus.ACTIVE.value},
-        },
-        names={"#s": "status"},
-        condition="#s = :active",
-        tolerate_condition=True,
-    )
-
-
-def set_connector_status(tenant_id: int, connector_id: str, status: ConnectorStatus) -> None:
-    """The status alone, nothing released (tests and repairs; operators use update)."""
-    _update(
-        _key(_connectors_pk(tenant_id), connector_id),
-        "SET #s = :status",
-        {":status": {"S": status.value}},
-        names={"#s": "status"},
-    )
-
-
-def mark_connector_slow(tenant_id: int, connector_id: str, until: datetime | None) -> None:
-    """Sends the connector's deliveries through the slow lane until `until` (None: no more)."""
-    key = _key(_connectors_pk(tenant_id), connector_id)
-    if until is None:
-        _update(key, "REMOVE slowUntil", {})
-        return
-    _update(key, "SET slowUntil = :until", {":until": {"S": format_timestamp(until)}})
-
-
-def webhook_tenants() -> list[int]:
-    return [
-        int(item["tenantId"]) for item in _query_all("pk = :p", {":p": {"S": TENANT_DIRECTORY}})
-    ]
-
-
-def _connector(item: Mapping[str, Any]) -> Connector:
-    return Connector(
-        connector_id=item["connectorId"],
-        tenant_id=int(item["tenantId"]),
-        name=item["name"],
-        url=item["url"],
-        profile=SigningProfile(item["profile"]),
-        event_types=list(item["eventTypes"]) if item.get("eventTypes") is not None else None,
-        status=ConnectorStatus(item["status"]),
-        local_dev=bool(item.get("localDev", False)),
-        secret_name=item["secretName"],
-        created_at=parse_timestamp(item["createdAt"]),
-        updated_at=parse_timestamp(item["updatedAt"]),
-        flagged_at=parse_timestamp(item["flaggedAt"]) if item.get("flaggedAt") else None,
-        flag_reason=item.get("flagReason"),
-        slow_until=parse_timestamp(item["slowUntil"]) if item.get("slowUntil") else None,
-    )
-
+from psap.webhooks.store.keys import (
+    _DELIVERY_SK,
+    LEASE_SECONDS,
+    LOST_MESSAGE_GRACE,
+    _connector_not_active,
+    _dead_pk,
+    _delivery_key,
+    _delivery_pk,
+    _held_pk,
+    _key,
+    _legacy_due_pk,
+    _listing_pk,
+    _table,
+    due_key,
+    expires_at_epoch,
+)
+from psap.webhooks.store.reads import _get, _query_all, _query_page, _update
 
 # ---------------------------------------------------------------- deliveries
 
@@ -257,22 +63,18 @@ def create_delivery(
         else:
             return DeliveryStatus.HELD
     stamp = format_timestamp(now)
-    due_sk = f"{stamp}#{new.delivery_id}"
+    due = _due_pointer(tenant_id, new.delivery_id, 0, now, enqueued=True)
     pending = {
         "status": DeliveryStatus.PENDING.value,
         "nextAttemptAt": stamp,
-        "dueSk": due_sk,
+        "duePk": due["pk"],
+        "dueSk": due["sk"],
     }
     try:
         transact_write(
             [
-                *_new_delivery_puts(tenant_id, new, stamp, pending),
-                {
-                    "Put": {
-                        "TableName": _table(),
-                        "Item": to_item(_due_pointer(tenant_id, due_sk, 0)),
-                    }
-                },
+                *_new_delivery_puts(tenant_id, new, now, pending),
+                {"Put": {"TableName": _table(), "Item": to_item(due)}},
             ]
         )
     except TransactionCancelled:
@@ -286,19 +88,21 @@ def _create_held(tenant_id: int, new: NewDelivery, now: datetime) -> None:
     held = {"status": DeliveryStatus.HELD.value, "heldSk": held_sk}
     transact_write(
         [
-            *_new_delivery_puts(tenant_id, new, stamp, held),
-            _held_pointer_put(tenant_id, new.connector_id, held_sk),
+            *_new_delivery_puts(tenant_id, new, now, held),
+            _held_pointer_put(tenant_id, new.connector_id, held_sk, now),
             _connector_not_active(tenant_id, new.connector_id),
         ]
     )
 
 
 def _new_delivery_puts(
-    tenant_id: int, new: NewDelivery, stamp: str, state: dict[str, Any]
+    tenant_id: int, new: NewDelivery, now: datetime, state: dict[str, Any]
 ) -> list[dict[str, Any]]:
     """The two writes every new delivery starts with: the record (only if it is not there
     yet: ids are derived, so a retry finds it) with its `state` (status and pointer keys),
     and its pointer in the connector's listing, by creation time."""
+    stamp = format_timestamp(now)
+    expires = expires_at_epoch(now)
     delivery = {
         "pk": _delivery_pk(tenant_id, new.delivery_id),
         "sk": _DELIVERY_SK,
@@ -312,12 +116,16 @@ def _new_delivery_puts(
         "createdAt": stamp,
         "updatedAt": stamp,
         "body": new.body,
+        "expiresAtEpoch": expires,
         **state,
     }
     listing = {
         "pk": _listing_pk(tenant_id, new.connector_id),
         "sk": f"{stamp}#{new.delivery_id}",
         "deliveryId": new.delivery_id,
+        # Goes with the delivery's first TTL: a delivery re-armed later outlives its place
+        # in the listing by at most the retention.
+        "expiresAtEpoch": expires,
     }
     return [
         {
@@ -331,7 +139,9 @@ def _new_delivery_puts(
     ]
 
 
-def _held_pointer_put(tenant_id: int, connector_id: str, held_sk: str) -> dict[str, Any]:
+def _held_pointer_put(
+    tenant_id: int, connector_id: str, held_sk: str, now: datetime
+) -> dict[str, Any]:
     return {
         "Put": {
             "TableName": _table(),
@@ -340,6 +150,7 @@ def _held_pointer_put(tenant_id: int, connector_id: str, held_sk: str) -> dict[s
                     "pk": _held_pk(tenant_id, connector_id),
                     "sk": held_sk,
                     "deliveryId": held_sk.split("#", 1)[1],
+                    "expiresAtEpoch": expires_at_epoch(now),
                 }
             ),
         }
@@ -347,19 +158,37 @@ def _held_pointer_put(tenant_id: int, connector_id: str, held_sk: str) -> dict[s
 
 
 def _due_pointer(
-    tenant_id: int, due_sk: str, attempt_count: int, enqueued: bool = True
+    tenant_id: int, delivery_id: str, attempt_count: int, due_at: datetime, *, enqueued: bool
 ) -> dict[str, Any]:
-    delivery_id = due_sk.split("#", 1)[1]
+    """The delivery's entry in the due index. When an SQS message (delay <= 15 min) carries
+    the attempt, the scheduler need only look LOST_MESSAGE_GRACE after it is due (when that
+    message seems lost); otherwise when it is due."""
+    look_at = due_at + LOST_MESSAGE_GRACE if enqueued else due_at
+    return _due_item(tenant_id, delivery_id, attempt_count, due_at, look_at=look_at)
+
+
+def _due_item(
+    tenant_id: int, delivery_id: str, attempt_count: int, due_at: datetime, *, look_at: datetime
+) -> dict[str, Any]:
+    """A due pointer filed under `look_at`. No TTL: it must not vanish unsent."""
+    pk, sk = due_key(tenant_id, delivery_id, look_at)
     return {
-        "pk": _due_pk(tenant_id),
-        "sk": due_sk,
+        "pk": pk,
+        "sk": sk,
+        "tenantId": tenant_id,
         "deliveryId": delivery_id,
         # The attempt the due delivery waits for: a dispatch message names it.
         "attemptCount": attempt_count,
-        # True when an SQS message (delay <= 15 min) was scheduled for it; the scheduler
-        # then only steps in when that message seems lost.
-        "enqueued": enqueued,
+        "dueAt": format_timestamp(due_at),
     }
+
+
+def _due_key_of(tenant_id: int, item: Mapping[str, Any]) -> dict[str, dict[str, str]] | None:
+    """The key of the due pointer a delivery item names (None: it has none)."""
+    if not item.get("dueSk"):
+        return None
+    pk = str(item.get("duePk") or _legacy_due_pk(tenant_id))
+    return _key(pk, str(item["dueSk"]))
 
 
 def get_delivery(tenant_id: int, delivery_id: str) -> Delivery:
@@ -378,7 +207,7 @@ def find_delivery(tenant_id: int, delivery_id: str) -> Delivery | None:
 class Claim:
     delivery: Delivery
     lease_id: str
-    due_sk: str
+    due_key: dict[str, dict[str, str]] | None  # its due pointer's key, deleted with the attempt
 
 
 def claim(
@@ -418,7 +247,7 @@ def claim(
     except ConditionFailed:
         return None
     item = from_item(answer["Attributes"])
-    return Claim(_delivery(item), lease_id, str(item["dueSk"]))
+    return Claim(_delivery(item), lease_id, _due_key_of(tenant_id, item))
 
 
 def release(tenant_id: int, claimed: Claim) -> None:
@@ -451,6 +280,7 @@ def record_attempt(tenant_id: int, claimed: Claim, result: AttemptResult, now: d
         "pk": _delivery_pk(tenant_id, delivery.delivery_id),
         "sk": f"ATTEMPT#{attempt.number:04d}",
         **attempt.model_dump(mode="json", by_alias=True),
+        "expiresAtEpoch": expires_at_epoch(now),
     }
     values: dict[str, Any] = {
         ":lease": claimed.lease_id,
@@ -460,6 +290,7 @@ def record_attempt(tenant_id: int, claimed: Claim, result: AttemptResult, now: d
         ":now": stamp,
         ":code": attempt.status_code,
         ":error": attempt.error_class.value if attempt.error_class else None,
+        ":expires": expires_at_epoch(now),
     }
     sets = [
         "#s = :status",
@@ -468,29 +299,35 @@ def record_attempt(tenant_id: int, claimed: Claim, result: AttemptResult, now: d
         "updatedAt = :now",
         "lastStatusCode = :code",
         "lastErrorClass = :error",
+        "expiresAtEpoch = :expires",
     ]
     removes = ["leaseId", "leaseUntil"]
     writes: list[dict[str, Any]] = [
         {"Put": {"TableName": _table(), "Item": to_item(attempt_item)}},
-        {"Delete": {"TableName": _table(), "Key": _key(_due_pk(tenant_id), claimed.due_sk)}},
     ]
+    kept_key = None
     if result.status is DeliveryStatus.PENDING and result.next_attempt_at is not None:
-        next_stamp = format_timestamp(result.next_attempt_at)
-        due_sk = f"{next_stamp}#{delivery.delivery_id}"
-        sets += ["nextAttemptAt = :next", "dueSk = :due"]
-        values.update({":next": next_stamp, ":due": due_sk})
-        writes.append(
+        due = _due_pointer(
+            tenant_id,
+            delivery.delivery_id,
+            attempt.number,
+            result.next_attempt_at,
+            enqueued=result.enqueued,
+        )
+        kept_key = _key(due["pk"], due["sk"])
+        sets += ["nextAttemptAt = :next", "duePk = :due_pk", "dueSk = :due_sk"]
+        values.update(
             {
-                "Put": {
-                    "TableName": _table(),
-                    "Item": to_item(
-                        _due_pointer(tenant_id, due_sk, attempt.number, result.enqueued)
-                    ),
-                }
+                ":next": format_timestamp(result.next_attempt_at),
+                ":due_pk": due["pk"],
+                ":due_sk": due["sk"],
             }
         )
+        writes.append({"Put": {"TableName": _table(), "Item": to_item(due)}})
     else:
-        removes += ["nextAttemptAt", "dueSk"]
+        removes += ["nextAttemptAt", "duePk", "dueSk"]
+    if claimed.due_key is not None and claimed.due_key != kept_key:
+        writes.append({"Delete": {"TableName": _table(), "Key": claimed.due_key}})
     if result.status is DeliveryStatus.DELIVERED:
         sets.append("deliveredAt = :now")
     if result.status.dead:
@@ -526,6 +363,7 @@ def _dead_pointer_put(tenant_id: int, delivery: Delivery, stamp: str) -> dict[st
                     "pk": _dead_pk(tenant_id, delivery.connector_id),
                     "sk": f"{stamp}#{delivery.delivery_id}",
                     "deliveryId": delivery.delivery_id,
+                    "expiresAtEpoch": expires_at_epoch(parse_timestamp(stamp)),
                 }
             ),
         }
@@ -538,6 +376,11 @@ def hold(tenant_id: int, claimed: Claim, now: datetime) -> bool:
     was enabled meanwhile (then the delivery is still ours to send)."""
     delivery = claimed.delivery
     held_sk = f"{format_timestamp(delivery.created_at)}#{delivery.delivery_id}"
+    unfiled = (
+        [{"Delete": {"TableName": _table(), "Key": claimed.due_key}}]
+        if claimed.due_key is not None
+        else []
+    )
     try:
         transact_write(
             [
@@ -546,8 +389,9 @@ def hold(tenant_id: int, claimed: Claim, now: datetime) -> bool:
                         "TableName": _table(),
                         "Key": _delivery_key(tenant_id, delivery.delivery_id),
                         "UpdateExpression": (
-                            "SET #s = :held, updatedAt = :now, heldSk = :held_sk "
-                            "REMOVE leaseId, leaseUntil, nextAttemptAt, dueSk"
+                            "SET #s = :held, updatedAt = :now, heldSk = :held_sk, "
+                            "expiresAtEpoch = :expires "
+                            "REMOVE leaseId, leaseUntil, nextAttemptAt, duePk, dueSk"
                         ),
                         "ConditionExpression": "leaseId = :lease",
                         "ExpressionAttributeNames": {"#s": "status"},
@@ -556,16 +400,12 @@ def hold(tenant_id: int, claimed: Claim, now: datetime) -> bool:
                             ":now": {"S": format_timestamp(now)},
                             ":held_sk": {"S": held_sk},
                             ":lease": {"S": claimed.lease_id},
+                            ":expires": {"N": str(expires_at_epoch(now))},
                         },
                     }
                 },
-                {
-                    "Delete": {
-                        "TableName": _table(),
-                        "Key": _key(_due_pk(tenant_id), claimed.due_sk),
-                    }
-                },
-                _held_pointer_put(tenant_id, delivery.connector_id, held_sk),
+                _held_pointer_put(tenant_id, delivery.connector_id, held_sk, now),
+                *unfiled,
                 _connector_not_active(tenant_id, delivery.connector_id),
             ]
         )
@@ -611,7 +451,8 @@ def expire_held(tenant_id: int, delivery_id: str, now: datetime) -> None:
                     "TableName": _table(),
                     "Key": _delivery_key(tenant_id, delivery_id),
                     "UpdateExpression": (
-                        "SET #s = :expired, updatedAt = :now, deadSk = :dead REMOVE heldSk"
+                        "SET #s = :expired, updatedAt = :now, deadSk = :dead, "
+                        "expiresAtEpoch = :expires REMOVE heldSk"
                     ),
                     "ConditionExpression": "#s = :held",
                     "ExpressionAttributeNames": {"#s": "status"},
@@ -620,6 +461,7 @@ def expire_held(tenant_id: int, delivery_id: str, now: datetime) -> None:
                         ":held": {"S": DeliveryStatus.HELD.value},
                         ":now": {"S": stamp},
                         ":dead": {"S": f"{stamp}#{delivery_id}"},
+                        ":expires": {"N": str(expires_at_epoch(now))},
                     },
                 }
             },
@@ -642,7 +484,8 @@ def rearm(tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
         raise NotFound(f"Delivery {delivery_id} does not exist")
     current = _delivery(item)
     stamp = format_timestamp(now)
-    due_sk = f"{stamp}#{delivery_id}"
+    # Its message is sent right after (by the caller): the scheduler looks only if it is lost.
+    due = _due_pointer(tenant_id, delivery_id, current.attempt_count, now, enqueued=True)
     writes: list[dict[str, Any]] = [
         {
             "Update": {
@@ -650,7 +493,8 @@ def rearm(tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
                 "Key": _delivery_key(tenant_id, delivery_id),
                 "UpdateExpression": (
                     "SET #s = :pending, runAttempts = :zero, nextAttemptAt = :now, "
-                    "dueSk = :due, updatedAt = :now REMOVE deadSk, heldSk, leaseId, leaseUntil"
+                    "duePk = :due_pk, dueSk = :due_sk, updatedAt = :now, expiresAtEpoch = :expires "
+                    "REMOVE deadSk, heldSk, leaseId, leaseUntil"
                 ),
                 # Not while an attempt is under way: its outcome would be lost.
                 "ConditionExpression": (
@@ -662,23 +506,19 @@ def rearm(tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
                     ":pending": {"S": DeliveryStatus.PENDING.value},
                     ":zero": {"N": "0"},
                     ":now": {"S": stamp},
-                    ":due": {"S": due_sk},
+                    ":due_pk": {"S": due["pk"]},
+                    ":due_sk": {"S": due["sk"]},
+                    ":expires": {"N": str(expires_at_epoch(now))},
                     ":seen": {"S": str(item["updatedAt"])},
                     ":epoch": {"N": str(int(now.timestamp()))},
                 },
             }
         },
-        {
-            "Put": {
-                "TableName": _table(),
-                "Item": to_item(_due_pointer(tenant_id, due_sk, current.attempt_count)),
-            }
-        },
+        {"Put": {"TableName": _table(), "Item": to_item(due)}},
     ]
-    if item.get("dueSk") and item["dueSk"] != due_sk:
-        writes.append(
-            {"Delete": {"TableName": _table(), "Key": _key(_due_pk(tenant_id), str(item["dueSk"]))}}
-        )
+    filed = _due_key_of(tenant_id, item)
+    if filed is not None and filed != _key(due["pk"], due["sk"]):
+        writes.append({"Delete": {"TableName": _table(), "Key": filed}})
     if item.get("deadSk"):
         writes.append(
             {
@@ -746,32 +586,6 @@ def dead_since(tenant_id: int, connector_id: str, since: datetime) -> Iterator[s
         yield str(item["deliveryId"])
 
 
-@dataclass(frozen=True)
-class DueDelivery:
-    delivery_id: str
-    due_at: datetime
-    attempt_count: int
-    enqueued: bool
-
-
-def due_deliveries(tenant_id: int, until: datetime, limit: int) -> list[DueDelivery]:
-    """Pending deliveries due at or before `until`, earliest first."""
-    answer = _query_page(
-        "pk = :p AND sk <= :until",
-        {":p": {"S": _due_pk(tenant_id)}, ":until": {"S": format_timestamp(until) + "~"}},
-        limit=limit,
-    )
-    return [
-        DueDelivery(
-            delivery_id=str(item["deliveryId"]),
-            due_at=parse_timestamp(str(item["sk"]).split("#", 1)[0]),
-            attempt_count=int(item.get("attemptCount", 0)),
-            enqueued=bool(item.get("enqueued", True)),
-        )
-        for item in answer[0]
-    ]
-
-
 def _page_of(
     tenant_id: int, pk: str, limit: int, before: str | None
 ) -> tuple[list[Delivery], str | None]:
@@ -823,137 +637,3 @@ def _attempt(item: Mapping[str, Any]) -> Attempt:
 
 def _attribute(value: Any) -> dict[str, Any]:
     return to_item({"v": value}).get("v", {"NULL": True})
-
-
-# ---------------------------------------------------------------- low-level reads
-
-
-def _get(key: Mapping[str, Any], consistent: bool = False) -> dict[str, Any] | None:
-    return read_item(_table(), key, "read failed", consistent=consistent)
-
-
-def _query_page(
-    condition: str,
-    values: Mapping[str, Any],
-    *,
-    limit: int,
-    newest_first: bool = False,
-    consistent: bool = True,
-) -> tuple[list[dict[str, Any]], bool]:
-    request = {
-        "TableName": _table(),
-        "KeyConditionExpression": condition,
-        "ExpressionAttributeValues": dict(values),
-        "Limit": limit,
-        "ScanIndexForward": not newest_first,
-        "ConsistentRead": consistent,
-    }
-    answer = query_page(request, "query failed")
-    return [from_item(item) for item in answer.get("Items", [])], "LastEvaluatedKey" in answer
-
-
-def _query_all(
-    condition: str, values: Mapping[str, Any], consistent: bool = False
-) -> Iterator[dict[str, Any]]:
-    request: dict[str, Any] = {
-        "TableName": _table(),
-        "KeyConditionExpression": condition,
-        "ExpressionAttributeValues": dict(values),
-        "ConsistentRead": consistent,
-    }
-    for page in query_pages(request, "query failed"):
-        yield from (from_item(item) for item in page)
-
-
-def _update(
-    key: Mapping[str, Any],
-    expression: str,
-    values: Mapping[str, Any],
-    *,
-    names: Mapping[str, str] | None = None,
-    condition: str | None = None,
-    tolerate_condition: bool = False,
-) -> None:
-    request: dict[str, Any] = {
-        "TableName": _table(),
-        "Key": dict(key),
-        "UpdateExpression": expression,
-    }
-    if values:
-        request["ExpressionAttributeValues"] = dict(values)
-    if names:
-        request["ExpressionAttributeNames"] = dict(names)
-    if condition:
-        request["ConditionExpression"] = condition
-    try:
-        with translated("update failed"):
-            dynamodb().update_item(**request)
-    except ConditionFailed:
-        if not tolerate_condition:
-            raise
-
-
-# ---------------------------------------------------------------- the tenant admin API's reads
-
-
-@dataclass(frozen=True)
-class LogPointer:
-    sort_key: str  # `{createdAt}#{deliveryId}`: what a delivery-log cursor carries
-    delivery_id: str
-
-
-def delivery_log_pointers(
-    tenant_id: int,
-    connector_id: str,
-    *,
-    limit: int,
-    before: str | None,
-    since: datetime | None,
-) -> tuple[list[LogPointer], bool]:
-    """Up to `limit` of a connector's delivery pointers, newest first, created before the
-    pointer `before` (exclusive) and at or after `since`: one Query. True when more follow."""
-    values: dict[str, Any] = {":p": {"S": _listing_pk(tenant_id, connector_id)}}
-    low = format_timestamp(since) if since is not None else None
-    if before is not None and low is not None:
-        # BETWEEN is inclusive: one more item is read and the `before` pointer itself dropped.
-        condition = "pk = :p AND sk BETWEEN :low AND :before"
-        values.update({":low": {"S": low}, ":before": {"S": before}})
-    elif before is not None:
-        condition = "pk = :p AND sk < :before"
-        values[":before"] = {"S": before}
-    elif low is not None:
-        condition = "pk = :p AND sk >= :low"
-        values[":low"] = {"S": low}
-    else:
-        condition = "pk = :p"
-    extra = 1 if before is not None and low is not None else 0
-    items, more = _query_page(condition, values, limit=limit + extra, newest_first=True)
-    pointers = [
-        LogPointer(str(item["sk"]), str(item["deliveryId"]))
-        for item in items
-        if str(item["sk"]) != before
-    ]
-    if len(pointers) > limit:
-        return pointers[:limit], True
-    return pointers, more
-
-
-def deliveries_by_id(tenant_id: int, delivery_ids: list[str]) -> dict[str, Delivery]:
-    """The deliveries with these ids (one BatchGetItem per 100); missing ones are left out."""
-    if not delivery_ids:
-        return {}
-    found = batch_get(
-        _table(), [_delivery_key(tenant_id, delivery_id) for delivery_id in delivery_ids]
-    )
-    return {str(item["deliveryId"]): _delivery(item) for item in found}
-
-
-def recent_attempts(tenant_id: int, delivery_id: str, limit: int) -> list[Attempt]:
-    """A delivery's latest `limit` attempts, newest first: one Query."""
-    items, _ = _query_page(
-        "pk = :p AND begins_with(sk, :a)",
-        {":p": {"S": _delivery_pk(tenant_id, delivery_id)}, ":a": {"S": "ATTEMPT#"}},
-        limit=limit,
-        newest_first=True,
-    )
-    return [_attempt(item) for item in items]

@@ -1,0 +1,137 @@
+"""Connectors, deliveries and attempts in the CAD table.
+
+One module per concern: `keys` (the table and its keys), `connectors`, `deliveries`
+(leases, attempts, pointers), `due` (the scheduler's index), `jobs` (releases and
+recoveries), `log` (the admin API's reads), `reads` (low-level access).
+Callers import this package: `from psap.webhooks import store`.
+
+Layout (every key begins with the tenant, except the platform's due index, the scheduler's
+cursor and the tenant directory); the ceiling of each pattern is in docs/design.md,
+"Capacity of the CAD and webhook keys":
+
+  T#{t}#CON              / {connectorId}              a connector (no secret values)
+  T#{t}#DLV#{deliveryId} / DELIVERY                   a delivery, with its body bytes
+  T#{t}#DLV#{deliveryId} / ATTEMPT#{n:04d}            each attempt of it
+  T#{t}#CON#{c}#DLV      / {createdAt}#{deliveryId}   a connector's deliveries, by time
+  T#{t}#CON#{c}#DEAD     / {deadAt}#{deliveryId}      its dead-letter deliveries, by time
+  T#{t}#CON#{c}#HELD     / {createdAt}#{deliveryId}   its held deliveries, in creation order
+  T#{t}#CON#{c}#JOB      / {startedAt}#{jobId}        its release and recovery jobs
+  DUE#{minute}#{shard:02d} / {lookAt}#{t}#{deliveryId} pending deliveries, by the minute the
+                                                      scheduler should look at them
+  SCHEDULER#DUE          / CURSOR                     the first minute not yet finished
+  DIRECTORY#WEBHOOK_TENANTS / T#{t:012d}              tenants that have connectors
+
+A delivery, its pointers and its attempt records change in one transaction, conditioned on
+the lease the dispatcher took, so two dispatchers can never both record the same attempt.
+`nextAttemptAt` in the delivery is the truth; the due index lets the scheduler find what is
+due (SQS delays stop at 15 minutes) by minute, whatever the number of tenants. Deliveries,
+attempts, list pointers and jobs expire (`expiresAtEpoch`, DELIVERY_RETENTION after their
+last change); due pointers do not (they leave with the attempt).
+"""
+
+from psap.webhooks.store.connectors import (
+    disable_connector,
+    get_connector,
+    list_connectors,
+    mark_connector_slow,
+    put_new_connector,
+    replace_connector,
+    set_connector_status,
+    webhook_tenants,
+)
+from psap.webhooks.store.deliveries import (
+    AttemptResult,
+    Claim,
+    HeldDelivery,
+    NewDelivery,
+    claim,
+    create_delivery,
+    dead_since,
+    expire_held,
+    find_delivery,
+    get_delivery,
+    held_deliveries,
+    hold,
+    list_attempts,
+    list_dead,
+    list_deliveries,
+    rearm,
+    record_attempt,
+    release,
+)
+from psap.webhooks.store.due import (
+    DuePointer,
+    Refiled,
+    due_cursor,
+    due_page,
+    minutes,
+    refile,
+    save_due_cursor,
+)
+from psap.webhooks.store.jobs import get_job, list_jobs, put_new_job, record_step
+from psap.webhooks.store.keys import (
+    DELIVERY_RETENTION,
+    DUE_SHARDS,
+    LEASE_SECONDS,
+    LOST_MESSAGE_GRACE,
+    TENANT_DIRECTORY,
+    due_bucket,
+    due_key,
+)
+from psap.webhooks.store.log import (
+    LogPointer,
+    deliveries_by_id,
+    delivery_log_pointers,
+    recent_attempts,
+)
+
+__all__ = [
+    "DELIVERY_RETENTION",
+    "DUE_SHARDS",
+    "LEASE_SECONDS",
+    "LOST_MESSAGE_GRACE",
+    "TENANT_DIRECTORY",
+    "AttemptResult",
+    "Claim",
+    "DuePointer",
+    "HeldDelivery",
+    "LogPointer",
+    "NewDelivery",
+    "Refiled",
+    "claim",
+    "create_delivery",
+    "dead_since",
+    "deliveries_by_id",
+    "delivery_log_pointers",
+    "disable_connector",
+    "due_bucket",
+    "due_cursor",
+    "due_key",
+    "due_page",
+    "expire_held",
+    "find_delivery",
+    "get_connector",
+    "get_delivery",
+    "get_job",
+    "held_deliveries",
+    "hold",
+    "list_attempts",
+    "list_connectors",
+    "list_dead",
+    "list_deliveries",
+    "list_jobs",
+    "mark_connector_slow",
+    "minutes",
+    "put_new_connector",
+    "put_new_job",
+    "rearm",
+    "recent_attempts",
+    "record_attempt",
+    "record_step",
+    "refile",
+    "release",
+    "replace_connector",
+    "save_due_cursor",
+    "set_connector_status",
+    "webhook_tenants",
+]

@@ -1,0 +1,164 @@
+"""The due index: what the scheduler must look at, by minute, in DUE_SHARDS partitions.
+
+A pointer is filed under the minute its delivery needs the scheduler (due time for a wait
+longer than SQS can delay; due time + LOST_MESSAGE_GRACE when a message carries it), so a
+run reads the minutes that have come, whatever the number of tenants. Handling a pointer
+re-files it LOST_MESSAGE_GRACE ahead (in the same transaction that points the delivery at
+it) before its message is sent: a run that dies, or a message that is lost, meets it again
+then. The scheduler's cursor (the first minute not yet finished) makes runs resumable.
+"""
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from psap.clock import format_timestamp, parse_timestamp
+from psap.storage.attributes import from_item, to_item
+from psap.storage.aws import TransactionCancelled, translated
+from psap.storage.dynamodb import dynamodb, read_item, transact_write
+from psap.storage.queries import query_page
+from psap.webhooks.models import DeliveryStatus
+from psap.webhooks.store.deliveries import _due_item, _due_key_of
+from psap.webhooks.store.keys import (
+    LOST_MESSAGE_GRACE,
+    _delivery_key,
+    _key,
+    _table,
+    due_pk,
+)
+
+_CURSOR_KEY = {"pk": {"S": "SCHEDULER#DUE"}, "sk": {"S": "CURSOR"}}
+
+
+@dataclass(frozen=True)
+class DuePointer:
+    tenant_id: int
+    delivery_id: str
+    attempt_count: int
+    due_at: datetime
+    key: dict[str, dict[str, str]]
+
+
+def due_page(
+    bucket: str, shard: int, until: datetime, after: dict[str, Any] | None, limit: int
+) -> tuple[list[DuePointer], dict[str, Any] | None]:
+    """Up to `limit` pointers of one minute's shard to look at by `until`, and where the next
+    page starts (None: that was all). One Query."""
+    request = {
+        "TableName": _table(),
+        "KeyConditionExpression": "pk = :p AND sk <= :until",
+        "ExpressionAttributeValues": {
+            ":p": {"S": due_pk(bucket, shard)},
+            ":until": {"S": format_timestamp(until) + "~"},
+        },
+        "Limit": limit,
+        "ConsistentRead": True,
+    }
+    answer = query_page(request, "due index", after)
+    pointers = []
+    for raw in answer.get("Items", []):
+        item = from_item(raw)
+        pointers.append(
+            DuePointer(
+                tenant_id=int(item["tenantId"]),
+                delivery_id=str(item["deliveryId"]),
+                attempt_count=int(item["attemptCount"]),
+                due_at=parse_timestamp(str(item["dueAt"])),
+                key=_key(str(item["pk"]), str(item["sk"])),
+            )
+        )
+    return pointers, answer.get("LastEvaluatedKey")
+
+
+class Refiled(StrEnum):
+    SEND = "SEND"  # re-filed ahead: send its dispatch message now
+    GONE = "GONE"  # its delivery moved on (attempted, held, deleted): the pointer is dropped
+    BUSY = "BUSY"  # an attempt is under way: left for the next run
+
+
+def refile(pointer: DuePointer, now: datetime) -> Refiled:
+    """Moves the pointer LOST_MESSAGE_GRACE ahead, if its delivery still waits for it."""
+    moved = _due_item(
+        pointer.tenant_id,
+        pointer.delivery_id,
+        pointer.attempt_count,
+        pointer.due_at,
+        look_at=now + LOST_MESSAGE_GRACE,
+    )
+    if _key(moved["pk"], moved["sk"]) == pointer.key:
+        return Refiled.SEND
+    epoch = int(now.timestamp())
+    try:
+        transact_write(
+            [
+                {
+                    "Update": {
+                        "TableName": _table(),
+                        "Key": _delivery_key(pointer.tenant_id, pointer.delivery_id),
+                        "UpdateExpression": "SET duePk = :new_pk, dueSk = :new_sk",
+                        "ConditionExpression": (
+                            "duePk = :pk AND dueSk = :sk AND #s = :pending "
+                            "AND (attribute_not_exists(leaseUntil) OR leaseUntil < :epoch)"
+                        ),
+                        "ExpressionAttributeNames": {"#s": "status"},
+                        "ExpressionAttributeValues": {
+                            ":new_pk": {"S": moved["pk"]},
+                            ":new_sk": {"S": moved["sk"]},
+                            ":pk": pointer.key["pk"],
+                            ":sk": pointer.key["sk"],
+                            ":pending": {"S": DeliveryStatus.PENDING.value},
+                            ":epoch": {"N": str(epoch)},
+                        },
+                    }
+                },
+                {"Delete": {"TableName": _table(), "Key": pointer.key}},
+                {"Put": {"TableName": _table(), "Item": to_item(moved)}},
+            ]
+        )
+    except TransactionCancelled:
+        return _not_refiled(pointer)
+    return Refiled.SEND
+
+
+def _not_refiled(pointer: DuePointer) -> Refiled:
+    item = read_item(
+        _table(),
+        _delivery_key(pointer.tenant_id, pointer.delivery_id),
+        "due index",
+        consistent=True,
+    )
+    if item is not None and _due_key_of(pointer.tenant_id, item) == pointer.key:
+        return Refiled.BUSY  # still ours: only a lease (an attempt under way) stopped it
+    with translated("due index"):
+        dynamodb().delete_item(TableName=_table(), Key=pointer.key)
+    return Refiled.GONE
+
+
+def due_cursor() -> str | None:
+    """The first minute of the due index the scheduler has not finished (None: never ran)."""
+    item = read_item(_table(), _CURSOR_KEY, "scheduler cursor", consistent=True)
+    return str(item["bucket"]) if item is not None else None
+
+
+def save_due_cursor(bucket: str, now: datetime) -> None:
+    with translated("scheduler cursor"):
+        dynamodb().put_item(
+            TableName=_table(),
+            Item={
+                **_CURSOR_KEY,
+                "bucket": {"S": bucket},
+                "updatedAt": {"S": format_timestamp(now)},
+            },
+        )
+
+
+def minutes(first: str, last: str, limit: int) -> list[str]:
+    """The minutes from `first` to `last` (inclusive), at most `limit` of them."""
+    moment = parse_timestamp(first + ":00Z")
+    end = parse_timestamp(last + ":00Z")
+    found: list[str] = []
+    while moment <= end and len(found) < limit:
+        found.append(format_timestamp(moment)[:16])
+        moment += timedelta(minutes=1)
+    return found
