@@ -783,12 +783,16 @@ def install() -> None:
     from moto.dynamodb.models.table import Table  # noqa: PLC0415 - moto loads lazily
     from moto.dynamodb.responses import DynamoHandler  # noqa: PLC0415
 
+    # Each part on its own: moto_queries.install (every embedded AWS's start) replaces
+    # Table.query with a new function, which must be wrapped again.
+    if not hasattr(Table.query, "__wrapped_read__"):
+        Table.query = _collecting(Table.query, query=True)  # type: ignore[method-assign]
+    if not hasattr(Table.scan, "__wrapped_read__"):
+        Table.scan = _collecting(Table.scan, query=False)  # type: ignore[method-assign]
     if getattr(DynamoHandler, "_psap_metered", False):
         return
     for method, operation in _OPERATIONS.items():
         setattr(DynamoHandler, method, _metered_action(operation, getattr(DynamoHandler, method)))
-    Table.query = _collecting(Table.query, query=True)  # type: ignore[method-assign]
-    Table.scan = _collecting(Table.scan, query=False)  # type: ignore[method-assign]
     DynamoHandler._psap_metered = True  # type: ignore[attr-defined]
 
 
@@ -800,8 +804,10 @@ def uninstall() -> None:
         return
     for method in _OPERATIONS:
         setattr(DynamoHandler, method, getattr(DynamoHandler, method)._psap_metered)
-    Table.query = Table.query.__wrapped_read__  # type: ignore[attr-defined,method-assign]
-    Table.scan = Table.scan.__wrapped_read__  # type: ignore[attr-defined,method-assign]
+    if hasattr(Table.query, "__wrapped_read__"):
+        Table.query = Table.query.__wrapped_read__  # type: ignore[method-assign]
+    if hasattr(Table.scan, "__wrapped_read__"):
+        Table.scan = Table.scan.__wrapped_read__  # type: ignore[method-assign]
     DynamoHandler._psap_metered = False  # type: ignore[attr-defined]
 
 
