@@ -6,6 +6,7 @@ import argparse
 import json
 import tarfile
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -377,3 +378,37 @@ def test_the_export_reads_the_tenant_s_keys_not_the_platform_s_sequences(
     # Then its steps are a handful, whatever the sequences' values, and everything was read
     assert report.exported["incidents"] == len(world[world["leaving"]]["dataset"].incidents)
     assert report.exported["knowledge"] > 0
+
+
+def test_the_audit_archive_reads_the_days_with_records_not_every_day_of_retention(
+    world: dict[Any, Any], tmp_path: Path
+) -> None:
+    # Given the leaving tenant's audit records of today and of 200 days ago (no others)
+    leaving = world["leaving"]
+    long_ago = clock.utc_now() - timedelta(days=200)
+    record = admin_audit.operator_record(
+        argparse.Namespace(area="credential", action="revoke", tenant=leaving),
+        200,
+        long_ago,
+        long_ago,
+    )
+    audit_store.append_records([AuditRecord.model_validate(record)], retention_days=365)
+    audit_step = [kind for kind, _ in job.STEPS].index(job.Kind.AUDIT)
+    audit_steps: list[str] = []
+
+    def count(name: str) -> None:
+        state = job.read_checkpoint(leaving)
+        if name == "export" and state and state["kind"] == audit_step:
+            audit_steps.append(name)
+
+    # When the tenant is offboarded
+    job.offboard(leaving, tmp_path / "a.tar.gz", KEY.encode(), on_step=count)
+    # Then the audit file holds both days' records, read in one step per day with records
+    # (a walk of the retention window took 365 steps of 16 Queries each)
+    files = members(tmp_path / "a.tar.gz")
+    days = {line["time"][:10] for line in files["audit.jsonl"] if "tenantId" in line}
+    assert days == {long_ago.date().isoformat(), clock.utc_now().date().isoformat()}
+    assert audit_store.days_with_records(leaving) == sorted(
+        {long_ago.date(), clock.utc_now().date()}
+    )
+    assert len(audit_steps) <= 2

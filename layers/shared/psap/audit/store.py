@@ -7,6 +7,10 @@ Layout (every key begins with the tenant; docs/design.md, "Audit records"):
                                                     the filterable fields, `expiresAt` (TTL)
   T#{t}#REQ#{requestId}             / RECORD       which chain position holds the request's
                                                     record, and the record itself
+  T#{t}#AUDITDAYS                   / {yyyy-mm-dd} a day that has records (written once per
+                                                    warm writer and day, before its first
+                                                    record): what a tenant's offboarding
+                                                    reads instead of every day of retention
 
 A record is appended by one transaction of two PutItems, each `attribute_not_exists`: the
 next position of its chain, and its request id. Nothing is ever updated or deleted (the
@@ -76,6 +80,58 @@ def _position(record: AuditRecord) -> _Position:
     )
 
 
+# The (tenant, day) markers this warm writer wrote: a marker costs one write per container
+# and day, not per record. Bounded; forgetting only costs a write that finds it there.
+_MARKED_MAX: Final = 10_000
+_marked: set[tuple[int, date]] = set()
+
+
+def _days_pk(tenant_id: int) -> str:
+    return f"T#{tenant_id}#AUDITDAYS"
+
+
+def _mark_day(tenant_id: int, day: date, expires: int) -> None:
+    """Notes that the tenant has records on this day, before the day's first record is
+    written (a marker without records is harmless; a record without one would be missed)."""
+    if (tenant_id, day) in _marked:
+        return
+    item = {
+        "pk": {"S": _days_pk(tenant_id)},
+        "sk": {"S": day.isoformat()},
+        "expiresAt": {"N": str(expires)},
+    }
+    with translated("audit day write failed"):
+        try:
+            dynamodb().put_item(TableName=_table(), Item=item, ConditionExpression=_NEW)
+        except dynamodb().exceptions.ConditionalCheckFailedException:
+            pass  # another writer marked it: append-only, nothing is overwritten
+    if len(_marked) >= _MARKED_MAX:
+        _marked.clear()
+    _marked.add((tenant_id, day))
+
+
+def forget_marked_days() -> None:
+    """For tests: a fresh table needs its markers written again."""
+    _marked.clear()
+
+
+def days_with_records(tenant_id: int) -> list[date]:
+    """The days the tenant has (or had, within retention) audit records, oldest first: one
+    Query of at most a retention's worth of small items."""
+    request = {
+        "TableName": _table(),
+        "KeyConditionExpression": "pk = :pk",
+        "ExpressionAttributeValues": {":pk": {"S": _days_pk(tenant_id)}},
+        "ProjectionExpression": "sk",
+        "ConsistentRead": True,
+    }
+    return [
+        date.fromisoformat(item["sk"]["S"])
+        for items in query_pages(request, f"audit days of tenant {tenant_id}")
+        for item in items
+    ]
+
+
 class RecordAppender:
     """Appends records; remembers each chain's head it wrote, so a batch reads a chain once."""
 
@@ -85,6 +141,8 @@ class RecordAppender:
 
     def append(self, record: AuditRecord) -> Appended:
         position = _position(record)
+        day = record.time.date()
+        _mark_day(record.tenant_id, day, _epoch(record.time + self._retention + timedelta(days=1)))
         text = audit_line(record)
         for _ in range(_APPEND_ATTEMPTS):
             seq, prev = self._heads.get(position.pk) or _head(position.pk)
@@ -106,7 +164,7 @@ class RecordAppender:
     def _items(
         self, record: AuditRecord, text: str, position: _Position, link: Link
     ) -> list[dict[str, Any]]:
-        expires = {"N": str(int((record.time + self._retention).timestamp()))}
+        expires = {"N": str(_epoch(record.time + self._retention))}
         chain_item = {
             "pk": {"S": position.pk},
             "sk": {"S": f"{link.seq:012d}"},
@@ -133,6 +191,10 @@ class RecordAppender:
 
 
 _NEW: Final = "attribute_not_exists(pk)"
+
+
+def _epoch(moment: datetime) -> int:
+    return int(moment.timestamp())
 
 
 def append_records(records: Sequence[AuditRecord], retention_days: int) -> list[Appended]:

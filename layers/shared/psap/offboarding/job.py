@@ -18,13 +18,13 @@ import base64
 import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import UTC, date, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Final
 
 from psap.audit.chain import Link, head_line, record_line
-from psap.audit.store import chains_between
+from psap.audit.store import chains_between, days_with_records
 from psap.auth import issuing
 from psap.auth import store as tenants
 from psap.auth.credentials import tenant_limits_key
@@ -357,14 +357,17 @@ def _resource_center(tenant_id: int, cursor: Any) -> Page:
 
 
 def _audit(tenant_id: int, cursor: Any) -> Page:
-    """One day of the retention window's chains, each whole and ended by its head, so the
-    archive's audit file verifies with `psap-admin audit verify`. Kept, never purged."""
-    days = settings().audit_retention_days or DEFAULT_AUDIT_DAYS
-    today = utc_now()
-    offset = int(cursor or 0)
-    day = today - timedelta(days=days - offset)
-    start = day.replace(hour=0, minute=0, second=0, microsecond=0)
-    page = Page(cursor=offset + 1 if offset < days else None)
+    """One day of the tenant's chains, each whole and ended by its head, so the archive's
+    audit file verifies with `psap-admin audit verify`. The days are those the writers
+    marked (audit.store.days_with_records), not every day of the retention window. Kept,
+    never purged. The cursor is the last day done."""
+    after = _audit_cursor_day(cursor)
+    days = [day for day in days_with_records(tenant_id) if after is None or day > after]
+    if not days:
+        return Page()
+    day = days[0]
+    start = datetime(day.year, day.month, day.day, tzinfo=UTC)
+    page = Page(cursor=day.isoformat() if len(days) > 1 else None)
     last: Link | None = None
     for chain in chains_between(tenant_id, start, start):
         for entry in chain:
@@ -375,6 +378,17 @@ def _audit(tenant_id: int, cursor: Any) -> Page:
     if last is not None:
         page.lines.append(head_line(last))
     return page
+
+
+def _audit_cursor_day(cursor: Any) -> date | None:
+    """The last day a step archived. A job started by the previous version counted days of
+    the retention window from its start (an int): that count names the same day."""
+    if cursor is None:
+        return None
+    if isinstance(cursor, int):
+        days = settings().audit_retention_days or DEFAULT_AUDIT_DAYS
+        return (utc_now() - timedelta(days=days - cursor + 1)).date()
+    return date.fromisoformat(str(cursor))
 
 
 # Steps in order: each a collector and the kind its own lines go to (None: a registry page,
