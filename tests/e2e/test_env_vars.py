@@ -44,6 +44,7 @@ LAMBDA_PROVIDED = {
 # Read with a default in the code, so a function that is not given them still runs.
 READ_WITH_A_DEFAULT = {
     "AWS_ENDPOINT_URL",  # none on AWS; the local stack and SAM set it
+    "AWS_EXECUTION_ENV",  # Lambda's runtime sets it; read to refuse the fault injector there
     "CAD_INTAKE_MAX_RECEIVES",
     "INDEX_REFRESH_SECONDS",
     "LICENSE_CACHE_SECONDS",
