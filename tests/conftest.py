@@ -44,7 +44,6 @@ from local.aws import (
     table_definition,
 )
 from local.template import Function, StackTemplate, load_template
-from psap.audit.store import forget_marked_days
 from psap.config import reset_settings
 from psap.storage.dynamodb import dynamodb
 from psap.storage.partitions import forget_registrations
@@ -146,6 +145,10 @@ def _clear_clients() -> None:
     for cached in (dynamodb, s3, sqs, secrets_manager):
         cached.cache_clear()
     forget_registrations()
+    # Imported here: psap.audit imports psap.observability, whose Metrics reads its namespace
+    # at import, which must come after this module has set it (above).
+    from psap.audit.store import forget_marked_days
+
     forget_marked_days()
     forget_blocks()  # id blocks of the previous test's embedded AWS
 

@@ -126,6 +126,8 @@ def _config(credentials: dict[str, str], folder: Path) -> Path:
     return path
 
 
+# Four examples of each of ~70 operations over HTTP: minutes on a busy 2-core machine.
+@pytest.mark.timeout(900)
 def test_schemathesis_finds_no_failure_in_any_operation(
     stack: dict[str, Any], stack_state_file: Path, tmp_path: Path
 ) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from local.env_vars import env_vars_main
 from local.invoke import LOCAL_PARAMETERS, role_session
@@ -77,11 +78,17 @@ def sam_functions(stack: dict[str, Any]) -> dict[str, Any]:
     from samcli.lib.providers.sam_stack_provider import SamLocalStackProvider
 
     overrides = {**LOCAL_PARAMETERS, "LocalAwsEndpoint": stack["awsEndpointUrl"]}
-    stacks, _ = SamLocalStackProvider.get_stacks(
-        str(ROOT / "template.yaml"), parameter_overrides=overrides
-    )
-    provider = SamFunctionProvider(stacks, ignore_code_extraction_warnings=True)
-    return {function.name: function for function in provider.get_all()}
+    # SAM's YAML parser makes PyYAML's SafeLoader build OrderedDicts for the whole process
+    # (which SafeDumper cannot write): the loader's constructors are put back after it.
+    constructors = dict(yaml.SafeLoader.yaml_constructors)
+    try:
+        stacks, _ = SamLocalStackProvider.get_stacks(
+            str(ROOT / "template.yaml"), parameter_overrides=overrides
+        )
+        provider = SamFunctionProvider(stacks, ignore_code_extraction_warnings=True)
+        return {function.name: function for function in provider.get_all()}
+    finally:
+        yaml.SafeLoader.yaml_constructors = constructors
 
 
 def _sam_environment(

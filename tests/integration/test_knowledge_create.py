@@ -311,6 +311,8 @@ def test_get_without_knowledge_permissions_is_403_with_the_spec_message(api: Kno
 
 
 def test_get_through_the_sample_event(api: KnowledgeApi) -> None:
-    entry = api.created(card_payload())  # knowledge 1, as the sample event names
-    status, body = api.call("knowledge_get", permissions=VIEW)
+    entry = api.created(card_payload())  # the sample event names a demo entry: this one
+    status, body = api.call(
+        "knowledge_get", path={"knowledgeId": str(entry["id"])}, permissions=VIEW
+    )
     assert (status, body["id"], body["version"]) == (200, entry["id"], 1)

@@ -96,10 +96,12 @@ def test_publish_of_another_tenants_entry_is_404(api: KnowledgeApi, drafts: dict
 
 
 def test_publish_through_the_sample_event(api: KnowledgeApi) -> None:
-    entry = api.created(card_payload())  # knowledge 1, as the sample event says
-    status, summary = api.call("knowledge_publish")
+    entry = api.created(card_payload())  # the sample event names a demo entry: this one
+    path = {"knowledgeId": str(entry["id"]), "version": "1"}
+    status, summary = api.call("knowledge_publish", path=path)
     assert (status, summary["id"], summary["publishedVersion"]) == (200, entry["id"], 1)
-    assert api.call("knowledge_unpublish")[1]["publishedVersion"] is None
+    unpublished = api.call("knowledge_unpublish", path={"knowledgeId": str(entry["id"])})
+    assert unpublished[1]["publishedVersion"] is None
 
 
 def test_delete_is_204_and_the_list_omits_the_entry_with_counters_right(api: KnowledgeApi) -> None:
@@ -141,5 +143,5 @@ def test_delete_of_an_unknown_or_other_tenants_entry_is_404(api: KnowledgeApi) -
 
 
 def test_delete_through_the_sample_event(api: KnowledgeApi) -> None:
-    api.created(card_payload())
-    assert api.call("knowledge_delete") == (204, None)
+    entry = api.created(card_payload())
+    assert api.call("knowledge_delete", path={"knowledgeId": str(entry["id"])}) == (204, None)
