@@ -397,16 +397,18 @@ function recoverForm(connectorId) {
     const yes = h("button", {
       type: "button", id: "confirm-recover",
       onclick: () => act(async () => {
-        let recovered = 0;
-        let more = true;
-        while (more) {
-          const answer = await api("POST",
-            `/admin/connectors/${encodeURIComponent(connectorId)}/deliveries/recover`, { since });
-          recovered += answer.deliveryIds.length;
-          more = answer.more;
+        // The API starts a job and answers at once; the connector shows its progress.
+        const base = `/admin/connectors/${encodeURIComponent(connectorId)}`;
+        let job = await api("POST", `${base}/deliveries/recover`, { since });
+        notify("Recovery started.");
+        for (let waited = 0; job.state === "RUNNING" && waited < 120; waited += 1) {
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+          job = (await api("GET", base)).deliveryJob || job;
         }
         confirmation.replaceChildren();
-        notify(`${recovered} deliveries queued again.`);
+        notify(job.state === "RUNNING"
+          ? `${job.released} deliveries queued again so far; the recovery goes on.`
+          : `${job.released} deliveries queued again.`);
       }),
     }, `Recover ${total}${capped ? "+" : ""}`);
     confirmation.replaceChildren(h("div", { class: "panel", role: "group", "aria-label": "Confirm recovery" },
