@@ -94,9 +94,13 @@ function latencyChart(stats, wide) {
   for (const [key, name] of [["p50Ms", "line-p50"], ["p95Ms", "line-p95"]]) {
     const points = hours
       .map((p, index) => p[key] === null ? null
-        : `${LEFT + index * step + step / 2},${plotHeight - (p[key] / most) * (plotHeight - 4)}`)
+        : [LEFT + index * step + step / 2, plotHeight - (p[key] / most) * (plotHeight - 4)])
       .filter(Boolean);
-    if (points.length) chart.append(svg("polyline", { class: name, points: points.join(" ") }));
+    if (points.length) {
+      chart.append(svg("polyline", { class: name, points: points.map((xy) => xy.join(",")).join(" ") }));
+    }
+    // A marker per hour, so an hour standing alone still shows.
+    for (const [x, y] of points) chart.append(svg("circle", { class: `${name} dot`, cx: x, cy: y, r: 3 }));
   }
   timeTicks(chart, hours, wide);
   return chart;
