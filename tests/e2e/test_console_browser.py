@@ -230,6 +230,7 @@ def test_an_admin_runs_the_cad_connection_from_the_console(
         sign_in(stack, browser)
         connector_url = create_and_test(browser, receiver)
         break_fix_and_recover(browser, receiver, connector_url)
+        charts(browser, connector_url)
         rotate(browser, connector_url)
         issue_and_revoke(browser)
         export_audit(browser)
@@ -281,6 +282,8 @@ def create_and_test(driver: WebDriver, receiver: Receiver) -> str:
     driver.find_element(By.ID, "send-test").click()
     wait_for(driver, "a", "Follow test delivery").click()
     wait_until_status(driver, "DELIVERED")
+    wait_for(driver, "td.signature", "X-SVC-Signature: ")
+    assert "Bearer" not in driver.find_element(By.CSS_SELECTOR, "td.signature").text
     check_page(driver, "04-delivery-delivered")
     return connector_url
 
@@ -315,6 +318,16 @@ def break_fix_and_recover(driver: WebDriver, receiver: Receiver, connector_url: 
         time.sleep(1)
         driver.find_element(By.XPATH, "//button[normalize-space()='Show']").click()
         wait_for(driver, "table")
+
+
+def charts(driver: WebDriver, connector_url: str) -> None:
+    # The deliveries above are drawn from the connector's hourly rollup, with a text summary.
+    driver.get(connector_url)
+    wait_for(driver, "#connector-charts").click()
+    wait_for(driver, "#chart-outcomes-summary", "delivered, ")
+    assert driver.find_elements(By.CSS_SELECTOR, "svg#chart-outcomes rect.bar-delivered")
+    assert driver.find_elements(By.CSS_SELECTOR, "svg#chart-latency polyline.line-p95")
+    check_page(driver, "07b-connector-charts")
 
 
 def rotate(driver: WebDriver, connector_url: str) -> None:

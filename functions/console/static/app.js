@@ -2,6 +2,7 @@
 // Everything is built with DOM calls (textContent, never innerHTML): no data becomes markup.
 
 import { api, ApiError, currentSession, endSession, openSession, query } from "./api.js";
+import { connectorCharts } from "./charts.js";
 
 const main = document.getElementById("main");
 const EVENT_TYPES = ["incident.accepted", "incident.rejected", "incident.updated", "connector.test"];
@@ -244,7 +245,9 @@ async function connectorPage(connectorId) {
         await connectorPage(connectorId);
       }),
     }, enabled ? "Disable" : "Enable"),
-    h("a", { href: `#/deliveries?connector=${encodeURIComponent(connectorId)}` }, "Delivery log"));
+    h("a", { href: `#/deliveries?connector=${encodeURIComponent(connectorId)}` }, "Delivery log"),
+    h("a", { href: `#/connectors/${encodeURIComponent(connectorId)}/charts`, id: "connector-charts" },
+      "Charts"));
 
   const edit = h("form", { "aria-labelledby": "edit-connector" },
     h("h2", { id: "edit-connector" }, "Edit"),
@@ -286,6 +289,21 @@ async function connectorPage(connectorId) {
       h("dt", {}, "Event types"), h("dd", {}, connector.eventTypes ? connector.eventTypes.join(", ") : "every kind"),
       h("dt", {}, "Id"), h("dd", {}, connector.connectorId)),
     actions, result, edit, rotate);
+}
+
+async function chartsPage(connectorId, parameters) {
+  markSection("connectors");
+  const span = parameters.get("window") === "7d" ? "7d" : "24h";
+  const base = `/admin/connectors/${encodeURIComponent(connectorId)}`;
+  const stats = await api("GET", `${base}/stats${query({ window: span })}`);
+  const link = (value, text) => h("a", {
+    href: `#/connectors/${encodeURIComponent(connectorId)}/charts?window=${value}`,
+    "aria-current": value === span ? "page" : undefined,
+  }, text);
+  page(`Charts of ${connectorId}`,
+    h("p", { class: "row" }, link("24h", "Last 24 hours"), link("7d", "Last 7 days"),
+      h("a", { href: `#/connectors/${encodeURIComponent(connectorId)}` }, "Back to the connector")),
+    connectorCharts(stats));
 }
 
 async function act(work) {
@@ -379,16 +397,18 @@ function recoverForm(connectorId) {
     const yes = h("button", {
       type: "button", id: "confirm-recover",
       onclick: () => act(async () => {
-        let recovered = 0;
-        let more = true;
-        while (more) {
-          const answer = await api("POST",
-            `/admin/connectors/${encodeURIComponent(connectorId)}/deliveries/recover`, { since });
-          recovered += answer.deliveryIds.length;
-          more = answer.more;
+        // The API starts a job and answers at once; the connector shows its progress.
+        const base = `/admin/connectors/${encodeURIComponent(connectorId)}`;
+        let job = await api("POST", `${base}/deliveries/recover`, { since });
+        notify("Recovery started.");
+        for (let waited = 0; job.state === "RUNNING" && waited < 120; waited += 1) {
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+          job = (await api("GET", base)).deliveryJob || job;
         }
         confirmation.replaceChildren();
-        notify(`${recovered} deliveries queued again.`);
+        notify(job.state === "RUNNING"
+          ? `${job.released} deliveries queued again so far; the recovery goes on.`
+          : `${job.released} deliveries queued again.`);
       }),
     }, `Recover ${total}${capped ? "+" : ""}`);
     confirmation.replaceChildren(h("div", { class: "panel", role: "group", "aria-label": "Confirm recovery" },
@@ -410,7 +430,9 @@ async function deliveryPage(deliveryId) {
     h("td", {}, attempt.statusCode === null ? "—" : String(attempt.statusCode)),
     h("td", {}, `${attempt.latencyMs} ms`),
     h("td", {}, [attempt.errorClass, attempt.errorDetail].filter(Boolean).join(": ") || "—"),
-    h("td", {}, h("code", {}, attempt.responseExcerpt || ""))));
+    h("td", {}, h("code", {}, attempt.responseExcerpt || "")),
+    h("td", { class: "signature" }, Object.entries(attempt.signatureHeaders || {}).map(
+      ([name, value]) => h("div", {}, h("code", {}, `${name}: ${value}`))))));
   page(`Delivery ${delivery.deliveryId}`,
     h("dl", { class: "facts" },
       h("dt", {}, "Status"), h("dd", { id: "delivery-status" }, statusText(delivery.status)),
@@ -429,7 +451,7 @@ async function deliveryPage(deliveryId) {
           notify("Delivery queued again.");
         }) }, "Replay")),
     h("h2", {}, "Attempts"),
-    table("Newest first", ["#", "Started", "Answer", "Latency", "Error", "Receiver's answer (excerpt)"], attempts),
+    table("Newest first", ["#", "Started", "Answer", "Latency", "Error", "Receiver's answer (excerpt)", "Signature headers sent"], attempts),
     h("h2", {}, "Body sent"), h("pre", {}, delivery.body));
 }
 
@@ -577,7 +599,8 @@ async function showRoute() {
   const parameters = new URLSearchParams(search || "");
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   try {
-    if (parts[0] === "connectors" && parts[1]) await connectorPage(parts[1]);
+    if (parts[0] === "connectors" && parts[1] && parts[2] === "charts") await chartsPage(parts[1], parameters);
+    else if (parts[0] === "connectors" && parts[1]) await connectorPage(parts[1]);
     else if (parts[0] === "deliveries") await deliveriesPage(parameters);
     else if (parts[0] === "delivery" && parts[1]) await deliveryPage(parts[1]);
     else if (parts[0] === "credentials") await credentialsPage();

@@ -177,6 +177,9 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/api/v1/external/admin/connectors/{connectorId}/deliveries"): Operation(
         "listDeliveries", (P.ADMIN,)
     ),
+    ("GET", "/api/v1/external/admin/connectors/{connectorId}/stats"): Operation(
+        "getConnectorStats", (P.ADMIN,)
+    ),
     ("POST", "/api/v1/external/admin/connectors/{connectorId}/deliveries/recover"): Operation(
         "recoverDeliveries", (P.ADMIN,), body=ADMIN_BODY
     ),

@@ -256,6 +256,11 @@ class AttemptView(WireModel):
     response_excerpt: str | None = Field(
         description=f"The first {RESPONSE_EXCERPT_CHARS} characters of the receiver's answer"
     )
+    signature_headers: dict[str, str] | None = Field(
+        None,
+        description="The signature headers sent with this attempt, by name (never the "
+        "bearer credential); absent for attempts recorded before they were kept",
+    )
 
     @classmethod
     def of(cls, attempt: Attempt) -> "AttemptView":
@@ -267,6 +272,7 @@ class AttemptView(WireModel):
             error_class=attempt.error_class,
             error_detail=attempt.error_detail,
             response_excerpt=attempt.response_excerpt,
+            signature_headers=attempt.signature_headers,
         )
 
 

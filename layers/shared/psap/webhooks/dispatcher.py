@@ -224,6 +224,7 @@ def dispatch(
             logger.info(
                 "delivery held: connector not active", extra=_log(tenant_id, delivery.delivery_id)
             )
+            _tally(tenant_id, delivery.connector_id, store.AttemptTally.HELD, None, now)
             return DispatchResult.HELD
         forget_connectors()  # enabled meanwhile: send it, with what the connector says now
         connector = _connector(tenant_id, delivery.connector_id)
@@ -233,7 +234,9 @@ def dispatch(
         return DispatchResult.DIVERTED
     started = clock.utc_now()
     timestamp = int(started.timestamp())
-    outcome = _send(connector, delivery, timestamp, client or outbound_client(message.lane))
+    outcome, signed_with = _send(
+        connector, delivery, timestamp, client or outbound_client(message.lane)
+    )
     finished = clock.utc_now()
     fault_point("webhook.after_send")
     slow = _track_lane(connector, outcome, finished)
@@ -254,6 +257,7 @@ def dispatch(
         error_class=outcome.error_class,
         error_detail=outcome.error_detail or None,
         response_excerpt=outcome.response_excerpt or None,
+        signature_headers=signed_with or None,
     )
     store.record_attempt(
         tenant_id,
@@ -262,6 +266,7 @@ def dispatch(
         finished,
     )
     fault_point("webhook.after_attempt_recorded")
+    _tally(tenant_id, connector.connector_id, _tally_of(status), outcome.latency_ms, finished)
     if step.verdict is Verdict.GONE:
         store.disable_connector(tenant_id, connector.connector_id, GONE_REASON, finished)
         forget_connectors()
@@ -292,6 +297,28 @@ def dispatch(
     )
     metrics.add_metric(name=_METRIC_NAMES[result], unit=MetricUnit.Count, value=1)
     return result
+
+
+def _tally_of(status: DeliveryStatus) -> store.AttemptTally:
+    if status is DeliveryStatus.DELIVERED:
+        return store.AttemptTally.DELIVERED
+    return store.AttemptTally.DEAD if status.dead else store.AttemptTally.RETRYING
+
+
+def _tally(
+    tenant_id: int,
+    connector_id: str,
+    tally: store.AttemptTally,
+    latency_ms: int | None,
+    now: datetime,
+) -> None:
+    """Adds the step to the connector's hourly rollup, after the attempt is recorded and
+    outside its transaction: a transaction on the busy stats item would conflict with the
+    connector's other attempts. A failed add costs one point of a chart, never a delivery."""
+    try:
+        store.add_to_stats(tenant_id, connector_id, tally=tally, latency_ms=latency_ms, now=now)
+    except Exception:
+        logger.exception("connector stats not updated", extra={"connector_id": connector_id})
 
 
 def _track_lane(connector: Connector, outcome: AttemptOutcome, now: datetime) -> bool:
@@ -327,9 +354,10 @@ def _main_lane_budget_ms() -> float:
 
 def _send(
     connector: Connector, delivery: Delivery, timestamp: int, client: OutboundClient
-) -> AttemptOutcome:
+) -> tuple[AttemptOutcome, dict[str, str]]:
     """Signs the stored body for this attempt (a new timestamp, every active secret) and
-    sends it with the CAD's bearer credential."""
+    sends it with the CAD's bearer credential; answers the signature headers sent (never
+    the bearer credential), which the attempt record keeps."""
     secrets = vault.read_secret(connector.secret_name)
     if not secrets.sends_bearer_to(connector.url):
         # Our cached secret may predate a URL change: read it again before deciding.
@@ -337,7 +365,7 @@ def _send(
     if connector.local_dev and not webhook_local_dev_allowed():
         return AttemptOutcome(
             None, ErrorClass.BLOCKED, 0, error_detail="local-dev connectors are not allowed here"
-        )
+        ), {}
     if secrets.bearer_credential and not secrets.sends_bearer_to(connector.url):
         # The connector we hold is older than its secret (a URL change is under way): the
         # CAD's credential never goes to an origin it was not given for; a retry will see
@@ -348,8 +376,8 @@ def _send(
             0,
             error_detail="the bearer credential was given for another origin (the connector "
             "is being changed)",
-        )
-    headers = signature_headers(
+        ), {}
+    signed_with = signature_headers(
         connector.profile,
         secrets.active_signing(clock.utc_now()),
         delivery.delivery_id,
@@ -357,10 +385,11 @@ def _send(
         delivery.body,
         delivery.event_type,
     )
-    headers["Content-Type"] = "application/json"
+    headers = {**signed_with, "Content-Type": "application/json"}
     if secrets.bearer_credential:
         headers["Authorization"] = f"Bearer {secrets.bearer_credential}"
-    return client.post(connector.url, headers, delivery.body, local_dev=connector.local_dev)
+    outcome = client.post(connector.url, headers, delivery.body, local_dev=connector.local_dev)
+    return outcome, signed_with
 
 
 def _not_claimed(message: DispatchMessage, now: datetime) -> DispatchResult:

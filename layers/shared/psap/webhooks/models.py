@@ -106,6 +106,8 @@ class Attempt(WireModel):
     error_class: ErrorClass | None = None
     error_detail: str | None = None
     response_excerpt: str | None = None  # the first 4 KB of the answer
+    # The signing headers sent (names and values), never Authorization nor a secret.
+    signature_headers: dict[str, str] | None = None
 
 
 class DeliveryJobKind(StrEnum):

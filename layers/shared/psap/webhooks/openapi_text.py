@@ -54,6 +54,12 @@ The connector's deliveries, newest first, filtered by `status`, `eventType` and 
 at most {LOG_EXAMINE_MAX} deliveries, so with selective filters a page can be short, even
 empty, and still carry a cursor: keep reading until `nextCursor` is null."""
 
+CONNECTOR_STATS = """\
+The connector's deliveries per hour by outcome (delivered, retrying, dead, held) and its
+attempt latency (p50/p95, read from fixed buckets: a percentile is its bucket's upper bound)
+over the last 24 hours (`window=24h`, the default) or 7 days (`window=7d`), from an hourly
+rollup the dispatcher keeps for 8 days. Hours without attempts are zeros."""
+
 GET_DELIVERY = f"""\
 One delivery with its latest {ATTEMPTS_SHOWN} attempts (newest first): time, status code,
 latency, error class and at most the first 1024 characters of what the receiver answered.
