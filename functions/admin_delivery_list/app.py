@@ -28,7 +28,10 @@ app = create_resolver()
     operation_id="listDeliveries",
     tags=[text.TAG_DELIVERIES],
 )
-def deliveries(
+# The parameters are the API's query string, one argument each so that the OpenAPI document
+# lists them; the resolver passes them by name.
+def deliveries(  # noqa: PLR0913
+    *,
     connector_id: Annotated[str, Path(alias="connectorId", max_length=64)],
     status: Annotated[DeliveryStatus | None, Query()] = None,
     event_type: Annotated[UpdateKind | None, Query(alias="eventType")] = None,

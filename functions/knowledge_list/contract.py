@@ -31,6 +31,7 @@ app = create_resolver()
     tags=["Knowledge"],
 )
 def list_entries(
+    *,
     page: Annotated[int, declared(PAGE)] = PAGE.default,
     size: Annotated[int, declared(SIZE)] = SIZE.default,
     provider: Annotated[str | None, declared(PROVIDER)] = None,

@@ -23,6 +23,7 @@ app = create_resolver()
     responses=UPLOAD_RESPONSES,
 )
 def upload(
+    *,
     event_id: Annotated[
         int | None, Query(alias="eventId", ge=0, le=INT64_MAX, description="Raw form: the event")
     ] = None,

@@ -44,6 +44,7 @@ query_encoder()
     tags=["Resource center"],
 )
 def search(
+    *,
     q: Annotated[
         str,
         Query(

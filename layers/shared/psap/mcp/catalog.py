@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapte
 from psap.http.operations import OPERATIONS, Operation
 from psap.http.principal import Principal
 from psap.knowledge.models import KnowledgeType
+from psap.paging import PageQuery
 from psap.resource_center.models import ItemType
 from psap.resource_center.query import DEFAULT_PAGE_SIZE as SEARCH_PAGE_SIZE
 from psap.resource_center.query import MAX_PAGE_SIZE as SEARCH_MAX_PAGE_SIZE
@@ -146,17 +147,13 @@ def _knowledge(principal: Principal, arguments: Any) -> Any:
 
 def _evaluations(principal: Principal, arguments: Any) -> Any:
     from psap.qa.listing import list_evaluations
+    from psap.qa.store import EvaluationFilters
 
     return list_evaluations(
         principal.tenant_id,
         arguments.user_id,
-        arguments.page,
-        arguments.size,
-        None,
-        None,
-        None,
-        None,
-        None,
+        paging=PageQuery(arguments.page, arguments.size),
+        filters=EvaluationFilters(),
     )
 
 

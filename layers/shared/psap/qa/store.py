@@ -72,11 +72,22 @@ _WHOLE_LISTING = KeyRange("0", "~")
 
 
 @dataclass(frozen=True)
+class DayRange:
+    """Inclusive UTC days; an open end is None."""
+
+    first: date | None = None
+    last: date | None = None
+
+    @property
+    def is_open(self) -> bool:
+        return self.first is None and self.last is None
+
+
+@dataclass(frozen=True)
 class EvaluationFilters:
     status: EvaluationStatus | None = None
     is_training: bool | None = None
-    first_day: date | None = None  # createdAt on or after this UTC day
-    last_day: date | None = None  # createdAt on or before this UTC day
+    created: DayRange = DayRange()  # the UTC days of createdAt
 
 
 @dataclass(frozen=True)
@@ -291,7 +302,7 @@ def bulk_load_evaluations(tenant_id: int, evaluations: Sequence[QaEvaluation]) -
 
 
 def _total(tenant_id: int, user_id: int, scope: str, filters: EvaluationFilters) -> int:
-    cover = covering(filters.first_day or date.min, filters.last_day or date.max)
+    cover = covering(filters.created.first or date.min, filters.created.last or date.max)
     items = counter_items(_table(), counter_pk(tenant_id, user_id, scope), cover.ranges)
     return max(0, cover.total(items))
 
@@ -311,7 +322,7 @@ def _user_and_total(
     found = {(item["pk"], item["sk"]): item for item in items}
     user = user_key(tenant_id, user_id)
     exists = (user["pk"]["S"], user["sk"]["S"]) in found
-    if filters.first_day is None and filters.last_day is None:
+    if filters.created.is_open:
         return exists, counter_value(found.get((counter["pk"]["S"], counter["sk"]["S"])))
     if not exists:
         return False, 0
@@ -319,8 +330,9 @@ def _user_and_total(
 
 
 def _day_range(filters: EvaluationFilters) -> KeyRange:
-    low = filters.first_day.isoformat() if filters.first_day else _WHOLE_LISTING.low
-    high = f"{filters.last_day.isoformat()}T~" if filters.last_day else _WHOLE_LISTING.high
+    first, last = filters.created.first, filters.created.last
+    low = first.isoformat() if first else _WHOLE_LISTING.low
+    high = f"{last.isoformat()}T~" if last else _WHOLE_LISTING.high
     return KeyRange(low, high)
 
 
@@ -364,6 +376,7 @@ def list_evaluations(
     tenant_id: int,
     user_id: int,
     filters: EvaluationFilters,
+    *,
     newest_first: bool,
     page: PageRequest,
 ) -> tuple[list[QaEvaluation], int] | None:

@@ -214,6 +214,7 @@ def bulk_load_users(tenant_id: int, users: Sequence[User]) -> None:
 def list_users(
     tenant_id: int,
     filters: UserFilters,
+    *,
     sort: UserSortField,
     ascending: bool,
     page: PageRequest,
