@@ -45,14 +45,16 @@ def seed_sample_event_records(
         tenant_id,
         CredentialKind.PARTNER,
         frozenset({Permission.VIEW_KNOWLEDGE}),
-        "demo spare (events/admin_credential_revoke.json revokes it)",
+        label="demo spare (events/admin_credential_revoke.json revokes it)",
         expires_at=now + timedelta(days=30),
         issued_by=OPERATOR,
     )
     # An upload whose file is in place, as if the client had POSTed it to the upload URL:
     # events/incident_upload_start.json starts it.
     ticket = create_upload(tenant_id, UploadFormat.CSV)
-    s3.put_object(incident_upload_bucket(), ticket.upload_fields["key"], UPLOAD_FILE, "text/csv")
+    s3.put_object(
+        incident_upload_bucket(), ticket.upload_fields["key"], UPLOAD_FILE, content_type="text/csv"
+    )
     export = create_export(
         tenant_id,
         AuditExportRequest.model_validate(

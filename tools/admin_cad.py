@@ -166,7 +166,7 @@ def connector_rotate(arguments: argparse.Namespace) -> None:
     now = utc_now()
     lead = timedelta(hours=arguments.activate_in_hours)
     overlap = timedelta(hours=arguments.overlap_hours)
-    rotated = rotate_secret(arguments.tenant, arguments.connector, overlap, now, lead=lead)
+    rotated = rotate_secret(arguments.tenant, arguments.connector, overlap, now=now, lead=lead)
     activation = now + lead
     print(
         f"the new secret signs from {format_timestamp(activation)} (the previous one until "
@@ -195,7 +195,7 @@ def _delivery_line(delivery: Delivery) -> str:
 def connector_deliveries(arguments: argparse.Namespace) -> None:
     if arguments.dead:
         deliveries, before = store.list_dead(
-            arguments.tenant, arguments.connector, arguments.limit, arguments.before
+            arguments.tenant, arguments.connector, arguments.limit, before=arguments.before
         )
         more = f"--dead --before '{before}'" if before else None
     else:
@@ -233,7 +233,7 @@ def connector_replay(arguments: argparse.Namespace) -> None:
 
 def connector_recover(arguments: argparse.Namespace) -> None:
     since = administration.parse_since(arguments.since)
-    recovered = recover(arguments.tenant, arguments.connector, since, utc_now())
+    recovered = recover(arguments.tenant, arguments.connector, since, now=utc_now())
     for delivery_id in recovered:
         print(delivery_id)
     print(f"{len(recovered)} dead-letter or held deliveries queued again, oldest first")

@@ -38,7 +38,9 @@ def list_entries(
     knowledge_type: Annotated[KnowledgeType | None, declared(KNOWLEDGE_TYPE, aliased=True)] = None,
 ) -> ExternalKnowledgePageDto:
     principal = current_principal(app)
-    page_json = list_knowledge(principal.tenant_id, page, size, provider, knowledge_type)
+    page_json = list_knowledge(
+        principal.tenant_id, page, size, provider=provider, knowledge_type=knowledge_type
+    )
     return ExternalKnowledgePageDto.model_validate(page_json)
 
 

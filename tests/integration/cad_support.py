@@ -210,6 +210,7 @@ def add_connector(
     url: str,
     tenant: int = TENANT,
     profile: SigningProfile = SigningProfile.BASELINE,
+    *,
     event_types: list[str] | None = None,
     bearer: str | None = BEARER,
 ) -> ConnectorWithSecret:
@@ -257,6 +258,7 @@ class CadFunctions(HandlerHarness):
         body: dict[str, Any] | bytes | str,
         tenant: int = TENANT,
         content_type: str | None = "application/json",
+        *,
         kind: str = "cad",
         base64_encoded: bool = False,
     ) -> tuple[int, Any]:
@@ -329,6 +331,7 @@ def cad(
     cad_aws: None,
     import_function: Callable[[str], ModuleType],
     load_event: Callable[[str], dict[str, Any]],
+    *,
     lambda_context: Any,
 ) -> CadFunctions:
     return CadFunctions(import_function, load_event, lambda_context)
@@ -338,6 +341,7 @@ def flat_submission(
     event_id: str = "A-1",
     number: str = "2026-000123",
     event_type: str = "incident.created",
+    *,
     time: str = "2026-11-23T02:32:15.123Z",
     tenant: int | None = TENANT,
     **incident: Any,
@@ -375,6 +379,7 @@ def eido_submission(
     event_id: str = "E-1",
     number: str = "EIDO-77",
     event_type: str = "incident.created",
+    *,
     time: str = "2026-11-23T02:40:00Z",
 ) -> dict[str, Any]:
     return {

@@ -101,7 +101,9 @@ def verifies(connector_id: str, tenant: int, secret: str) -> bool:
     now = clock.utc_now()
     active = vault.read_secret(connector.secret_name, fresh=True).active_signing(now)
     stamp = int(now.timestamp())
-    headers = signature_headers(connector.profile, active, "dlv-1", stamp, b"{}", "x")
+    headers = signature_headers(
+        connector.profile, active, "dlv-1", timestamp=stamp, body=b"{}", event_type="x"
+    )
     try:
         if connector.profile is SigningProfile.STANDARD_WEBHOOKS:
             if not secret.startswith("whsec_"):

@@ -78,7 +78,7 @@ def world(aws: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[An
             argparse.Namespace(area="credential", action="revoke", tenant=tenant),
             200,
             clock.utc_now(),
-            clock.utc_now(),
+            finished=clock.utc_now(),
         )
         audit_store.append_records([AuditRecord.model_validate(record)], retention_days=365)
         seeded[tenant] = {"dataset": dataset, "entry": entry.id, "connector": connector}

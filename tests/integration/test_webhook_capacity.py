@@ -180,10 +180,10 @@ def test_a_throttled_shard_does_not_hold_back_the_others_and_is_taken_up_next_ru
     throttled = int(sorted(shards)[0])
     real_page = store.due_page
 
-    def page(bucket: str, shard: int, *arguments: Any) -> Any:
+    def page(bucket: str, shard: int, until: Any, **arguments: Any) -> Any:
         if shard == throttled:
             raise StoreUnavailable("ProvisionedThroughputExceededException")
-        return real_page(bucket, shard, *arguments)
+        return real_page(bucket, shard, until, **arguments)
 
     monkeypatch.setattr(store, "due_page", page)
     # When the scheduler runs while one shard is throttled
@@ -281,7 +281,7 @@ def test_the_admin_api_recover_answers_with_a_job_and_the_connector_shows_its_pr
     cad.run_job_steps()
     # When the operator recovers since before it
     job = jobs.start_recover(
-        TENANT, connector_id, fake_clock.now - timedelta(hours=1), fake_clock.now
+        TENANT, connector_id, fake_clock.now - timedelta(hours=1), now=fake_clock.now
     )
     assert job.state is DeliveryJobState.RUNNING
     cad.run_job_steps()

@@ -56,7 +56,12 @@ def signs_for(connector_id: str, secret: str | list[str], at_seconds_from_now: f
     secrets = vault.read_secret(connector.secret_name, fresh=True)
     stamp = int(moment.timestamp())
     headers = signature_headers(
-        connector.profile, secrets.active_signing(moment), "dlv-1", stamp, b"{}", "x"
+        connector.profile,
+        secrets.active_signing(moment),
+        "dlv-1",
+        timestamp=stamp,
+        body=b"{}",
+        event_type="x",
     )
     try:
         verify_delivery(secret, headers, b"{}", now=stamp)
@@ -143,7 +148,7 @@ def test_rotation_signs_with_the_new_secret_only_and_a_receiver_holding_both_acc
 ) -> None:
     created = create()
     connector_id = created.connector.connector_id
-    rotated = rotate_secret(TENANT, connector_id, timedelta(hours=24), clock.utc_now())
+    rotated = rotate_secret(TENANT, connector_id, timedelta(hours=24), now=clock.utc_now())
     assert rotated.signing_secret != created.signing_secret
     both = [rotated.signing_secret, created.signing_secret]
     # During the overlap the service signs with the new secret only (one digest) ...
@@ -170,7 +175,7 @@ def test_a_rotation_with_a_lead_time_keeps_the_old_secret_signing_until_activati
         TENANT,
         connector_id,
         timedelta(hours=24),
-        clock.utc_now(),
+        now=clock.utc_now(),
         lead=timedelta(hours=1),
     )
     # Then a receiver that has not switched yet keeps accepting until the activation time
@@ -187,7 +192,7 @@ def test_rotation_refuses_a_lead_time_or_overlap_out_of_range(cad_aws: None) -> 
     connector_id = create().connector.connector_id
     for overlap, lead in ((timedelta(days=31), timedelta(0)), (timedelta(0), timedelta(days=-1))):
         with pytest.raises(InvalidInput):
-            rotate_secret(TENANT, connector_id, overlap, clock.utc_now(), lead=lead)
+            rotate_secret(TENANT, connector_id, overlap, now=clock.utc_now(), lead=lead)
 
 
 def test_rotation_without_overlap_retires_the_old_secret_at_once(
@@ -195,7 +200,7 @@ def test_rotation_without_overlap_retires_the_old_secret_at_once(
 ) -> None:
     created = create()
     connector_id = created.connector.connector_id
-    rotated = rotate_secret(TENANT, connector_id, timedelta(0), clock.utc_now())
+    rotated = rotate_secret(TENANT, connector_id, timedelta(0), now=clock.utc_now())
     assert not signs_for(connector_id, created.signing_secret)
     assert signs_for(connector_id, rotated.signing_secret)
 

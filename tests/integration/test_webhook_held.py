@@ -125,7 +125,7 @@ def test_a_410_disables_the_connector_with_a_reason_and_later_updates_are_held(
         TENANT,
         connector.connector.connector_id,
         fake_clock.now - timedelta(hours=1),
-        fake_clock.now,
+        now=fake_clock.now,
     )
     assert recovered == [gone]
     cad.run_dispatcher()
@@ -154,7 +154,7 @@ def test_recover_since_sends_held_deliveries_in_order_with_dead_ones(
     receiver.default = Answer(200)
     # When the operator recovers since before all of them
     since = fake_clock.now - timedelta(minutes=5)
-    assert recover(TENANT, connector_id, since, fake_clock.now) == [dead, *held]
+    assert recover(TENANT, connector_id, since, now=fake_clock.now) == [dead, *held]
     cad.run_dispatcher()
     # Then every one is delivered, in creation order
     assert [r.headers["X-SVC-Delivery-Id"] for r in receiver.requests[1:]] == [dead, *held]
@@ -169,7 +169,7 @@ def test_recover_on_a_disabled_connector_is_refused(cad_aws: None, fake_clock: C
             TENANT,
             connector.connector.connector_id,
             fake_clock.now - timedelta(hours=1),
-            fake_clock.now,
+            now=fake_clock.now,
         )
 
 

@@ -201,5 +201,5 @@ def test_a_message_without_its_connector_is_diverted_after_its_claim_is_given_ba
     passed_on = [m["deliveryId"] for m in drain("WebhookSlowQueue") if m["deliveryId"] != first]
     assert passed_on == [later]
     hanging.release.set()
-    slow_lane = DispatchMessage.of(HANGING_TENANT, later, 0, Lane.SLOW)
+    slow_lane = DispatchMessage.of(HANGING_TENANT, later, 0, lane=Lane.SLOW)
     assert dispatcher.dispatch(slow_lane) is dispatcher.DispatchResult.DELIVERED

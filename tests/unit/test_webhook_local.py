@@ -18,7 +18,12 @@ def signed(delivery_id: str = "dlv-1", bearer: str = "token") -> dict[str, str]:
     import time
 
     headers = signature_headers(
-        SigningProfile.BASELINE, [RAW], delivery_id, int(time.time()), BODY, "incident.accepted"
+        SigningProfile.BASELINE,
+        [RAW],
+        delivery_id,
+        timestamp=int(time.time()),
+        body=BODY,
+        event_type="incident.accepted",
     )
     return {
         name.lower(): value

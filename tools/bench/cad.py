@@ -201,7 +201,9 @@ def _body() -> bytes:
     )
 
     data = ConnectorTest(connector_id="con-bench", message="x" * 600)  # ~1 KB, like updates
-    return serialize(build_event(TENANT, UpdateKind.CONNECTOR_TEST, data, utc_now(), None))
+    return serialize(
+        build_event(TENANT, UpdateKind.CONNECTOR_TEST, data, now=utc_now(), subject=None)
+    )
 
 
 def _send_path(url: str, secret_name: str, progress: Progress) -> list[Row]:
@@ -226,9 +228,9 @@ def _send_path(url: str, secret_name: str, progress: Progress) -> list[Row]:
             SigningProfile.BASELINE,
             secrets.active_signing(now),
             f"dlv-bench-{time.monotonic_ns()}-{index}",
-            int(now.timestamp()),
-            body,
-            "connector.test",
+            timestamp=int(now.timestamp()),
+            body=body,
+            event_type="connector.test",
         )
         return client.post(target, {**plain, **headers}, body, local_dev=True).status_code or 0
 
@@ -301,7 +303,7 @@ def _send_path(url: str, secret_name: str, progress: Progress) -> list[Row]:
             "what signing costs us)",
             per_post_us["signed"],
             per_post_us["unsigned"],
-            RATIO_LIMIT,
+            limit=RATIO_LIMIT,
         ),
         Row(
             "  sender CPU per POST: signed / unsigned / bare",

@@ -107,7 +107,9 @@ def _search(principal: Principal, arguments: Any) -> Any:
     # The search engine (onnxruntime, the model) comes from the search layer.
     from psap.resource_center.search import search_resource_center
 
-    query = parse_search_query(arguments.query, 0, arguments.page_size, arguments.item_type)
+    query = parse_search_query(
+        arguments.query, 0, arguments.page_size, item_type=arguments.item_type
+    )
     return search_resource_center(principal.tenant_id, principal.permissions, query)
 
 
@@ -139,8 +141,8 @@ def _knowledge(principal: Principal, arguments: Any) -> Any:
             principal.tenant_id,
             arguments.page,
             arguments.size,
-            arguments.provider,
-            arguments.knowledge_type,
+            provider=arguments.provider,
+            knowledge_type=arguments.knowledge_type,
         )
     )
 

@@ -69,12 +69,13 @@ def upload_radio_traffic(
     tenant_id: int,
     content_type: str | None,
     parameters: RadioTrafficTarget,
+    *,
     body: bytes,
     now: datetime | None = None,
 ) -> UploadOutcome:
     media_type = (content_type or "").partition(";")[0].strip().lower()
     if media_type == SRT_MEDIA_TYPE:
-        return ingest(tenant_id, parameters, body, now)
+        return ingest(tenant_id, parameters, body, now=now)
     if media_type == JSON_MEDIA_TYPE:
         if parameters.given():
             raise InvalidInput(
@@ -82,7 +83,7 @@ def upload_radio_traffic(
                 "recordingStartedAt in the body, not as query parameters"
             )
         target, content = _json_upload(body)
-        return ingest(tenant_id, target, content, now)
+        return ingest(tenant_id, target, content, now=now)
     raise UnsupportedMediaType(
         f"Content-Type must be {SRT_MEDIA_TYPE} (the file, fields as query parameters) "
         f"or {JSON_MEDIA_TYPE} (fields and contentBase64)"
@@ -90,7 +91,7 @@ def upload_radio_traffic(
 
 
 def ingest(
-    tenant_id: int, target: RadioTrafficTarget, content: bytes, now: datetime | None = None
+    tenant_id: int, target: RadioTrafficTarget, content: bytes, *, now: datetime | None = None
 ) -> UploadOutcome:
     if len(content) > MAX_SRT_BYTES:
         raise PayloadTooLarge(
@@ -109,14 +110,14 @@ def ingest(
         store.next_media_id(),
         event,
         channel,
-        started,
-        cues,
-        sha,
-        len(content),
-        now or utc_now(),
+        started=started,
+        cues=cues,
+        sha256=sha,
+        size_bytes=len(content),
+        now=now or utc_now(),
     )
     try:
-        store.create_radio_traffic(bucket, tenant_id, media, content)
+        store.create_radio_traffic(bucket, tenant_id, media, original=content)
     except store.DuplicateContent:
         found = store.find_media_by_content(tenant_id, event_id, sha)
         if found is None:
@@ -134,6 +135,7 @@ def radio_traffic_media(
     media_id: int,
     event: Event,
     channel: str,
+    *,
     started: datetime,
     cues: list[subrip.Cue],
     sha256: str,

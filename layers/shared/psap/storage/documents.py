@@ -74,9 +74,11 @@ def pack_document(
     if len(packed) <= inline_bytes:
         return PackedDocument(packed, None, len(raw), len(packed))
     if apart is None:
-        put_object(bucket, object_key, packed, content_type)
+        put_object(bucket, object_key, packed, content_type=content_type)
         return PackedDocument(None, object_key, len(raw), len(packed))
-    put_object(bucket, object_key, encode_document({apart: document[apart]}), content_type)
+    put_object(
+        bucket, object_key, encode_document({apart: document[apart]}), content_type=content_type
+    )
     rest = encode_document({**document, apart: []})
     return PackedDocument(rest, object_key, len(raw), len(packed))
 

@@ -229,9 +229,8 @@ def list_users(
         _table(),
         pointer_pk(tenant_id, scope, sort),
         _ALL_POINTERS,
-        ascending,
-        page.offset,
-        page.size,
+        forward=ascending,
+        page=page,
     )
     found = get_users(tenant_id, ids)
     # A user replaced between the pointer read and the batch read is left out of this page.

@@ -82,7 +82,7 @@ def create(tenant_id: int, body: CreateConnectorBody, now: datetime) -> Connecto
 
 
 def update(
-    tenant_id: int, connector_id: str, body: UpdateConnectorBody, now: datetime
+    tenant_id: int, connector_id: str, body: UpdateConnectorBody, *, now: datetime
 ) -> ConnectorWithSecret | Connector:
     """Over the API: changes the fields given; `eventTypes: null` given means every kind."""
     _check_local_dev(body.local_dev)
@@ -112,7 +112,7 @@ def update(
 
 
 def set_status(
-    tenant_id: int, connector_id: str, status: ConnectorStatus, now: datetime
+    tenant_id: int, connector_id: str, status: ConnectorStatus, *, now: datetime
 ) -> tuple[Connector, DeliveryJob | None]:
     """Disable (deliveries are held, see the dispatcher) or enable again (which also clears
     a 410 Gone flag, and starts the job that sends what was held); with the latest job."""
@@ -142,10 +142,12 @@ def replay_one(tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
     return replay(tenant_id, delivery_id, now)
 
 
-def recover_since(tenant_id: int, connector_id: str, since: datetime, now: datetime) -> DeliveryJob:
+def recover_since(
+    tenant_id: int, connector_id: str, since: datetime, *, now: datetime
+) -> DeliveryJob:
     """Starts the job that sends again what died (and what was held) since `since`: the
     request answers at once, however many there are."""
-    return start_recover(tenant_id, connector_id, since, now)
+    return start_recover(tenant_id, connector_id, since, now=now)
 
 
 def connector_with_job(tenant_id: int, connector_id: str) -> tuple[Connector, DeliveryJob | None]:

@@ -103,7 +103,7 @@ class WebhookEvent(WireModel):
 
 
 def build_event(
-    tenant_id: int, kind: UpdateKind, data: UpdateData, now: datetime, subject: str | None
+    tenant_id: int, kind: UpdateKind, data: UpdateData, *, now: datetime, subject: str | None
 ) -> WebhookEvent:
     return WebhookEvent(
         id=f"evt-{uuid.uuid4().hex}",

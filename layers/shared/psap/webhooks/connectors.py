@@ -198,16 +198,16 @@ def rotate_secret(
     tenant_id: int,
     connector_id: str,
     overlap: timedelta,
+    *,
     now: datetime,
     lead: timedelta = timedelta(0),
-    *,
     rate: RateLimit | None = None,
 ) -> ConnectorWithSecret:
     """A new signing secret, signing from `now + lead`; the old one retires `overlap` later.
     With `rate` (the admin API's), each rotation counts against the tenant's limit."""
     connector = store.get_connector(tenant_id, connector_id)  # 404 before a unit is spent
     if rate is not None:
-        consume(cad_table(), f"T#{tenant_id}#RATE", "rotate-secret", rate, now)
+        consume(cad_table(), f"T#{tenant_id}#RATE", "rotate-secret", rate=rate, now=now)
     if overlap < timedelta(0) or overlap > MAX_OVERLAP:
         raise InvalidField("overlapHours", f"between 0 and {MAX_OVERLAP.days * 24} hours")
     if lead < timedelta(0) or lead > MAX_LEAD:

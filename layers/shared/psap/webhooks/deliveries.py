@@ -47,6 +47,7 @@ class DispatchMessage(WireModel):
         tenant_id: int,
         delivery_id: str,
         attempt_count: int,
+        *,
         lane: Lane = Lane.MAIN,
         connector_id: str | None = None,
     ) -> "DispatchMessage":
@@ -89,7 +90,7 @@ def emit_update(
     )
     if not connectors:
         return []
-    event = build_event(tenant_id, kind, data, now, subject).model_copy(
+    event = build_event(tenant_id, kind, data, now=now, subject=subject).model_copy(
         update={"id": f"evt-{_digest(tenant_id, seed, kind.value)}"}
     )
     body = serialize(event)
@@ -171,6 +172,7 @@ def recover(
     tenant_id: int,
     connector_id: str,
     since: datetime,
+    *,
     now: datetime,
     limit: int = RECOVER_LIMIT,
 ) -> list[str]:
@@ -192,7 +194,7 @@ def recover(
             continue
     while len(rearmed) < limit:
         held = store.held_deliveries(
-            tenant_id, connector_id, since, min(_RELEASE_PAGE, limit - len(rearmed))
+            tenant_id, connector_id, since, limit=min(_RELEASE_PAGE, limit - len(rearmed))
         )
         if not held:
             break

@@ -210,9 +210,9 @@ def dispatch(
         tenant_id,
         message.delivery_id,
         message.attempt_count,
-        now + _EARLY_TOLERANCE,
-        now,
-        lease_seconds,
+        due_by=now + _EARLY_TOLERANCE,
+        now=now,
+        lease_seconds=lease_seconds,
     )
     if claimed is None:
         return _not_claimed(message, now)
@@ -233,7 +233,7 @@ def dispatch(
         return DispatchResult.DIVERTED
     started = clock.utc_now()
     timestamp = int(started.timestamp())
-    outcome = _send(connector, delivery, timestamp, client or outbound_client(message.lane))
+    outcome = _send(connector, delivery, timestamp, client=client or outbound_client(message.lane))
     finished = clock.utc_now()
     fault_point("webhook.after_send")
     slow = _track_lane(connector, outcome, finished)
@@ -259,18 +259,22 @@ def dispatch(
         tenant_id,
         claimed,
         store.AttemptResult(attempt, status, step.next_attempt_at, enqueued),
-        finished,
+        now=finished,
     )
     fault_point("webhook.after_attempt_recorded")
     if step.verdict is Verdict.GONE:
-        store.disable_connector(tenant_id, connector.connector_id, GONE_REASON, finished)
+        store.disable_connector(tenant_id, connector.connector_id, GONE_REASON, now=finished)
         forget_connectors()
     if enqueued:
         try:
             lane = Lane.SLOW if slow else Lane.MAIN
             enqueue(
                 DispatchMessage.of(
-                    tenant_id, delivery.delivery_id, attempt.number, lane, connector.connector_id
+                    tenant_id,
+                    delivery.delivery_id,
+                    attempt.number,
+                    lane=lane,
+                    connector_id=connector.connector_id,
                 ),
                 wait,
             )
@@ -326,7 +330,7 @@ def _main_lane_budget_ms() -> float:
 
 
 def _send(
-    connector: Connector, delivery: Delivery, timestamp: int, client: OutboundClient
+    connector: Connector, delivery: Delivery, timestamp: int, *, client: OutboundClient
 ) -> AttemptOutcome:
     """Signs the stored body for this attempt (a new timestamp, every active secret) and
     sends it with the CAD's bearer credential."""
@@ -353,9 +357,9 @@ def _send(
         connector.profile,
         secrets.active_signing(clock.utc_now()),
         delivery.delivery_id,
-        timestamp,
-        delivery.body,
-        delivery.event_type,
+        timestamp=timestamp,
+        body=delivery.body,
+        event_type=delivery.event_type,
     )
     headers["Content-Type"] = "application/json"
     if secrets.bearer_credential:
@@ -439,7 +443,7 @@ def _enqueue_shard(bucket: str, shard: int, now: datetime) -> tuple[int, bool]:
     drained = True
     after: dict[str, object] | None = None
     while True:
-        pointers, after = store.due_page(bucket, shard, now, after, SCHEDULER_PAGE)
+        pointers, after = store.due_page(bucket, shard, now, after=after, limit=SCHEDULER_PAGE)
         messages = []
         for pointer in pointers:
             outcome = store.refile(pointer, now)

@@ -73,7 +73,7 @@ def _mac(raw: bytes, profile: SigningProfile, *parts: bytes) -> hmac.HMAC:
     return mac
 
 
-def _standard_signature(raw: bytes, timestamp: int, delivery_id: str, body: bytes) -> str:
+def _standard_signature(raw: bytes, timestamp: int, delivery_id: str, *, body: bytes) -> str:
     signed = f"{delivery_id}.{timestamp}.".encode()
     digest = _mac(raw, SigningProfile.STANDARD_WEBHOOKS, signed, body).digest()
     return "v1," + base64.b64encode(digest).decode("ascii")
@@ -83,6 +83,7 @@ def signature_headers(
     profile: SigningProfile,
     raw_secrets: Sequence[bytes],
     delivery_id: str,
+    *,
     timestamp: int,
     body: bytes,
     event_type: str,
@@ -97,7 +98,7 @@ def signature_headers(
             "webhook-id": delivery_id,
             "webhook-timestamp": str(timestamp),
             "webhook-signature": " ".join(
-                _standard_signature(raw, timestamp, delivery_id, body) for raw in raw_secrets
+                _standard_signature(raw, timestamp, delivery_id, body=body) for raw in raw_secrets
             ),
             EVENT_TYPE_HEADER: event_type,
         }

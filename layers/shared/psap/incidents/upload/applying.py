@@ -51,6 +51,7 @@ class Applier:
         tenant_id: int,
         upload_id: str,
         clock: Callable[[], datetime],
+        *,
         redo_since: datetime | None = None,
     ) -> None:
         self.tenant_id = tenant_id
@@ -92,7 +93,9 @@ class Applier:
     def _create(self, row: ParsedRow, new_id: int) -> RowResult:
         incident = Incident.model_validate(self._fields(row))
         number = self._number(row)
-        if incidents.create_incident_with_number(self.tenant_id, new_id, incident, self.clock()):
+        if incidents.create_incident_with_number(
+            self.tenant_id, new_id, incident, now=self.clock()
+        ):
             return RowResult(line=row.line, number=number, id=new_id, outcome=RowOutcome.CREATED)
         # Someone created this number since the chunk was read: it is an update now.
         return self._update(row, self._reread(number))
@@ -122,7 +125,7 @@ class Applier:
                 )
                 return unchanged, after if redone else None
             if incidents.replace_incident_if_unchanged(
-                self.tenant_id, record, merged, self.clock()
+                self.tenant_id, record, merged, now=self.clock()
             ):
                 updated = RowResult(
                     line=row.line, number=number, id=record.id, outcome=RowOutcome.UPDATED

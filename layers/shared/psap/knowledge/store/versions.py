@@ -152,6 +152,7 @@ def write_version(
     tenant_id: int,
     knowledge_id: int,
     expected_version: int,
+    *,
     expected_edit_seq: int,
     entry_changes: Mapping[str, Any],
     version_attributes: Mapping[str, Any],
@@ -197,9 +198,9 @@ def append_version(tenant_id: int, entry: KnowledgeEntry, changes: EntryChanges)
         tenant_id,
         entry.id,
         entry.latest_version,
-        entry.service_edit_seq,
-        updated,
-        version_attributes(version),
+        expected_edit_seq=entry.service_edit_seq,
+        entry_changes=updated,
+        version_attributes=version_attributes(version),
     )
     return replace(
         entry,
@@ -287,6 +288,7 @@ def set_published_version(
     tenant_id: int,
     entry: KnowledgeEntry,
     version: KnowledgeVersion | None,
+    *,
     now: datetime,
 ) -> KnowledgeEntry:
     """Publishes `version` (or unpublishes with None): exactly one published version, since
@@ -336,6 +338,7 @@ def complete_card(
     tenant_id: int,
     knowledge_id: int,
     generation: int,
+    *,
     result: CardRecord,
     processed_at: datetime,
     digested_version: KnowledgeVersion | None = None,
