@@ -60,6 +60,23 @@ class RadioTrafficTarget:
 
 
 @dataclass(frozen=True)
+class Transcript:
+    """A parsed SRT file: the channel it was recorded on, when, and its cues."""
+
+    channel: str
+    started: datetime
+    cues: list[subrip.Cue]
+
+
+@dataclass(frozen=True)
+class StoredContent:
+    """The uploaded bytes as the media record describes them."""
+
+    sha256: str
+    size_bytes: int
+
+
+@dataclass(frozen=True)
 class UploadOutcome:
     media: RadioTrafficMedia
     created: bool  # False: this content was already stored for the event (idempotent replay)
@@ -109,11 +126,8 @@ def ingest(
     media = radio_traffic_media(
         store.next_media_id(),
         event,
-        channel,
-        started=started,
-        cues=cues,
-        sha256=sha,
-        size_bytes=len(content),
+        Transcript(channel, started, cues),
+        content=StoredContent(sha, len(content)),
         now=now or utc_now(),
     )
     try:
@@ -132,16 +146,9 @@ def ingest(
 
 
 def radio_traffic_media(
-    media_id: int,
-    event: Event,
-    channel: str,
-    *,
-    started: datetime,
-    cues: list[subrip.Cue],
-    sha256: str,
-    size_bytes: int,
-    now: datetime,
+    media_id: int, event: Event, transcript: Transcript, *, content: StoredContent, now: datetime
 ) -> RadioTrafficMedia:
+    started, cues = transcript.started, transcript.cues
     segments = [
         TranscriptSegment(
             cue=cue.number,
@@ -160,12 +167,12 @@ def radio_traffic_media(
         event_id=int(event.id or 0),
         incident_id=incident.id if incident else None,
         incident_number=incident.number if incident else None,
-        channel=channel,
+        channel=transcript.channel,
         recording_started_at=started,
         duration_seconds=round(max(cue.end for cue in cues).total_seconds(), 3),
         cue_count=len(cues),
-        content_sha256=sha256,
-        size_bytes=size_bytes,
+        content_sha256=content.sha256,
+        size_bytes=content.size_bytes,
         created_at=now,
         segments=segments,
     )
