@@ -204,9 +204,11 @@ def connector_deliveries(arguments: argparse.Namespace) -> None:
             arguments.connector,
             limit=arguments.limit,
             cursor=arguments.cursor,
-            status=DeliveryStatus(arguments.status) if arguments.status else None,
-            event_type=arguments.event_type,
-            since=administration.parse_since(arguments.since) if arguments.since else None,
+            filters=administration.DeliveryFilters(
+                status=DeliveryStatus(arguments.status) if arguments.status else None,
+                event_type=arguments.event_type,
+                since=administration.parse_since(arguments.since) if arguments.since else None,
+            ),
         )
         more = f"--cursor {cursor}" if cursor else None
     for delivery in deliveries:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from psap.webhooks.signing import (
+    SignedMessage,
     SigningProfile,
     presented_secret,
     signature_headers,
@@ -50,7 +51,9 @@ def _signed(
     body: str = BODY,
 ) -> dict[str, str]:
     headers = signature_headers(
-        profile, secrets, DELIVERY_ID, timestamp=timestamp, body=body.encode(), event_type="x"
+        profile,
+        secrets,
+        SignedMessage(DELIVERY_ID, timestamp=timestamp, body=body.encode(), event_type="x"),
     )
     headers.pop("X-SVC-Event-Type")
     return headers

@@ -13,6 +13,7 @@ from psap.webhooks.administration import (
     CURSOR_PATTERN,
     LOG_PAGE_DEFAULT,
     LOG_PAGE_MAX,
+    DeliveryFilters,
     delivery_log,
 )
 from psap.webhooks.catalogue import UpdateKind
@@ -44,9 +45,9 @@ def deliveries(  # noqa: PLR0913
         connector_id,
         limit=limit,
         cursor=cursor,
-        status=status,
-        event_type=event_type.value if event_type else None,
-        since=since,
+        filters=DeliveryFilters(
+            status=status, event_type=event_type.value if event_type else None, since=since
+        ),
     )
     return DeliveryPage(items=[DeliveryView.of(d) for d in found], next_cursor=next_cursor)
 

@@ -26,7 +26,7 @@ from psap.webhooks import secrets as vault
 from psap.webhooks.administration import ROTATION_RATE
 from psap.webhooks.catalogue import IncidentUpdated, UpdateKind
 from psap.webhooks.deliveries import emit_update
-from psap.webhooks.signing import SigningProfile, signature_headers
+from psap.webhooks.signing import SignedMessage, SigningProfile, signature_headers
 from receiver_kit.psap_webhooks import VerificationError, verify_delivery
 from tests.integration.admin_api import (
     ADMIN_PREFIX,
@@ -102,7 +102,9 @@ def verifies(connector_id: str, tenant: int, secret: str) -> bool:
     active = vault.read_secret(connector.secret_name, fresh=True).active_signing(now)
     stamp = int(now.timestamp())
     headers = signature_headers(
-        connector.profile, active, "dlv-1", timestamp=stamp, body=b"{}", event_type="x"
+        connector.profile,
+        active,
+        SignedMessage("dlv-1", timestamp=stamp, body=b"{}", event_type="x"),
     )
     try:
         if connector.profile is SigningProfile.STANDARD_WEBHOOKS:

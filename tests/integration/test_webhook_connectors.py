@@ -18,7 +18,7 @@ from psap.webhooks.connectors import (
     update_connector,
 )
 from psap.webhooks.models import ConnectorStatus
-from psap.webhooks.signing import SigningProfile, signature_headers
+from psap.webhooks.signing import SignedMessage, SigningProfile, signature_headers
 from receiver_kit.psap_webhooks import VerificationError, verify_delivery
 from tests.integration.cad_support import (
     BEARER,
@@ -58,10 +58,7 @@ def signs_for(connector_id: str, secret: str | list[str], at_seconds_from_now: f
     headers = signature_headers(
         connector.profile,
         secrets.active_signing(moment),
-        "dlv-1",
-        timestamp=stamp,
-        body=b"{}",
-        event_type="x",
+        SignedMessage("dlv-1", timestamp=stamp, body=b"{}", event_type="x"),
     )
     try:
         verify_delivery(secret, headers, b"{}", now=stamp)

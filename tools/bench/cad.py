@@ -212,6 +212,7 @@ def _send_path(url: str, secret_name: str, progress: Progress) -> list[Row]:
     from psap.webhooks.signing import (  # noqa: PLC0415
         DELIVERY_ID_HEADER,
         EVENT_TYPE_HEADER,
+        SignedMessage,
         SigningProfile,
         signature_headers,
     )
@@ -227,10 +228,12 @@ def _send_path(url: str, secret_name: str, progress: Progress) -> list[Row]:
         headers = signature_headers(
             SigningProfile.BASELINE,
             secrets.active_signing(now),
-            f"dlv-bench-{time.monotonic_ns()}-{index}",
-            timestamp=int(now.timestamp()),
-            body=body,
-            event_type="connector.test",
+            SignedMessage(
+                f"dlv-bench-{time.monotonic_ns()}-{index}",
+                timestamp=int(now.timestamp()),
+                body=body,
+                event_type="connector.test",
+            ),
         )
         return client.post(target, {**plain, **headers}, body, local_dev=True).status_code or 0
 

@@ -11,6 +11,7 @@ psap.webhooks.admin_models.
 
 import re
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from psap.clock import parse_timestamp
@@ -158,20 +159,28 @@ def connector_with_job(tenant_id: int, connector_id: str) -> tuple[Connector, De
 # ---------------------------------------------------------------- the delivery log
 
 
+@dataclass(frozen=True)
+class DeliveryFilters:
+    """Which deliveries of a connector's log to show; None matches any."""
+
+    status: DeliveryStatus | None = None
+    event_type: str | None = None
+    since: datetime | None = None  # created at or after
+
+
 def delivery_log(
     tenant_id: int,
     connector_id: str,
     *,
     limit: int,
     cursor: str | None = None,
-    status: DeliveryStatus | None = None,
-    event_type: str | None = None,
-    since: datetime | None = None,
+    filters: DeliveryFilters,
 ) -> tuple[list[Delivery], str | None]:
     """A connector's deliveries, newest first, filtered; and the cursor of what follows.
 
     Reads at most LOG_EXAMINE_MAX pointers per call, so a filter that matches little in a
     large log answers a short (even empty) page with a cursor rather than reading it all."""
+    status, event_type, since = filters.status, filters.event_type, filters.since
     if not 1 <= limit <= LOG_PAGE_MAX:
         raise InvalidParameter("limit", f"from 1 to {LOG_PAGE_MAX}")
     if event_type is not None and event_type not in {kind.value for kind in UpdateKind}:

@@ -38,7 +38,7 @@ from psap.webhooks.models import (
     Lane,
 )
 from psap.webhooks.schedule import AttemptOutcome, ErrorClass, Verdict, next_step
-from psap.webhooks.signing import signature_headers
+from psap.webhooks.signing import SignedMessage, signature_headers
 from psap.webhooks.transport import LANE_TIMEOUTS, OutboundClient, outbound_client
 
 _EARLY_TOLERANCE = timedelta(seconds=1)  # SQS delays are not exact
@@ -356,10 +356,12 @@ def _send(
     headers = signature_headers(
         connector.profile,
         secrets.active_signing(clock.utc_now()),
-        delivery.delivery_id,
-        timestamp=timestamp,
-        body=delivery.body,
-        event_type=delivery.event_type,
+        SignedMessage(
+            delivery.delivery_id,
+            timestamp=timestamp,
+            body=delivery.body,
+            event_type=delivery.event_type,
+        ),
     )
     headers["Content-Type"] = "application/json"
     if secrets.bearer_credential:
