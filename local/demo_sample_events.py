@@ -25,7 +25,7 @@ from psap.incidents.upload.service import create_upload
 from psap.storage import s3
 from psap.storage.dynamodb import dynamodb
 from psap.webhooks.administration import send_test
-from psap.webhooks.connectors import create_connector
+from psap.webhooks.connectors import NewConnector, create_connector
 from psap.webhooks.signing import SigningProfile
 
 # One incident, in the upload file's CSV form (events/incident_upload.json has the same).
@@ -75,12 +75,14 @@ def seed_sample_event_records(
         # demo connector keeps delivering to the sample receiver with the secret it knows.
         spare_connector = create_connector(
             tenant_id,
-            name="Spare connector (for the sample events)",
-            url=os.environ[RECEIVER_URL_VARIABLE] + f"/cad/{tenant_id}/spare",
-            profile=SigningProfile.BASELINE,
-            event_types=None,
-            bearer_credential=f"demo-spare-{secrets.token_urlsafe(16)}",
-            local_dev=True,
+            NewConnector(
+                name="Spare connector (for the sample events)",
+                url=os.environ[RECEIVER_URL_VARIABLE] + f"/cad/{tenant_id}/spare",
+                profile=SigningProfile.BASELINE,
+                event_types=None,
+                bearer_credential=f"demo-spare-{secrets.token_urlsafe(16)}",
+                local_dev=True,
+            ),
             now=now,
         )
         values["SPARE_CONNECTOR"] = spare_connector.connector.connector_id

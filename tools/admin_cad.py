@@ -35,7 +35,10 @@ from psap.errors import InvalidInput
 from psap.webhooks import administration, store
 from psap.webhooks.connectors import (
     DEFAULT_OVERLAP,
+    ConnectorChanges,
     ConnectorWithSecret,
+    NewConnector,
+    RotationSchedule,
     create_connector,
     rotate_secret,
     update_connector,
@@ -99,12 +102,14 @@ def connector_create(arguments: argparse.Namespace) -> None:
     try:
         created = create_connector(
             arguments.tenant,
-            name=arguments.name,
-            url=arguments.url,
-            profile=SigningProfile(arguments.profile),
-            event_types=_event_types(arguments.event_types),
-            bearer_credential=_bearer(arguments),
-            local_dev=arguments.local_dev,
+            NewConnector(
+                name=arguments.name,
+                url=arguments.url,
+                profile=SigningProfile(arguments.profile),
+                event_types=_event_types(arguments.event_types),
+                bearer_credential=_bearer(arguments),
+                local_dev=arguments.local_dev,
+            ),
             now=utc_now(),
         )
     except InvalidInput as error:
@@ -127,14 +132,16 @@ def connector_update(arguments: argparse.Namespace) -> None:
         result = update_connector(
             arguments.tenant,
             arguments.connector,
+            ConnectorChanges(
+                name=arguments.name,
+                url=arguments.url,
+                profile=SigningProfile(arguments.profile) if arguments.profile else None,
+                event_types=_event_types(arguments.event_types),
+                all_event_types=arguments.all_event_types,
+                bearer_credential=_bearer(arguments),
+                local_dev=arguments.local_dev,
+            ),
             now=utc_now(),
-            name=arguments.name,
-            url=arguments.url,
-            profile=SigningProfile(arguments.profile) if arguments.profile else None,
-            event_types=_event_types(arguments.event_types),
-            all_event_types=arguments.all_event_types,
-            bearer_credential=_bearer(arguments),
-            local_dev=arguments.local_dev,
         )
     except InvalidInput as error:
         raise _local_dev_hint(error, arguments.url, arguments.local_dev) from error
@@ -146,7 +153,9 @@ def connector_update(arguments: argparse.Namespace) -> None:
 
 
 def _set_status(arguments: argparse.Namespace, status: ConnectorStatus) -> None:
-    updated = update_connector(arguments.tenant, arguments.connector, now=utc_now(), status=status)
+    updated = update_connector(
+        arguments.tenant, arguments.connector, ConnectorChanges(status=status), now=utc_now()
+    )
     connector = updated.connector if isinstance(updated, ConnectorWithSecret) else updated
     print(f"{connector.connector_id} is {connector.status}")
 
@@ -166,7 +175,9 @@ def connector_rotate(arguments: argparse.Namespace) -> None:
     now = utc_now()
     lead = timedelta(hours=arguments.activate_in_hours)
     overlap = timedelta(hours=arguments.overlap_hours)
-    rotated = rotate_secret(arguments.tenant, arguments.connector, overlap, now=now, lead=lead)
+    rotated = rotate_secret(
+        arguments.tenant, arguments.connector, RotationSchedule(overlap, lead), now=now
+    )
     activation = now + lead
     print(
         f"the new secret signs from {format_timestamp(activation)} (the previous one until "

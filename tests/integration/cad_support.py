@@ -23,7 +23,7 @@ from psap.storage.dynamodb import dynamodb
 from psap.storage.sqs import sqs
 from psap.webhooks import dispatcher, jobs, transport
 from psap.webhooks import secrets as vault
-from psap.webhooks.connectors import ConnectorWithSecret, create_connector
+from psap.webhooks.connectors import ConnectorWithSecret, NewConnector, create_connector
 from psap.webhooks.models import Lane
 from psap.webhooks.signing import SigningProfile
 from tests.integration.handler_harness import HandlerHarness, with_headers
@@ -216,12 +216,14 @@ def add_connector(
 ) -> ConnectorWithSecret:
     return create_connector(
         tenant,
-        name="Riverside CAD",
-        url=url,
-        profile=profile,
-        event_types=event_types,
-        bearer_credential=bearer,
-        local_dev=True,
+        NewConnector(
+            name="Riverside CAD",
+            url=url,
+            profile=profile,
+            event_types=event_types,
+            bearer_credential=bearer,
+            local_dev=True,
+        ),
         now=clock.utc_now(),
     )
 

@@ -30,7 +30,7 @@ from psap.offboarding import job
 from psap.resource_center.store import grant_license, tenant_licenses
 from psap.storage.sequences import raise_floor
 from psap.webhooks import store as webhooks
-from psap.webhooks.connectors import create_connector
+from psap.webhooks.connectors import NewConnector, create_connector
 from psap.webhooks.secrets import read_secret, secret_name
 from psap.webhooks.signing import SigningProfile
 from tests.conftest import TEMPLATE
@@ -65,12 +65,14 @@ def world(aws: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[An
         )
         connector = create_connector(
             tenant,
-            name="County CAD",
-            url="http://127.0.0.1:9/cad",
-            profile=SigningProfile.BASELINE,
-            event_types=None,
-            bearer_credential="cad-bearer-secret-value",
-            local_dev=True,
+            NewConnector(
+                name="County CAD",
+                url="http://127.0.0.1:9/cad",
+                profile=SigningProfile.BASELINE,
+                event_types=None,
+                bearer_credential="cad-bearer-secret-value",
+                local_dev=True,
+            ),
             now=clock.utc_now(),
         ).connector
         grant_license(tenant, "APCO", clock.utc_now())

@@ -21,7 +21,7 @@ from psap.storage import queries
 from psap.storage.dynamodb import dynamodb
 from psap.webhooks import dispatcher, jobs, store
 from psap.webhooks.catalogue import ConnectorTest, UpdateKind
-from psap.webhooks.connectors import ConnectorWithSecret, update_connector
+from psap.webhooks.connectors import ConnectorChanges, ConnectorWithSecret, update_connector
 from psap.webhooks.deliveries import HELD_RETENTION, DispatchMessage, emit_update, replay
 from psap.webhooks.dispatcher import enqueue_due
 from psap.webhooks.models import ConnectorStatus, DeliveryJobState, DeliveryStatus
@@ -65,7 +65,12 @@ def update(seed: str, subject: str | None = None, tenant: int = TENANT) -> str:
 
 
 def set_status(connector: ConnectorWithSecret, status: ConnectorStatus) -> None:
-    update_connector(TENANT, connector.connector.connector_id, now=clock.utc_now(), status=status)
+    update_connector(
+        TENANT,
+        connector.connector.connector_id,
+        ConnectorChanges(status=status),
+        now=clock.utc_now(),
+    )
     dispatcher.forget_connectors()
 
 

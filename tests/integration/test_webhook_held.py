@@ -11,7 +11,7 @@ from psap import clock
 from psap.errors import Conflict
 from psap.webhooks import dispatcher, store
 from psap.webhooks.catalogue import ConnectorTest, UpdateKind
-from psap.webhooks.connectors import ConnectorWithSecret, update_connector
+from psap.webhooks.connectors import ConnectorChanges, ConnectorWithSecret, update_connector
 from psap.webhooks.deliveries import HELD_RETENTION, emit_update, recover, replay
 from psap.webhooks.models import ConnectorStatus, DeliveryStatus
 from tests.integration.cad_support import (
@@ -47,7 +47,12 @@ def update(seed: str) -> str:
 
 def set_status(connector: ConnectorWithSecret, status: ConnectorStatus) -> None:
     """Changes the status; enabling also runs the release job it starts, to its end."""
-    update_connector(TENANT, connector.connector.connector_id, now=clock.utc_now(), status=status)
+    update_connector(
+        TENANT,
+        connector.connector.connector_id,
+        ConnectorChanges(status=status),
+        now=clock.utc_now(),
+    )
     dispatcher.forget_connectors()
     run_delivery_jobs()
 

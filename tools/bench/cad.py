@@ -164,19 +164,21 @@ def run(options: Options) -> list[Row]:
     with mock_aws():
         create_template_resources()
         from psap.clock import utc_now  # noqa: PLC0415 - after the environment is set
-        from psap.webhooks.connectors import create_connector  # noqa: PLC0415
+        from psap.webhooks.connectors import NewConnector, create_connector  # noqa: PLC0415
         from psap.webhooks.signing import SigningProfile  # noqa: PLC0415
 
         port = free_port()
         path = f"/cad/{TENANT}/webhooks"
         connector = create_connector(
             TENANT,
-            name="bench",
-            url=f"http://127.0.0.1:{port}{path}",
-            profile=SigningProfile.BASELINE,
-            event_types=None,
-            bearer_credential=BEARER,
-            local_dev=True,
+            NewConnector(
+                name="bench",
+                url=f"http://127.0.0.1:{port}{path}",
+                profile=SigningProfile.BASELINE,
+                event_types=None,
+                bearer_credential=BEARER,
+                local_dev=True,
+            ),
             now=utc_now(),
         )
         with _receiver(connector.signing_secret, port, path) as url:
@@ -400,7 +402,7 @@ def _isolation(healthy: Any, progress: Progress) -> list[Row]:
     from psap.storage.sqs import sqs  # noqa: PLC0415
     from psap.webhooks import store  # noqa: PLC0415
     from psap.webhooks.catalogue import ConnectorTest, UpdateKind  # noqa: PLC0415
-    from psap.webhooks.connectors import create_connector  # noqa: PLC0415
+    from psap.webhooks.connectors import NewConnector, create_connector  # noqa: PLC0415
     from psap.webhooks.deliveries import emit_update  # noqa: PLC0415
     from psap.webhooks.models import DeliveryStatus  # noqa: PLC0415
     from psap.webhooks.signing import SigningProfile  # noqa: PLC0415
@@ -413,12 +415,14 @@ def _isolation(healthy: Any, progress: Progress) -> list[Row]:
     hanging = _HangingEndpoint()
     hanging_connector = create_connector(
         HANGING_TENANT,
-        name="bench hanging",
-        url=hanging.url,
-        profile=SigningProfile.BASELINE,
-        event_types=None,
-        bearer_credential=BEARER,
-        local_dev=True,
+        NewConnector(
+            name="bench hanging",
+            url=hanging.url,
+            profile=SigningProfile.BASELINE,
+            event_types=None,
+            bearer_credential=BEARER,
+            local_dev=True,
+        ),
         now=utc_now(),
     ).connector
     connectors = {HANGING_TENANT: hanging_connector, HEALTHY_TENANT: healthy}

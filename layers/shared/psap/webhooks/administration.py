@@ -27,7 +27,9 @@ from psap.webhooks.admin_models import (
 from psap.webhooks.catalogue import ConnectorTest, UpdateKind
 from psap.webhooks.connectors import (
     BearerCredentialMissing,
+    ConnectorChanges,
     ConnectorWithSecret,
+    NewConnector,
     create_connector,
     update_connector,
 )
@@ -72,12 +74,14 @@ def create(tenant_id: int, body: CreateConnectorBody, now: datetime) -> Connecto
     _check_local_dev(body.local_dev)
     return create_connector(
         tenant_id,
-        name=body.name,
-        url=body.url,
-        profile=body.profile,
-        event_types=_kind_values(body.event_types),
-        bearer_credential=body.bearer_credential,
-        local_dev=body.local_dev,
+        NewConnector(
+            name=body.name,
+            url=body.url,
+            profile=body.profile,
+            event_types=_kind_values(body.event_types),
+            bearer_credential=body.bearer_credential,
+            local_dev=body.local_dev,
+        ),
         now=now,
     )
 
@@ -92,14 +96,16 @@ def update(
         return update_connector(
             tenant_id,
             connector_id,
+            ConnectorChanges(
+                name=body.name,
+                url=body.url,
+                profile=body.profile,
+                event_types=_kind_values(body.event_types),
+                all_event_types="event_types" in given and body.event_types is None,
+                bearer_credential=body.bearer_credential,
+                local_dev=body.local_dev,
+            ),
             now=now,
-            name=body.name,
-            url=body.url,
-            profile=body.profile,
-            event_types=_kind_values(body.event_types),
-            all_event_types="event_types" in given and body.event_types is None,
-            bearer_credential=body.bearer_credential,
-            local_dev=body.local_dev,
         )
     except BearerCredentialMissing as error:
         if body.bearer_credential is not None:
@@ -117,7 +123,9 @@ def set_status(
 ) -> tuple[Connector, DeliveryJob | None]:
     """Disable (deliveries are held, see the dispatcher) or enable again (which also clears
     a 410 Gone flag, and starts the job that sends what was held); with the latest job."""
-    changed = connector_of(update_connector(tenant_id, connector_id, now=now, status=status))
+    changed = connector_of(
+        update_connector(tenant_id, connector_id, ConnectorChanges(status=status), now=now)
+    )
     return changed, latest_job(tenant_id, connector_id)
 
 
