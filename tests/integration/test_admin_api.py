@@ -24,7 +24,7 @@ from psap.storage.dynamodb import dynamodb
 from psap.webhooks import administration, store
 from psap.webhooks import secrets as vault
 from psap.webhooks.administration import ROTATION_RATE
-from psap.webhooks.catalogue import IncidentUpdated, UpdateKind
+from psap.webhooks.catalogue import IncidentUpdated, UpdateKind, WebhookUpdate
 from psap.webhooks.deliveries import emit_update
 from psap.webhooks.signing import SignedMessage, SigningProfile, signature_headers
 from receiver_kit.psap_webhooks import VerificationError, verify_delivery
@@ -465,13 +465,7 @@ def _emit(tenant: int, connector_id: str, kind: UpdateKind, seed: str) -> str:
 
         data = ConnectorTest(connector_id=connector_id, message="x")
     (delivery_id,) = emit_update(
-        tenant,
-        kind,
-        data,
-        seed=seed,
-        subject=None,
-        now=clock.utc_now(),
-        only_connector=connector,
+        tenant, WebhookUpdate(kind, data), seed=seed, now=clock.utc_now(), only_connector=connector
     )
     return delivery_id
 

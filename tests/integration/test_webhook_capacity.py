@@ -20,7 +20,7 @@ from psap.errors import StoreUnavailable
 from psap.storage import queries
 from psap.storage.dynamodb import dynamodb
 from psap.webhooks import dispatcher, jobs, store
-from psap.webhooks.catalogue import ConnectorTest, UpdateKind
+from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate
 from psap.webhooks.connectors import ConnectorChanges, ConnectorWithSecret, update_connector
 from psap.webhooks.deliveries import HELD_RETENTION, DispatchMessage, emit_update, replay
 from psap.webhooks.dispatcher import enqueue_due
@@ -55,10 +55,12 @@ def serializable_transactions() -> None:
 def update(seed: str, subject: str | None = None, tenant: int = TENANT) -> str:
     (delivery_id,) = emit_update(
         tenant,
-        UpdateKind.CONNECTOR_TEST,
-        ConnectorTest(connector_id="any", message=seed),
+        WebhookUpdate(
+            UpdateKind.CONNECTOR_TEST,
+            ConnectorTest(connector_id="any", message=seed),
+            subject=subject,
+        ),
         seed=seed,
-        subject=subject,
         now=clock.utc_now(),
     )
     return delivery_id

@@ -14,7 +14,7 @@ from standardwebhooks import Webhook
 
 from psap import clock
 from psap.webhooks import dispatcher, store
-from psap.webhooks.catalogue import ConnectorTest, UpdateKind
+from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate
 from psap.webhooks.connectors import (
     ConnectorChanges,
     ConnectorWithSecret,
@@ -52,10 +52,11 @@ __all__ = ["cad", "cad_aws", "fake_clock", "receiver"]
 def send_update(connector: ConnectorWithSecret, seed: str = "seed-1") -> str:
     (delivery_id,) = emit_update(
         TENANT,
-        UpdateKind.CONNECTOR_TEST,
-        ConnectorTest(connector_id=connector.connector.connector_id, message="hello"),
+        WebhookUpdate(
+            UpdateKind.CONNECTOR_TEST,
+            ConnectorTest(connector_id=connector.connector.connector_id, message="hello"),
+        ),
         seed=seed,
-        subject=None,
         now=clock.utc_now(),
         only_connector=connector.connector,
     )

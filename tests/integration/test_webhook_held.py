@@ -10,7 +10,7 @@ import pytest
 from psap import clock
 from psap.errors import Conflict
 from psap.webhooks import dispatcher, store
-from psap.webhooks.catalogue import ConnectorTest, UpdateKind
+from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate
 from psap.webhooks.connectors import ConnectorChanges, ConnectorWithSecret, update_connector
 from psap.webhooks.deliveries import HELD_RETENTION, emit_update, recover, replay
 from psap.webhooks.models import ConnectorStatus, DeliveryStatus
@@ -36,10 +36,8 @@ def update(seed: str) -> str:
     """An update as the CAD worker emits it: to every connector of the tenant that wants it."""
     (delivery_id,) = emit_update(
         TENANT,
-        UpdateKind.CONNECTOR_TEST,
-        ConnectorTest(connector_id="any", message=seed),
+        WebhookUpdate(UpdateKind.CONNECTOR_TEST, ConnectorTest(connector_id="any", message=seed)),
         seed=seed,
-        subject=None,
         now=clock.utc_now(),
     )
     return delivery_id

@@ -12,7 +12,7 @@ import pytest
 
 from psap import clock
 from psap.webhooks import dispatcher, store
-from psap.webhooks.catalogue import ConnectorTest, UpdateKind
+from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate
 from psap.webhooks.connectors import ConnectorWithSecret
 from psap.webhooks.deliveries import DispatchMessage, emit_update
 from psap.webhooks.models import DeliveryStatus, Lane
@@ -92,10 +92,11 @@ def short_timeouts(monkeypatch: pytest.MonkeyPatch) -> None:
 def update(connector: ConnectorWithSecret, tenant: int, seed: str) -> str:
     (delivery_id,) = emit_update(
         tenant,
-        UpdateKind.CONNECTOR_TEST,
-        ConnectorTest(connector_id=connector.connector.connector_id, message=seed),
+        WebhookUpdate(
+            UpdateKind.CONNECTOR_TEST,
+            ConnectorTest(connector_id=connector.connector.connector_id, message=seed),
+        ),
         seed=seed,
-        subject=None,
         now=clock.utc_now(),
         only_connector=connector.connector,
     )

@@ -198,13 +198,14 @@ def _body() -> bytes:
     from psap.webhooks.catalogue import (  # noqa: PLC0415
         ConnectorTest,
         UpdateKind,
+        WebhookUpdate,
         build_event,
         serialize,
     )
 
     data = ConnectorTest(connector_id="con-bench", message="x" * 600)  # ~1 KB, like updates
     return serialize(
-        build_event(TENANT, UpdateKind.CONNECTOR_TEST, data, now=utc_now(), subject=None)
+        build_event(TENANT, WebhookUpdate(UpdateKind.CONNECTOR_TEST, data), now=utc_now())
     )
 
 
@@ -401,7 +402,7 @@ def _isolation(healthy: Any, progress: Progress) -> list[Row]:
     from psap.config import webhook_queue_url  # noqa: PLC0415
     from psap.storage.sqs import sqs  # noqa: PLC0415
     from psap.webhooks import store  # noqa: PLC0415
-    from psap.webhooks.catalogue import ConnectorTest, UpdateKind  # noqa: PLC0415
+    from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate  # noqa: PLC0415
     from psap.webhooks.connectors import NewConnector, create_connector  # noqa: PLC0415
     from psap.webhooks.deliveries import emit_update  # noqa: PLC0415
     from psap.webhooks.models import DeliveryStatus  # noqa: PLC0415
@@ -430,10 +431,11 @@ def _isolation(healthy: Any, progress: Progress) -> list[Row]:
     def update(tenant: int, seed: str) -> str:
         (delivery_id,) = emit_update(
             tenant,
-            UpdateKind.CONNECTOR_TEST,
-            ConnectorTest(connector_id=connectors[tenant].connector_id, message=seed),
+            WebhookUpdate(
+                UpdateKind.CONNECTOR_TEST,
+                ConnectorTest(connector_id=connectors[tenant].connector_id, message=seed),
+            ),
             seed=seed,
-            subject=None,
             now=utc_now(),
             only_connector=connectors[tenant],
         )

@@ -34,6 +34,7 @@ from psap.webhooks.catalogue import (
     IncidentRejected,
     RejectionReason,
     UpdateKind,
+    WebhookUpdate,
 )
 from psap.webhooks.deliveries import emit_update
 
@@ -184,10 +185,8 @@ def _emit(record: SubmissionRecord, answer: Answer, seed: str | None = None) -> 
     )
     emit_update(
         record.key.tenant_id,
-        kind,
-        answer,
+        WebhookUpdate(kind, answer, subject=answer.cad_incident_number),
         seed=seed or record.receipt_id,
-        subject=answer.cad_incident_number,
         now=clock.utc_now(),
     )
 

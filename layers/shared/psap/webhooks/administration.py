@@ -24,7 +24,7 @@ from psap.webhooks.admin_models import (
     CreateConnectorBody,
     UpdateConnectorBody,
 )
-from psap.webhooks.catalogue import ConnectorTest, UpdateKind
+from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate
 from psap.webhooks.connectors import (
     BearerCredentialMissing,
     ConnectorChanges,
@@ -136,10 +136,11 @@ def send_test(tenant_id: int, connector_id: str, now: datetime) -> str:
         raise Conflict(f"Connector {connector_id} is {connector.status}; enable it first")
     (delivery_id,) = emit_update(
         tenant_id,
-        UpdateKind.CONNECTOR_TEST,
-        ConnectorTest(connector_id=connector.connector_id, message="test delivery"),
+        WebhookUpdate(
+            UpdateKind.CONNECTOR_TEST,
+            ConnectorTest(connector_id=connector.connector_id, message="test delivery"),
+        ),
         seed=f"test#{uuid.uuid4().hex}",
-        subject=None,
         now=now,
         only_connector=connector,
     )

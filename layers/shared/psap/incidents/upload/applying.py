@@ -28,7 +28,7 @@ from psap.storage.aws import ConditionFailed
 from psap.storage.numbered import StoredRecord
 from psap.storage.optimistic import optimistic_write
 from psap.webhooks import store as webhooks
-from psap.webhooks.catalogue import IncidentUpdated, UpdateKind
+from psap.webhooks.catalogue import IncidentUpdated, UpdateKind, WebhookUpdate
 from psap.webhooks.deliveries import emit_update
 
 CHUNK_ROWS = 100
@@ -145,11 +145,13 @@ class Applier:
         number = self._number(row)
         emit_update(
             self.tenant_id,
-            UpdateKind.INCIDENT_UPDATED,
-            IncidentUpdated(
-                incident_id=incident_id, number=number, upload_id=self.upload_id, line=row.line
+            WebhookUpdate(
+                UpdateKind.INCIDENT_UPDATED,
+                IncidentUpdated(
+                    incident_id=incident_id, number=number, upload_id=self.upload_id, line=row.line
+                ),
+                subject=number,
             ),
             seed=f"upload:{self.upload_id}:{number}:{_content_hash(document)}",
-            subject=number,
             now=self.clock(),
         )
