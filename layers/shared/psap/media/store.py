@@ -33,7 +33,7 @@ from psap.errors import NotFound, StoreUnavailable
 from psap.events.store import EVENTS, media_link_item
 from psap.media.models import RadioTrafficMedia
 from psap.storage import numbered
-from psap.storage.documents import PackedDocument, pack_document, unpack_document
+from psap.storage.documents import OverflowObject, PackedDocument, pack_document, unpack_document
 from psap.storage.dynamodb import read_item, transact_write
 from psap.storage.partitions import PartitionKind, registration
 from psap.storage.s3 import put_object
@@ -103,9 +103,9 @@ def create_radio_traffic(
     packed = pack_document(
         document,
         inline_bytes=INLINE_SEGMENTS_BYTES,
-        bucket=bucket,
-        object_key=segments_key(tenant_id, media.event_id, sha, media_id=media.id),
-        content_type="zlib",
+        overflow=OverflowObject(
+            bucket, segments_key(tenant_id, media.event_id, sha, media_id=media.id), "zlib"
+        ),
         apart="segments",
     )
     record: dict[str, Any] = {

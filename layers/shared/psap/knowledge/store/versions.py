@@ -28,7 +28,7 @@ from psap.knowledge.store.records import (
 from psap.storage import documents, listing
 from psap.storage.attributes import Item, from_item, marshal, to_item
 from psap.storage.aws import ConditionFailed, translated
-from psap.storage.documents import PackedDocument, pack_document, unpack_document
+from psap.storage.documents import OverflowObject, PackedDocument, pack_document, unpack_document
 from psap.storage.dynamodb import batch_get, dynamodb, read_item, transact_write
 from psap.storage.queries import query_page
 
@@ -88,9 +88,7 @@ def store_document(bucket: str, object_key: str, document: Mapping[str, Any]) ->
     packed = pack_document(
         document,
         inline_bytes=INLINE_DOCUMENT_BYTES,
-        bucket=bucket,
-        object_key=object_key,
-        content_type="application/zlib",
+        overflow=OverflowObject(bucket, object_key, "application/zlib"),
     )
     return StoredDocument(packed.inline, packed.object_key, packed.raw_bytes, packed.stored_bytes)
 
