@@ -77,7 +77,7 @@ def seed() -> dict[str, Any]:
                 tenant.tenant_id,
                 kind,
                 permissions,
-                f"demo {label}",
+                label=f"demo {label}",
                 # Every credential expires; a local stack lives far shorter than this.
                 expires_at=utc_now() + timedelta(days=ADMIN_EXPIRY_DEFAULT_DAYS),
                 issued_by=OPERATOR,

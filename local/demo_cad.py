@@ -25,19 +25,21 @@ def seed_cad_connector(tenant_id: int, name: str) -> dict[str, Any] | None:
         return None
     # Imported here: the stack imports this module for RECEIVER_URL_VARIABLE before it sets
     # the functions' environment, and psap's logger reads its level once, on import.
-    from psap.webhooks.connectors import create_connector  # noqa: PLC0415
+    from psap.webhooks.connectors import NewConnector, create_connector  # noqa: PLC0415
     from psap.webhooks.signing import SigningProfile  # noqa: PLC0415
 
     # What the CAD vendor would issue to the service for calling its endpoint.
     bearer = f"demo-cad-{secrets.token_urlsafe(16)}"
     created = create_connector(
         tenant_id,
-        name=f"{name} CAD (sample receiver)",
-        url=base_url + receiver_path(tenant_id),
-        profile=SigningProfile.BASELINE,
-        event_types=None,
-        bearer_credential=bearer,
-        local_dev=True,
+        NewConnector(
+            name=f"{name} CAD (sample receiver)",
+            url=base_url + receiver_path(tenant_id),
+            profile=SigningProfile.BASELINE,
+            event_types=None,
+            bearer_credential=bearer,
+            local_dev=True,
+        ),
         now=utc_now(),
     )
     return {

@@ -47,6 +47,6 @@ def seed_knowledge_cards(tenant_id: int, tenant_name: str) -> list[int]:
                 "actions": payload["actions"],
             }
             append_version(
-                tenant_id, entry.id, KnowledgeAppendRequest.model_validate(draft), AUTHOR
+                tenant_id, entry.id, KnowledgeAppendRequest.model_validate(draft), author=AUTHOR
             )
     return ids

@@ -101,6 +101,7 @@ def _record(
     external_id: str,
     item_type: str,
     title: str,
+    *,
     summary: str,
     body: str,
     category: str,
@@ -130,40 +131,42 @@ def _protocol_records(protocol: Protocol) -> Iterator[dict[str, Any]]:
         f"coach-{protocol.slug}-refresher",
         COACHING,
         f"Protocol Refresher: {name}",
-        f"Key questions, pre-arrival instructions and common pitfalls for {name.lower()} "
+        summary=f"Key questions, pre-arrival instructions and common pitfalls for {name.lower()} "
         f"calls ({also}).",
-        f"{name} calls are also reported as {also}. Verify the location and callback number "
+        body=f"{name} calls are also reported as {also}. Verify the location and callback number "
         f"first, then work the protocol. Key questions: {_sentences(protocol.questions)} "
         f"Pre-arrival instructions: {_sentences(protocol.instructions)} "
         f"Common pitfalls: {_sentences(protocol.pitfalls)} Coaching tip: read each key "
         "question as written and give instructions step by step, confirming the caller "
         "completed each one.",
-        "Protocol Refreshers",
-        PROTOCOL_LICENSE,
+        category="Protocol Refreshers",
+        license_name=PROTOCOL_LICENSE,
     )
     yield _record(
         f"coach-{protocol.slug}-scenario",
         COACHING,
         f"Call Review Scenario: {name}",
-        f"A recorded {name.lower()} call reviewed step by step: {protocol.scenario.lower()}.",
-        f"Scenario: {protocol.scenario}. Listen to the call and score it. What went well: "
+        summary=(
+            f"A recorded {name.lower()} call reviewed step by step: {protocol.scenario.lower()}."
+        ),
+        body=f"Scenario: {protocol.scenario}. Listen to the call and score it. What went well: "
         f"the call-taker verified the address and asked: {protocol.questions[0]} "
         f"What to improve: {protocol.pitfalls[0]}. The protocol's instructions for this "
         f"call: {_sentences(protocol.instructions)} Discussion: how would you handle "
         f"a caller reporting {also.split(',')[0]}?",
-        "Call Review Scenarios",
-        REVIEW_LICENSE,
+        category="Call Review Scenarios",
+        license_name=REVIEW_LICENSE,
     )
     yield _record(
         f"help-{protocol.slug}-quick-reference",
         HELP,
         f"Quick Reference Card: {name}",
-        f"Printable quick reference of the {name.lower()} key questions and instructions.",
-        f"Open the {name} guide card from the incident's Protocol tab, or print this quick "
+        summary=f"Printable quick reference of the {name.lower()} key questions and instructions.",
+        body=f"Open the {name} guide card from the incident's Protocol tab, or print this quick "
         f"reference for your console. Key questions: {_sentences(protocol.questions)} "
         f"Instructions: {_sentences(protocol.instructions)}",
-        "Quick Reference Cards",
-        None,
+        category="Quick Reference Cards",
+        license_name=None,
     )
 
 
@@ -174,10 +177,10 @@ def _skill_record(skill: Skill) -> dict[str, Any]:
         f"coach-{skill.slug}",
         COACHING,
         skill.title,
-        skill.summary,
-        skill.body,
-        category,
-        license_name,
+        summary=skill.summary,
+        body=skill.body,
+        category=category,
+        license_name=license_name,
     )
 
 
@@ -190,10 +193,10 @@ def _article_record(article: Article) -> dict[str, Any]:
         f"help-{article.slug}",
         HELP,
         article.title,
-        article.summary,
-        body,
-        article.category,
-        article.license,
+        summary=article.summary,
+        body=body,
+        category=article.category,
+        license_name=article.license,
     )
 
 
@@ -312,7 +315,7 @@ def demo_index_in_memory() -> "tuple[IndexArtifact, list[str]]":
     items = demo_catalog_items()
     cached = cached_index()
     index, stats = build_artifact(
-        items, 1, CATALOG_TIME, document_encoder(), [cached] if cached else []
+        items, 1, CATALOG_TIME, encoder=document_encoder(), reuse=[cached] if cached else []
     )
     if stats.embedded:
         save_cached_index(index)

@@ -25,7 +25,7 @@ from psap.incidents.upload.service import create_upload
 from psap.storage import s3
 from psap.storage.dynamodb import dynamodb
 from psap.webhooks.administration import send_test
-from psap.webhooks.connectors import create_connector
+from psap.webhooks.connectors import NewConnector, create_connector
 from psap.webhooks.signing import SigningProfile
 
 # One incident, in the upload file's CSV form (events/incident_upload.json has the same).
@@ -45,14 +45,16 @@ def seed_sample_event_records(
         tenant_id,
         CredentialKind.PARTNER,
         frozenset({Permission.VIEW_KNOWLEDGE}),
-        "demo spare (events/admin_credential_revoke.json revokes it)",
+        label="demo spare (events/admin_credential_revoke.json revokes it)",
         expires_at=now + timedelta(days=30),
         issued_by=OPERATOR,
     )
     # An upload whose file is in place, as if the client had POSTed it to the upload URL:
     # events/incident_upload_start.json starts it.
     ticket = create_upload(tenant_id, UploadFormat.CSV)
-    s3.put_object(incident_upload_bucket(), ticket.upload_fields["key"], UPLOAD_FILE, "text/csv")
+    s3.put_object(
+        incident_upload_bucket(), ticket.upload_fields["key"], UPLOAD_FILE, content_type="text/csv"
+    )
     export = create_export(
         tenant_id,
         AuditExportRequest.model_validate(
@@ -73,12 +75,14 @@ def seed_sample_event_records(
         # demo connector keeps delivering to the sample receiver with the secret it knows.
         spare_connector = create_connector(
             tenant_id,
-            name="Spare connector (for the sample events)",
-            url=os.environ[RECEIVER_URL_VARIABLE] + f"/cad/{tenant_id}/spare",
-            profile=SigningProfile.BASELINE,
-            event_types=None,
-            bearer_credential=f"demo-spare-{secrets.token_urlsafe(16)}",
-            local_dev=True,
+            NewConnector(
+                name="Spare connector (for the sample events)",
+                url=os.environ[RECEIVER_URL_VARIABLE] + f"/cad/{tenant_id}/spare",
+                profile=SigningProfile.BASELINE,
+                event_types=None,
+                bearer_credential=f"demo-spare-{secrets.token_urlsafe(16)}",
+                local_dev=True,
+            ),
             now=now,
         )
         values["SPARE_CONNECTOR"] = spare_connector.connector.connector_id

@@ -98,7 +98,7 @@ def _ts(moment: datetime) -> str:
 
 
 class _Generator:
-    def __init__(self, seed: int, tenant_id: int, id_base: int, domain: str) -> None:
+    def __init__(self, seed: int, tenant_id: int, id_base: int, *, domain: str) -> None:
         self.rng = random.Random(seed)  # noqa: S311 - demo data, not security
         self.tenant_id = tenant_id
         self.base = id_base
@@ -249,7 +249,14 @@ class _Generator:
                     EnrollmentStatus.CANCELLED: 1,
                 }[status]
                 task_list, next_item = self._task_list(
-                    next_task_list, next_item, p, trainee, officer, summary, progress, phase_start
+                    next_task_list,
+                    next_item,
+                    p,
+                    trainee=trainee,
+                    officer=officer,
+                    summary=summary,
+                    progress=progress,
+                    phase_start=phase_start,
                 )
                 next_task_list += 1
                 hours = min_hours * (0.2 + 0.3 * progress)
@@ -281,6 +288,7 @@ class _Generator:
         task_list_id: int,
         next_item: int,
         phase_index: int,
+        *,
         trainee: dict[str, Any],
         officer: dict[str, Any],
         summary: dict[str, Any],
@@ -483,7 +491,7 @@ class _Generator:
 
     # ------------------------------------------------------------ evaluations
 
-    def segment(self, index: int, start: float, speaker: str, text: str) -> dict[str, Any]:
+    def segment(self, index: int, start: float, speaker: str, *, text: str) -> dict[str, Any]:
         rng = self.rng
         words = []
         moment = start
@@ -532,7 +540,7 @@ class _Generator:
         for index in range(segments):
             caller = index % 2 == 1
             text = rng.choice(CALLER_LINES if caller else TAKER_LINES)
-            segment = self.segment(index, moment, "Caller" if caller else "Call taker", text)
+            segment = self.segment(index, moment, "Caller" if caller else "Call taker", text=text)
             if not caller:
                 segment["identifiedUserId"] = taker_id
             moment = float(segment["end"]) + 0.4
@@ -563,7 +571,7 @@ class _Generator:
         }
 
     def _protocol_result(
-        self, result_id: int, transcript: list[dict[str, Any]], media_id: int, reviewer: str
+        self, result_id: int, transcript: list[dict[str, Any]], media_id: int, *, reviewer: str
     ) -> dict[str, Any]:
         rng = self.rng
         card_id, card_name = rng.choice(GUIDE_CARDS)
@@ -749,6 +757,7 @@ class _Generator:
         evaluation_id: int,
         user: dict[str, Any],
         reviewer: dict[str, Any],
+        *,
         created_at: datetime,
         event: dict[str, Any] | None,
         enrollments: list[dict[str, Any]],
@@ -820,7 +829,7 @@ class _Generator:
                             result_id * 10,
                             transcript,
                             media_id,
-                            f"{reviewer['firstName']} {reviewer['lastName']}",
+                            reviewer=f"{reviewer['firstName']} {reviewer['lastName']}",
                         )
                     ]
                     # Guide-card protocols are scored on medical calls.
@@ -926,6 +935,7 @@ def generate(
     seed: int,
     tenant_id: int,
     id_base: int,
+    *,
     user_count: int = 50,
     evaluation_count: int = 300,
     incident_count: int = 40,
@@ -933,7 +943,7 @@ def generate(
 ) -> TenantDataset:
     """A tenant's data. Ids start above `id_base` (give each tenant its own base so that ids
     never coincide across tenants); the same arguments give the same data."""
-    generator = _Generator(seed, tenant_id, id_base, domain)
+    generator = _Generator(seed, tenant_id, id_base, domain=domain)
     users = generator.users(user_count)
     officers = [user for user in users if user["roleId"] == 2] or users[:1]
     people = [user for user in users[8:-1]] or users
@@ -954,9 +964,9 @@ def generate(
                 id_base + 3001 + n,
                 user,
                 officers[n % len(officers)],
-                created,
-                event,
-                by_user.get(int(user["id"]), []),
+                created_at=created,
+                event=event,
+                enrollments=by_user.get(int(user["id"]), []),
             )
         )
     return TenantDataset(
@@ -969,14 +979,22 @@ def generate(
 
 
 def large_evaluation(
-    evaluation_id: int, user_id: int, segments: int, seed: int = 7
+    evaluation_id: int, user_id: int, segments: int, *, seed: int = 7
 ) -> QaEvaluation:
     """One evaluation whose results carry a transcript of `segments` speaker segments (the
     2 000-segment test and the benchmark)."""
-    generator = _Generator(seed, 1, 0, "psap.example")
+    generator = _Generator(seed, 1, 0, domain="psap.example")
     user = {"id": user_id, "firstName": "Long", "lastName": "Call", "personnelId": "P1"}
     transcript = generator.transcript(max(segments, 8), user_id)
-    evaluation = generator.evaluation(evaluation_id, user, user, BASE, None, [], transcript)
+    evaluation = generator.evaluation(
+        evaluation_id,
+        user,
+        user,
+        created_at=BASE,
+        event=None,
+        enrollments=[],
+        transcript=transcript,
+    )
     evaluation["results"][0]["qaResponse"]["answer"] = [
         generator._answer(segment, 1, k) for k, segment in enumerate(transcript)
     ]
@@ -985,14 +1003,16 @@ def large_evaluation(
 
 
 def evaluations_for(
-    user_id: int, count: int, first_id: int, seed: int = 11
+    user_id: int, count: int, first_id: int, *, seed: int = 11
 ) -> Iterator[QaEvaluation]:
     """`count` ordinary evaluations of one user (benchmarks), newest first."""
-    generator = _Generator(seed, 1, 0, "psap.example")
+    generator = _Generator(seed, 1, 0, domain="psap.example")
     user = {"id": user_id, "firstName": "Bench", "lastName": "User", "personnelId": "P2"}
     for n in range(count):
         created = BASE - timedelta(minutes=37 * n)
-        evaluation = generator.evaluation(first_id + n, user, user, created, None, [])
+        evaluation = generator.evaluation(
+            first_id + n, user, user, created_at=created, event=None, enrollments=[]
+        )
         evaluation["deleted"] = False
         yield QaEvaluation.model_validate(evaluation)
 
@@ -1034,7 +1054,15 @@ DEMO_SIZES = (
 
 def demo_dataset(index: int, tenant_id: int) -> TenantDataset:
     seed, users, evaluations, incidents, domain = DEMO_SIZES[index % len(DEMO_SIZES)]
-    return generate(seed, tenant_id, 100_000 * (index + 1), users, evaluations, incidents, domain)
+    return generate(
+        seed,
+        tenant_id,
+        100_000 * (index + 1),
+        user_count=users,
+        evaluation_count=evaluations,
+        incident_count=incidents,
+        domain=domain,
+    )
 
 
 def seed_tenant_data(tenant_id: int, index: int) -> dict[str, Any]:
@@ -1073,9 +1101,9 @@ def main(arguments: Sequence[str] | None = None) -> int:
         options.seed,
         options.tenant,
         options.id_base,
-        options.users,
-        options.evaluations,
-        options.incidents,
+        user_count=options.users,
+        evaluation_count=options.evaluations,
+        incident_count=options.incidents,
     )
     for path in write_jsonl(dataset, options.out):
         print(path)

@@ -217,13 +217,13 @@ def fault_plan(document: Any, template: StackTemplate, state_dir: Path | None = 
     if not isinstance(rules, list):
         raise FaultPlanError("rules must be a list")
     points = known_fault_points()
-    checked = tuple(_rule(index, rule, template, points) for index, rule in enumerate(rules))
+    checked = tuple(_rule(index, rule, template, points=points) for index, rule in enumerate(rules))
     directory = state_dir or Path(tempfile.mkdtemp(prefix="psap-faults-"))
     directory.mkdir(parents=True, exist_ok=True)
     return FaultPlan(seed, float(scale), checked, directory)
 
 
-def _rule(index: int, rule: Any, template: StackTemplate, points: frozenset[str]) -> FaultRule:
+def _rule(index: int, rule: Any, template: StackTemplate, *, points: frozenset[str]) -> FaultRule:
     where = f"rule {index + 1}"
     if not isinstance(rule, dict):
         raise FaultPlanError(f"{where}: a rule is an object")
@@ -251,8 +251,8 @@ def _rule(index: int, rule: Any, template: StackTemplate, points: frozenset[str]
     milliseconds = rule.get("milliseconds", 0)
     if not isinstance(milliseconds, int) or milliseconds < 0:
         raise FaultPlanError(f"{where}: milliseconds must be a whole number")
-    table = _resolved(where, "table", rule.get("table"), template.tables)
-    bucket = _resolved(where, "bucket", rule.get("bucket"), template.buckets)
+    table = _resolved(where, "table", rule.get("table"), known=template.tables)
+    bucket = _resolved(where, "bucket", rule.get("bucket"), known=template.buckets)
     queue = rule.get("queue")
     if queue is not None and queue not in template.queues:
         raise FaultPlanError(f"{where}: unknown queue {queue!r}")
@@ -281,7 +281,7 @@ def _rule(index: int, rule: Any, template: StackTemplate, points: frozenset[str]
     )
 
 
-def _resolved(where: str, kind: str, logical_id: Any, known: Mapping[str, Any]) -> str | None:
+def _resolved(where: str, kind: str, logical_id: Any, *, known: Mapping[str, Any]) -> str | None:
     """A table's or bucket's physical name from its logical id."""
     if logical_id is None:
         return None

@@ -405,7 +405,7 @@ def _authorize_presigned(response: Any, bucket_name: str | None, key_name: str |
             "The request signature we calculated does not match the signature you provided.",
             status_code=403,
         )
-    _check_signer(response, access_key, region, bucket_name, key_name)
+    _check_signer(response, access_key, region, bucket_name=bucket_name, key_name=key_name)
 
 
 def _signers_key(response: Any, access_key_id: str, token: str | None) -> Any:
@@ -429,7 +429,7 @@ def _signers_key(response: Any, access_key_id: str, token: str | None) -> Any:
 
 
 def _check_signer(
-    response: Any, access_key: Any, region: str, bucket_name: str | None, key_name: str | None
+    response: Any, access_key: Any, region: str, *, bucket_name: str | None, key_name: str | None
 ) -> None:
     """The signer's own policies decide, as for a request it sent itself."""
     from moto.iam.access_control import S3IAMRequest  # noqa: PLC0415
@@ -478,7 +478,7 @@ def _authorize_form_upload(response: Any, bucket_name: str | None) -> None:
     except s3_post_policy.PostRefusal as refusal:
         raise S3ClientError(refusal.code, refusal.message) from refusal
     key = response.querystring.get("key", [""])[0]  # ${filename} already put in by moto
-    _check_signer(response, access_keys[-1], signer.region, bucket_name, key)
+    _check_signer(response, access_keys[-1], signer.region, bucket_name=bucket_name, key_name=key)
 
 
 def _unquote(value: str) -> str:

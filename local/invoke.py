@@ -321,13 +321,13 @@ def invoke_main(
     stdin, stdout, stderr = stdin or sys.stdin, stdout or sys.stdout, stderr or sys.stderr
     arguments = _parser(default_state_file).parse_args(argv)
     try:
-        return _invoke(arguments, stdin, stdout, stderr)
+        return _invoke(arguments, stdin, stdout, err=stderr)
     except InvokeError as error:
         print(f"error: {error}", file=stderr)
         return 2
 
 
-def _invoke(arguments: argparse.Namespace, stdin: IO[str], stdout: IO[str], err: IO[str]) -> int:
+def _invoke(arguments: argparse.Namespace, stdin: IO[str], stdout: IO[str], *, err: IO[str]) -> int:
     if arguments.list:
         list_functions(load_functions(arguments.template, None), stdout)
         return 0
@@ -357,13 +357,16 @@ def _invoke(arguments: argparse.Namespace, stdin: IO[str], stdout: IO[str], err:
     environment = worker_environment(function, endpoint, credentials=credentials)
     if arguments.env_vars:
         environment.update(read_env_vars(arguments.env_vars, function))
-    return _run(function, environment, event, arguments.log_file, stdout, err)
+    return _run(
+        function, environment, event, log_file=arguments.log_file, stdout=stdout, stderr=err
+    )
 
 
 def _run(
     function: Function,
     environment: Mapping[str, str],
     event: Any,
+    *,
     log_file: Path | None,
     stdout: IO[str],
     stderr: IO[str],

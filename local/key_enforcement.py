@@ -145,14 +145,14 @@ def authorize(access_key: Any, service: str, needs: list[tuple[str, str]]) -> No
         if key is None or not key.enabled:
             raise KeyRefusal(caller, action, key_arn)
         named, delegated = _key_policy_allows(
-            _parsed(_policy_text(key.policy)), action, principal, context
+            _parsed(_policy_text(key.policy)), action, principal, context=context
         )
         if named:
             continue
         if delegated:
             if identity is None:
                 identity = _statements(access_key.collect_policies())
-            if _identity_allows(identity, action, key_arn, context):
+            if _identity_allows(identity, action, key_arn, context=context):
                 continue
         raise KeyRefusal(caller, action, key_arn)
 
@@ -217,6 +217,7 @@ def _key_policy_allows(
     statements: Iterable[Mapping[str, Any]],
     action: str,
     principal: str,
+    *,
     context: Mapping[str, str],
 ) -> tuple[bool, bool]:
     """(the policy names the caller for the action, the policy delegates to IAM)."""
@@ -242,6 +243,7 @@ def _identity_allows(
     statements: Iterable[Mapping[str, Any]],
     action: str,
     key_arn: str,
+    *,
     context: Mapping[str, str],
 ) -> bool:
     allowed = False

@@ -81,7 +81,8 @@ def install() -> None:
         return
     walk: Walk = BaseJSONSerializer._serialize_type_map
 
-    def serialize_map(
+    # botocore's _serialize_type_map, argument for argument: botocore calls it positionally.
+    def serialize_map(  # noqa: PLR0917
         self: BaseJSONSerializer, serialized: Any, value: Any, shape: Any, key: str
     ) -> None:
         if type(value) is dict and getattr(shape.value, "name", None) == "AttributeValue":

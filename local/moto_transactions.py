@@ -90,7 +90,7 @@ def back_up_only_touched_items() -> None:
             apply(self, transact_items)
         except BaseException:
             for table, hash_value, range_value, item in reversed(before):
-                _restore(table, hash_value, range_value, item)
+                _restore(table, hash_value, range_value, item=item)
             raise
         finally:
             dynamodb_models.copy = copy  # type: ignore[attr-defined]
@@ -99,7 +99,7 @@ def back_up_only_touched_items() -> None:
     DynamoDBBackend._psap_light_backups = True  # type: ignore[attr-defined]
 
 
-def _restore(table: Any, hash_value: Any, range_value: Any, item: Any) -> None:
+def _restore(table: Any, hash_value: Any, range_value: Any, *, item: Any) -> None:
     if not table.has_range_key:
         if item is _MISSING:
             table.items.pop(hash_value, None)

@@ -647,7 +647,7 @@ def _metered_action(operation: str, handle: Callable[[Any], Any]) -> Callable[[A
         finally:
             _request.scanned = None
         try:
-            used = _consumed(operation, body, backend, writes, scanned)
+            used = _consumed(operation, body, backend, writes=writes, scanned=scanned)
         except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
             # A shape the meter does not know must never fail a request moto answered.
             print(f"partition capacity: {operation} not metered ({error!r})", flush=True)
@@ -660,7 +660,12 @@ def _metered_action(operation: str, handle: Callable[[Any], Any]) -> Callable[[A
 
 
 def _consumed(
-    operation: str, body: Mapping[str, Any], backend: Any, writes: list[_Write], scanned: _Scanned
+    operation: str,
+    body: Mapping[str, Any],
+    backend: Any,
+    *,
+    writes: list[_Write],
+    scanned: _Scanned,
 ) -> list[Consumption]:
     used: list[Consumption] = []
     for write in writes:

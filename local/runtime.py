@@ -88,6 +88,7 @@ def worker_environment(
     function: Function,
     endpoint_url: str,
     repo_root: Path = REPO_ROOT,
+    *,
     credentials: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """What a function sees in os.environ: its template environment plus the local overrides.
@@ -147,7 +148,7 @@ class _Worker:
     """One worker process: an execution environment of one function."""
 
     def __init__(
-        self, function: Function, environment: Mapping[str, str], log: LogSink, generation: int
+        self, function: Function, environment: Mapping[str, str], log: LogSink, *, generation: int
     ) -> None:
         self.function = function
         self.generation = generation
@@ -413,7 +414,9 @@ class FunctionPool:
             )
         try:
             if worker is None:
-                worker = _Worker(self.function, self._environment, self._log, self._generation)
+                worker = _Worker(
+                    self.function, self._environment, self._log, generation=self._generation
+                )
             return worker.invoke(event, request_id, float(self.function.timeout))
         except OSError as error:
             return InvokeResult(
@@ -463,7 +466,7 @@ class LambdaRuntime:
                         function,
                         endpoint_url,
                         repo_root,
-                        (credentials or {}).get(function.logical_id),
+                        credentials=(credentials or {}).get(function.logical_id),
                     ),
                     **(extra_environment or {}).get(function.logical_id, {}),
                 },

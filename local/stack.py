@@ -266,7 +266,10 @@ def note(line: str) -> None:
     print_line(line)
 
 
-def _report_refusal(caller: str, action: str, resource: str, allowed: bool) -> None:
+# The signature is iam_enforcement.Decision, the listener type every decision is told to.
+def _report_refusal(  # noqa: PLR0917
+    caller: str, action: str, resource: str, allowed: bool
+) -> None:
     """IAM refusals go to the log with the role and action: a missing permission in
     template.yaml shows itself here, as it would in CloudTrail on AWS."""
     if not allowed:

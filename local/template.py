@@ -728,7 +728,7 @@ def _env_string(value: Any) -> str:
     return str(value)
 
 
-def _logical_id_of(value: Any, attribute: str, by_arn: Mapping[str, str], what: str) -> str:
+def _logical_id_of(value: Any, attribute: str, by_arn: Mapping[str, str], *, what: str) -> str:
     """The logical id behind `!GetAtt X.<attribute>` / `!Ref X`, or behind a literal ARN."""
     if isinstance(value, dict) and "Fn::GetAtt" in value:
         target = value["Fn::GetAtt"]
@@ -821,7 +821,7 @@ class _TemplateBuilder:
         raw = self._resolver.properties(logical_id)
         stages: list[UsagePlanStage] = []
         for stage in raw.get("ApiStages") or []:
-            api_id = _logical_id_of(stage.get("ApiId"), "", {}, f"{logical_id}: ApiId")
+            api_id = _logical_id_of(stage.get("ApiId"), "", {}, what=f"{logical_id}: ApiId")
             if api_id not in apis:
                 raise TemplateError(f"{logical_id}: ApiId {api_id!r} is not an API")
             throttles = self._resolver.resolve(stage.get("Throttle") or {})
@@ -965,7 +965,10 @@ class _TemplateBuilder:
             for function_id in self._of_types(FUNCTION_TYPES)
         }
         function_id = _logical_id_of(
-            definition.get("FunctionArn"), "Arn", function_arns, f"authorizer {name}: FunctionArn"
+            definition.get("FunctionArn"),
+            "Arn",
+            function_arns,
+            what=f"authorizer {name}: FunctionArn",
         )
         # SAM's default payload type for Lambda authorizers is TOKEN.
         payload_type = str(self._resolver.resolve(definition.get("FunctionPayloadType", "TOKEN")))
@@ -1007,7 +1010,9 @@ class _TemplateBuilder:
             kind = str(event.get("Type"))
             event_properties = event.get("Properties") or {}
             if kind == "Api":
-                api_events.append(self._api_event(logical_id, event_name, event_properties, apis))
+                api_events.append(
+                    self._api_event(logical_id, event_name, event_properties, apis=apis)
+                )
             elif kind == "SQS":
                 sqs_events.append(self._sqs_event(event_name, event_properties, queues))
             elif kind == "CloudWatchLogs":
@@ -1055,11 +1060,14 @@ class _TemplateBuilder:
         function_id: str,
         event_name: str,
         properties: dict[str, Any],
+        *,
         apis: Mapping[str, RestApi],
     ) -> ApiEvent:
         raw_api = properties.get("RestApiId")
         api_id = (
-            IMPLICIT_API_ID if raw_api is None else _logical_id_of(raw_api, "", {}, "RestApiId")
+            IMPLICIT_API_ID
+            if raw_api is None
+            else _logical_id_of(raw_api, "", {}, what="RestApiId")
         )
         if api_id not in apis:
             raise TemplateError(f"{function_id}.{event_name}: RestApiId {api_id!r} is not an API")
@@ -1093,7 +1101,9 @@ class _TemplateBuilder:
         self, event_name: str, properties: dict[str, Any], queues: Mapping[str, Queue]
     ) -> SqsEvent:
         by_arn = {queue.arn: queue.logical_id for queue in queues.values()}
-        queue_id = _logical_id_of(properties.get("Queue"), "Arn", by_arn, f"{event_name}: Queue")
+        queue_id = _logical_id_of(
+            properties.get("Queue"), "Arn", by_arn, what=f"{event_name}: Queue"
+        )
         if queue_id not in queues:
             raise TemplateError(f"{event_name}: {queue_id!r} is not an SQS queue of the template")
         resolved = self._resolver.resolve(properties)

@@ -120,7 +120,9 @@ def _matches(keys: list[bytes], message: bytes, header_value: str) -> bool:
     return matched
 
 
-def verify_delivery(
+# The kit's published signature: receivers copy this file and call it positionally, so the
+# argument list stays as released (its test vectors pin it too).
+def verify_delivery(  # noqa: PLR0917
     secrets: Secrets,
     headers: Mapping[str, str],
     body: bytes,

@@ -199,7 +199,7 @@ def limits_set(arguments: argparse.Namespace) -> None:
     try:
         limit = check_limit(arguments.budget, arguments.rate, arguments.burst)
         shown = tenant_limits.set_limit(
-            _required_target(arguments), arguments.tenant, arguments.budget, limit
+            _required_target(arguments), arguments.tenant, arguments.budget, limit=limit
         )
     except LimitsError as error:
         raise UsageError(str(error)) from error
@@ -307,7 +307,12 @@ def knowledge_edit(arguments: argparse.Namespace) -> None:
     if not isinstance(items, list):
         raise UsageError('the file must hold a JSON list of items, or {"items": [...]}')
     result = edit_service_section(
-        arguments.tenant, arguments.id, section, items, arguments.editor, arguments.note
+        arguments.tenant,
+        arguments.id,
+        section,
+        items=items,
+        editor=arguments.editor,
+        note=arguments.note,
     )
     print(
         f"edited {section.value} of knowledge {result.knowledge_id} (on version "
@@ -458,7 +463,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if admin_audit.changes_something(arguments):
         status = {0: 200, 2: 400}.get(code, 503)
         admin_audit.send_operator_record(
-            admin_audit.operator_record(arguments, status, started, utc_now())
+            admin_audit.operator_record(arguments, status, started, finished=utc_now())
         )
     return code
 

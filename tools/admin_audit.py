@@ -24,7 +24,7 @@ import boto3
 
 from psap.audit.chain import BrokenChain, verify_lines
 from psap.audit.changes import take_changes
-from psap.audit.lines import audit_record, audit_text
+from psap.audit.lines import AuditCaller, AuditedCall, audit_record, audit_text
 from psap.audit.refusals import PLATFORM_TENANT
 from psap.config import audit_queue_url, client_options
 from psap.storage.sqs import send_message
@@ -94,7 +94,7 @@ def changes_something(arguments: argparse.Namespace) -> bool:
 
 
 def operator_record(
-    arguments: argparse.Namespace, status: int, started: datetime, finished: datetime
+    arguments: argparse.Namespace, status: int, started: datetime, *, finished: datetime
 ) -> dict[str, Any]:
     command = " ".join(("psap-admin", *command_of(arguments)))
     tenant = getattr(arguments, "tenant", None)
@@ -112,15 +112,19 @@ def operator_record(
     }
     return audit_record(
         event,
-        tenant_id=tenant if isinstance(tenant, int) else PLATFORM_TENANT,
-        credential_id=_caller_identity(),
-        principal=os.environ.get("USER", "operator"),
-        credential_kind="operator",
-        operation=command,
-        status=status,
-        started=started,
-        finished=finished,
-        changes=take_changes(),
+        AuditCaller(
+            tenant_id=tenant if isinstance(tenant, int) else PLATFORM_TENANT,
+            credential_id=_caller_identity(),
+            principal=os.environ.get("USER", "operator"),
+            credential_kind="operator",
+        ),
+        AuditedCall(
+            operation=command,
+            status=status,
+            started=started,
+            finished=finished,
+            changes=take_changes(),
+        ),
     )
 
 

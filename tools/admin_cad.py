@@ -35,7 +35,10 @@ from psap.errors import InvalidInput
 from psap.webhooks import administration, store
 from psap.webhooks.connectors import (
     DEFAULT_OVERLAP,
+    ConnectorChanges,
     ConnectorWithSecret,
+    NewConnector,
+    RotationSchedule,
     create_connector,
     rotate_secret,
     update_connector,
@@ -99,12 +102,14 @@ def connector_create(arguments: argparse.Namespace) -> None:
     try:
         created = create_connector(
             arguments.tenant,
-            name=arguments.name,
-            url=arguments.url,
-            profile=SigningProfile(arguments.profile),
-            event_types=_event_types(arguments.event_types),
-            bearer_credential=_bearer(arguments),
-            local_dev=arguments.local_dev,
+            NewConnector(
+                name=arguments.name,
+                url=arguments.url,
+                profile=SigningProfile(arguments.profile),
+                event_types=_event_types(arguments.event_types),
+                bearer_credential=_bearer(arguments),
+                local_dev=arguments.local_dev,
+            ),
             now=utc_now(),
         )
     except InvalidInput as error:
@@ -127,14 +132,16 @@ def connector_update(arguments: argparse.Namespace) -> None:
         result = update_connector(
             arguments.tenant,
             arguments.connector,
+            ConnectorChanges(
+                name=arguments.name,
+                url=arguments.url,
+                profile=SigningProfile(arguments.profile) if arguments.profile else None,
+                event_types=_event_types(arguments.event_types),
+                all_event_types=arguments.all_event_types,
+                bearer_credential=_bearer(arguments),
+                local_dev=arguments.local_dev,
+            ),
             now=utc_now(),
-            name=arguments.name,
-            url=arguments.url,
-            profile=SigningProfile(arguments.profile) if arguments.profile else None,
-            event_types=_event_types(arguments.event_types),
-            all_event_types=arguments.all_event_types,
-            bearer_credential=_bearer(arguments),
-            local_dev=arguments.local_dev,
         )
     except InvalidInput as error:
         raise _local_dev_hint(error, arguments.url, arguments.local_dev) from error
@@ -146,7 +153,9 @@ def connector_update(arguments: argparse.Namespace) -> None:
 
 
 def _set_status(arguments: argparse.Namespace, status: ConnectorStatus) -> None:
-    updated = update_connector(arguments.tenant, arguments.connector, now=utc_now(), status=status)
+    updated = update_connector(
+        arguments.tenant, arguments.connector, ConnectorChanges(status=status), now=utc_now()
+    )
     connector = updated.connector if isinstance(updated, ConnectorWithSecret) else updated
     print(f"{connector.connector_id} is {connector.status}")
 
@@ -166,7 +175,9 @@ def connector_rotate(arguments: argparse.Namespace) -> None:
     now = utc_now()
     lead = timedelta(hours=arguments.activate_in_hours)
     overlap = timedelta(hours=arguments.overlap_hours)
-    rotated = rotate_secret(arguments.tenant, arguments.connector, overlap, now, lead=lead)
+    rotated = rotate_secret(
+        arguments.tenant, arguments.connector, RotationSchedule(overlap, lead), now=now
+    )
     activation = now + lead
     print(
         f"the new secret signs from {format_timestamp(activation)} (the previous one until "
@@ -195,7 +206,7 @@ def _delivery_line(delivery: Delivery) -> str:
 def connector_deliveries(arguments: argparse.Namespace) -> None:
     if arguments.dead:
         deliveries, before = store.list_dead(
-            arguments.tenant, arguments.connector, arguments.limit, arguments.before
+            arguments.tenant, arguments.connector, arguments.limit, before=arguments.before
         )
         more = f"--dead --before '{before}'" if before else None
     else:
@@ -204,9 +215,11 @@ def connector_deliveries(arguments: argparse.Namespace) -> None:
             arguments.connector,
             limit=arguments.limit,
             cursor=arguments.cursor,
-            status=DeliveryStatus(arguments.status) if arguments.status else None,
-            event_type=arguments.event_type,
-            since=administration.parse_since(arguments.since) if arguments.since else None,
+            filters=administration.DeliveryFilters(
+                status=DeliveryStatus(arguments.status) if arguments.status else None,
+                event_type=arguments.event_type,
+                since=administration.parse_since(arguments.since) if arguments.since else None,
+            ),
         )
         more = f"--cursor {cursor}" if cursor else None
     for delivery in deliveries:
@@ -233,7 +246,7 @@ def connector_replay(arguments: argparse.Namespace) -> None:
 
 def connector_recover(arguments: argparse.Namespace) -> None:
     since = administration.parse_since(arguments.since)
-    recovered = recover(arguments.tenant, arguments.connector, since, utc_now())
+    recovered = recover(arguments.tenant, arguments.connector, since, now=utc_now())
     for delivery_id in recovered:
         print(delivery_id)
     print(f"{len(recovered)} dead-letter or held deliveries queued again, oldest first")

@@ -93,7 +93,9 @@ def import_file(arguments: argparse.Namespace) -> None:
 
 def _publisher(published: bool) -> Callable[[argparse.Namespace], None]:
     def run(arguments: argparse.Namespace) -> None:
-        outcome = catalog.set_published(arguments.item, published, utc_now(), rebuild_request())
+        outcome = catalog.set_published(
+            arguments.item, published, utc_now(), request_rebuild=rebuild_request()
+        )
         item = outcome.item
         print(f"catalog item {item.id} ({item.record.external_id}): {outcome.change.value}")
 
@@ -112,7 +114,7 @@ def license_revoke(arguments: argparse.Namespace) -> None:
 
 def record_import(arguments: argparse.Namespace) -> None:
     item, version = catalog.record_import(
-        arguments.tenant, arguments.item, utc_now(), arguments.version
+        arguments.tenant, arguments.item, utc_now(), version=arguments.version
     )
     print(
         f"tenant {arguments.tenant} imported catalog item {item.id} "

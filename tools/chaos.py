@@ -171,7 +171,7 @@ def psap_admin(state_file: Path, *arguments: str) -> str:
     return done.stdout
 
 
-def issue(state_file: Path, tenant: str, kind: str, permissions: str) -> str:
+def issue(state_file: Path, tenant: str, kind: str, *, permissions: str) -> str:
     lines = psap_admin(
         state_file,
         *("credential", "issue", "--tenant", tenant, "--kind", kind),
@@ -189,7 +189,7 @@ def until(check: Callable[[], bool], seconds: float = DRAIN_SECONDS) -> bool:
     return check()
 
 
-def submission(tenant_id: str, number: str, event_id: str, kind: str, minute: int) -> Any:
+def submission(tenant_id: str, number: str, event_id: str, *, kind: str, minute: int) -> Any:
     return {
         "specversion": "1.0",
         "id": event_id,
@@ -209,7 +209,7 @@ def new_tenant(stack: RunningStack) -> tuple[Client, Client, str]:
     tenant = found.group(1)
     permissions = "VIEW_KNOWLEDGE,MANAGE_KNOWLEDGE,ADMIN,BROWSE_EVENTS,MANAGE_EVENTS"
     partner = Client(
-        stack.state["baseUrl"], issue(stack.state_file, tenant, "partner", permissions)
+        stack.state["baseUrl"], issue(stack.state_file, tenant, "partner", permissions=permissions)
     )
     # The CAD's key through the admin API: one process start fewer than psap-admin.
     issued = partner.call(
@@ -222,7 +222,7 @@ def new_tenant(stack: RunningStack) -> tuple[Client, Client, str]:
 
 
 def cad_flow(
-    cad: Client, tenant: str, endpoint: CadEndpoint, incidents: int = 3, wait: float = 60
+    cad: Client, tenant: str, endpoint: CadEndpoint, *, incidents: int = 3, wait: float = 60
 ) -> tuple[dict[str, str], list[str]]:
     """Per incident a creation and two updates, the newer sent before the older (out of
     order), one submission sent twice (a CAD retry); each answered before the next of its
@@ -239,7 +239,7 @@ def cad_flow(
         expected: dict[str, str] = {}
         body: Any = None
         for kind, minute, outcome in plan:
-            body = submission(tenant, number, f"{number}-{minute}", kind, minute)
+            body = submission(tenant, number, f"{number}-{minute}", kind=kind, minute=minute)
             answer = cad.call("POST", "/cad/v1/incidents", json=body)
             expect(answer.status_code == 202, answer.text)
             receipt = answer.json()["receiptId"]
@@ -296,7 +296,7 @@ def upload(partner: Client) -> tuple[str, int]:
 
 
 def check_cad(
-    partner: Client, endpoint: CadEndpoint, expected: dict[str, str], numbers: list[str]
+    partner: Client, endpoint: CadEndpoint, expected: dict[str, str], *, numbers: list[str]
 ) -> None:
     unanswered = [receipt for receipt in expected if not until(_answered_by(endpoint, receipt))]
     expect(not unanswered, f"no update for {unanswered}")

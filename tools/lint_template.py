@@ -213,7 +213,7 @@ def _sqs_pollers(logical_id: str, properties: Mapping[str, Any]) -> tuple[list[A
 
 
 def _largest_reservation(
-    document: dict[str, Any], logical_id: str, reserved: Any, pollers: list[Any]
+    document: dict[str, Any], logical_id: str, reserved: Any, *, pollers: list[Any]
 ) -> tuple[int, list[str]]:
     """The function's reservation at the largest value its parameters allow, checked in every
     deployable combination to be positive and to hold its queues' pollers."""
@@ -276,7 +276,7 @@ def concurrency_plan_violations(document: dict[str, Any]) -> list[str]:
         if reserved is None:
             problems += _missing_reservation(logical_id)
             continue
-        largest, invalid = _largest_reservation(document, logical_id, reserved, pollers)
+        largest, invalid = _largest_reservation(document, logical_id, reserved, pollers=pollers)
         reserved_total += largest
         problems += invalid
     if ACCOUNT_CONCURRENCY - reserved_total < MINIMUM_UNRESERVED:

@@ -87,7 +87,7 @@ def long_index(passages: Passages = DEFAULT_PASSAGES) -> tuple[IndexArtifact, li
     except (OSError, ValueError, KeyError):
         cached = []
     artifact, stats = build_artifact(
-        items, 1, "relevance", document_encoder(), cached, passages=passages
+        items, 1, "relevance", encoder=document_encoder(), reuse=cached, passages=passages
     )
     if stats.embedded:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
@@ -146,6 +146,7 @@ def mean_ndcg(
     index: SearchIndex,
     external_ids: Sequence[str],
     ranker: Ranker,
+    *,
     judged: Sequence[Judged],
 ) -> float:
     """external_ids[position] is the externalId of the index's document at that position."""

@@ -197,6 +197,7 @@ def import_file(
     path: Path,
     kind: Kind,
     tenant_id: int,
+    *,
     workers: int = 1,
     progress: TextIO | None = None,
 ) -> FileReport:
@@ -267,6 +268,7 @@ def import_files(
     paths: Sequence[Path],
     tenant_id: int,
     kind: str | None = None,
+    *,
     workers: int = 1,
     progress: TextIO | None = None,
 ) -> list[FileReport]:
@@ -280,7 +282,8 @@ def import_files(
         key=lambda pair: _ORDER.index(pair[1].name),
     )
     return [
-        import_file(path, file_kind, tenant_id, workers, progress) for path, file_kind in planned
+        import_file(path, file_kind, tenant_id, workers=workers, progress=progress)
+        for path, file_kind in planned
     ]
 
 
@@ -304,7 +307,7 @@ def run_import(arguments: argparse.Namespace) -> None:
         [Path(name) for name in arguments.files],
         arguments.tenant,
         arguments.kind,
-        workers,
+        workers=workers,
         progress=sys.stderr,
     )
     failed = 0

@@ -168,7 +168,7 @@ def show(target: UsagePlanTarget, tenant_id: int) -> dict[str, Any]:
 
 
 def set_limit(
-    target: UsagePlanTarget, tenant_id: int, budget_name: str, limit: RateLimit
+    target: UsagePlanTarget, tenant_id: int, budget_name: str, *, limit: RateLimit
 ) -> dict[str, Any]:
     """Gives the tenant's budget its own bucket size on every method of the budget."""
     check_limit(budget_name, limit.rate, limit.burst)

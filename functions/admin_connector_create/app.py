@@ -24,7 +24,10 @@ app = create_resolver()
     tags=[text.TAG_CONNECTORS],
     status_code=201,
     responses=answers(
-        201, "The connector, and its signing secret (shown once)", ConnectorWithSecretView, {}
+        201,
+        "The connector, and its signing secret (shown once)",
+        ConnectorWithSecretView,
+        errors={},
     ),
 )
 def create_connector(body: Annotated[CreateConnectorBody, Body()]) -> Response[str]:

@@ -26,7 +26,7 @@ app = create_resolver()
         200,
         "The new signing secret (shown once)",
         RotatedSecretView,
-        {**text.CONFLICT, **RATE_LIMITED},
+        errors={**text.CONFLICT, **RATE_LIMITED},
     ),
 )
 def rotate_secret(
@@ -35,7 +35,11 @@ def rotate_secret(
 ) -> RotatedSecretView:
     tenant_id, now = current_principal(app).tenant_id, utc_now()
     rotated = connectors.rotate_secret(
-        tenant_id, connector_id, body.overlap, now, rate=ROTATION_RATE
+        tenant_id,
+        connector_id,
+        connectors.RotationSchedule(body.overlap),
+        now=now,
+        rate=ROTATION_RATE,
     )
     note_change("connectorSecret", connector_id, "UPDATED")
     return RotatedSecretView(

@@ -19,7 +19,7 @@ ConnectorId = Annotated[str, Path(alias="connectorId", max_length=64)]
 
 def _set(connector_id: str, status: ConnectorStatus) -> ConnectorView:
     tenant_id = current_principal(app).tenant_id
-    changed, job = set_status(tenant_id, connector_id, status, utc_now())
+    changed, job = set_status(tenant_id, connector_id, status, now=utc_now())
     note_change("connector", connector_id, "UPDATED")
     return ConnectorView.of(changed, job)
 
@@ -30,7 +30,7 @@ def _set(connector_id: str, status: ConnectorStatus) -> ConnectorView:
     description=text.DISABLE,
     operation_id="disableConnector",
     tags=[text.TAG_CONNECTORS],
-    responses=answers(200, "The connector, disabled", ConnectorView, text.CONFLICT),
+    responses=answers(200, "The connector, disabled", ConnectorView, errors=text.CONFLICT),
 )
 def disable(connector_id: ConnectorId) -> ConnectorView:
     return _set(connector_id, ConnectorStatus.DISABLED)
@@ -42,7 +42,7 @@ def disable(connector_id: ConnectorId) -> ConnectorView:
     description=text.ENABLE,
     operation_id="enableConnector",
     tags=[text.TAG_CONNECTORS],
-    responses=answers(200, "The connector, active", ConnectorView, text.CONFLICT),
+    responses=answers(200, "The connector, active", ConnectorView, errors=text.CONFLICT),
 )
 def enable(connector_id: ConnectorId) -> ConnectorView:
     return _set(connector_id, ConnectorStatus.ACTIVE)

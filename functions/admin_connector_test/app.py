@@ -23,7 +23,7 @@ app = create_resolver()
     operation_id="testConnector",
     tags=[text.TAG_CONNECTORS],
     status_code=202,
-    responses=answers(202, "The test update, queued", TestSentView, text.CONFLICT),
+    responses=answers(202, "The test update, queued", TestSentView, errors=text.CONFLICT),
 )
 def send(connector_id: Annotated[str, Path(alias="connectorId", max_length=64)]) -> Response[str]:
     delivery_id = send_test(current_principal(app).tenant_id, connector_id, utc_now())

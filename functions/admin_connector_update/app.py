@@ -26,7 +26,7 @@ app = create_resolver()
         200,
         "The connector; signingSecret only when a new profile made a new one",
         ConnectorWithSecretView,
-        text.CONFLICT,
+        errors=text.CONFLICT,
     ),
 )
 def change_connector(
@@ -34,7 +34,7 @@ def change_connector(
     body: Annotated[UpdateConnectorBody, Body()],
 ) -> ConnectorWithSecretView:
     tenant_id = current_principal(app).tenant_id
-    result = update(tenant_id, connector_id, body, utc_now())
+    result = update(tenant_id, connector_id, body, now=utc_now())
     note_change("connector", connector_id, "UPDATED")
     secret = result.signing_secret if isinstance(result, ConnectorWithSecret) else None
     return ConnectorWithSecretView(

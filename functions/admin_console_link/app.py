@@ -21,7 +21,7 @@ app = create_resolver()
     operation_id="createConsoleLink",
     tags=[TAG_CONSOLE],
     status_code=201,
-    responses=answers(201, "The link, usable once until expiresAt", ConsoleLinkView, {}),
+    responses=answers(201, "The link, usable once until expiresAt", ConsoleLinkView, errors={}),
 )
 def create_console_link() -> Response[str]:
     principal = current_principal(app)

@@ -23,7 +23,7 @@ app = create_resolver()
     tags=[text.TAG_CREDENTIALS],
     status_code=201,
     responses=answers(
-        201, "The credential and its token (shown once)", IssuedCredentialView, RATE_LIMITED
+        201, "The credential and its token (shown once)", IssuedCredentialView, errors=RATE_LIMITED
     ),
 )
 def issue_credential(body: Annotated[IssueCredentialBody, Body()]) -> Response[str]:

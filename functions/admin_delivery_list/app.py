@@ -13,6 +13,7 @@ from psap.webhooks.administration import (
     CURSOR_PATTERN,
     LOG_PAGE_DEFAULT,
     LOG_PAGE_MAX,
+    DeliveryFilters,
     delivery_log,
 )
 from psap.webhooks.catalogue import UpdateKind
@@ -28,7 +29,10 @@ app = create_resolver()
     operation_id="listDeliveries",
     tags=[text.TAG_DELIVERIES],
 )
-def deliveries(
+# The parameters are the API's query string, one argument each so that the OpenAPI document
+# lists them; the resolver passes them by name.
+def deliveries(  # noqa: PLR0913
+    *,
     connector_id: Annotated[str, Path(alias="connectorId", max_length=64)],
     status: Annotated[DeliveryStatus | None, Query()] = None,
     event_type: Annotated[UpdateKind | None, Query(alias="eventType")] = None,
@@ -41,9 +45,9 @@ def deliveries(
         connector_id,
         limit=limit,
         cursor=cursor,
-        status=status,
-        event_type=event_type.value if event_type else None,
-        since=since,
+        filters=DeliveryFilters(
+            status=status, event_type=event_type.value if event_type else None, since=since
+        ),
     )
     return DeliveryPage(items=[DeliveryView.of(d) for d in found], next_cursor=next_cursor)
 

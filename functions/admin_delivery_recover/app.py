@@ -24,14 +24,14 @@ app = create_resolver()
     operation_id="recoverDeliveries",
     tags=[text.TAG_DELIVERIES],
     status_code=202,
-    responses=answers(202, "The recovery job, started", DeliveryJobView, text.CONFLICT),
+    responses=answers(202, "The recovery job, started", DeliveryJobView, errors=text.CONFLICT),
 )
 def recover(
     connector_id: Annotated[str, Path(alias="connectorId", max_length=64)],
     body: Annotated[RecoverBody, Body()],
 ) -> Response[str]:
     tenant_id = current_principal(app).tenant_id
-    job = recover_since(tenant_id, connector_id, body.since, utc_now())
+    job = recover_since(tenant_id, connector_id, body.since, now=utc_now())
     note_change("connector", connector_id, "UPDATED")
     shown = DeliveryJobView.of(job)
     return Response(

@@ -23,7 +23,7 @@ app = create_resolver()
     operation_id="replayDelivery",
     tags=[text.TAG_DELIVERIES],
     status_code=202,
-    responses=answers(202, "The delivery, queued again", DeliveryView, text.CONFLICT),
+    responses=answers(202, "The delivery, queued again", DeliveryView, errors=text.CONFLICT),
 )
 def replay(delivery_id: Annotated[str, Path(alias="deliveryId", max_length=64)]) -> Response[str]:
     delivery = replay_one(current_principal(app).tenant_id, delivery_id, utc_now())

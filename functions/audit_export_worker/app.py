@@ -30,7 +30,7 @@ def export_record(record: SQSRecord) -> str:
     max_receives = audit_export_max_receives()
     last_attempt = int(record.attributes.approximate_receive_count) >= max_receives
     remaining = _context[-1].get_remaining_time_in_millis
-    outcome = run_export(message.tenant_id, message.export_id, last_attempt, remaining)
+    outcome = run_export(message.tenant_id, message.export_id, last_attempt, remaining_ms=remaining)
     logger.info("audit export", extra={"export_id": message.export_id, "outcome": outcome})
     return outcome
 

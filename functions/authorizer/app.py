@@ -84,7 +84,7 @@ def refusal_line(refusal: Unauthorized) -> dict[str, Any]:
 @logger.inject_lambda_context(clear_state=True)
 def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
     try:
-        credential, answer = authorize(event, KIND, find_credential, utc_now(), guard)
+        credential, answer = authorize(event, KIND, find_credential, now=utc_now(), guard=guard)
     except Unauthorized as refusal:
         logger.info("credential refused", extra=refusal_line(refusal))
         if refusal.read:
@@ -92,8 +92,10 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
             # when the token matched one (revoked, expired, the other interface), else in the
             # platform's trail. A malformed, mis-checksummed or remembered token is counted by
             # the log line's metric instead, so a flood costs no message per request.
-            audit_refusal(event, KIND.value, last_lookup, utc_now())
+            audit_refusal(event, KIND.value, last_lookup, now=utc_now())
         raise
     logger.append_keys(tenant_id=credential.tenant_id, credential_id=credential.credential_id)
     logger.info("credential accepted", extra={"interface": KIND.value})
-    return with_usage_plan(answer, event, credential.tenant_id, tenant_limits(credential.tenant_id))
+    return with_usage_plan(
+        answer, event, credential.tenant_id, limits=tenant_limits(credential.tenant_id)
+    )

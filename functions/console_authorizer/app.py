@@ -15,7 +15,9 @@ from psap.storage.dynamodb import read_item
 
 
 def own_limits(tenant_id: int) -> str:
-    item = read_item(auth_table(), tenant_limits_key(tenant_id), "limits read failed", False)
+    item = read_item(
+        auth_table(), tenant_limits_key(tenant_id), "limits read failed", consistent=False
+    )
     return str(item.get("limits", "")) if item else ""
 
 
@@ -35,4 +37,4 @@ def handler(event: dict[str, Any], context: object) -> dict[str, Any]:
     tenant_id = int(answer["context"]["tenantId"])
     logger.append_keys(tenant_id=tenant_id, credential_id=answer["principalId"])
     logger.info("console session accepted", extra={"interface": "console"})
-    return with_usage_plan(answer, event, tenant_id, tenant_limits(tenant_id))
+    return with_usage_plan(answer, event, tenant_id, limits=tenant_limits(tenant_id))

@@ -6,7 +6,7 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body
 
-from psap.audit.lines import audit_record
+from psap.audit.lines import AuditCaller, AuditedCall, audit_record
 from psap.audit.sending import emit
 from psap.auth.credentials import Credential
 from psap.clock import utc_now
@@ -52,15 +52,18 @@ def open_session(body: Annotated[OpenSessionBody, Body()]) -> Response[str]:
     emit(
         audit_record(
             app.current_event.raw_event,
-            tenant_id=session.tenant_id,
-            credential_id=session.credential_id,
-            principal=f"{credential.label} (console)",
-            credential_kind=credential.kind.value,
-            operation="openConsoleSession",
-            status=201,
-            started=started,
-            finished=utc_now(),
-            changes=[],
+            AuditCaller(
+                tenant_id=session.tenant_id,
+                credential_id=session.credential_id,
+                principal=f"{credential.label} (console)",
+                credential_kind=credential.kind.value,
+            ),
+            AuditedCall(
+                operation="openConsoleSession",
+                status=201,
+                started=started,
+                finished=utc_now(),
+            ),
         )
     )
     event = app.current_event.raw_event

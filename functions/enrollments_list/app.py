@@ -44,7 +44,7 @@ def enrollments(
         int, Query(ge=1, le=INT64_MAX, description=f"At most this many, capped at {MAX_SIZE}")
     ] = DEFAULT_SIZE,
 ) -> Response[str]:
-    found = list_enrollments(current_principal(app).tenant_id, user_id, after, size)
+    found = list_enrollments(current_principal(app).tenant_id, user_id, after, size=size)
     body = "[" + ",".join(item.model_dump_json(by_alias=True) for item in found.enrollments) + "]"
     headers: dict[str, str] = {}
     if found.next_after is not None:

@@ -7,9 +7,10 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 from psap import list_parameters
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.models import INT64_MAX, StrictDate
-from psap.paging import sort_values
+from psap.paging import PageQuery, sort_values
 from psap.qa.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, SORT_FIELDS, list_evaluations
 from psap.qa.models import EvaluationPage, EvaluationStatus
+from psap.qa.store import DayRange, EvaluationFilters
 
 app = create_resolver()
 
@@ -27,7 +28,10 @@ app = create_resolver()
     operation_id="listEvaluations",
     tags=["Quality assurance"],
 )
-def evaluations(
+# The parameters are the spec's query string, one argument each so that the OpenAPI document
+# lists them; the resolver passes them by name.
+def evaluations(  # noqa: PLR0913
+    *,
     user_id: Annotated[int, Path(alias="userId", ge=0, le=INT64_MAX, description="The user's id")],
     page: Annotated[int, list_parameters.page_number()] = 0,
     size: Annotated[int, list_parameters.page_size(MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
@@ -50,8 +54,11 @@ def evaluations(
     ] = None,
 ) -> EvaluationPage:
     principal = current_principal(app)
+    filters = EvaluationFilters(
+        status=status, is_training=is_training, created=DayRange(first_day, last_day)
+    )
     return list_evaluations(
-        principal.tenant_id, user_id, page, size, sort, status, first_day, last_day, is_training
+        principal.tenant_id, user_id, paging=PageQuery(page, size, sort), filters=filters
     )
 
 

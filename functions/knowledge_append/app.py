@@ -31,8 +31,10 @@ def append_knowledge_version(
     request: Annotated[KnowledgeAppendRequest, Body()],
 ) -> KnowledgeEntryDto:
     principal = current_principal(app)
-    entry = append_version(principal.tenant_id, knowledge_id, request, principal.credential_id)
-    note_change("knowledge", entry.id, "UPDATED", entry.version)
+    entry = append_version(
+        principal.tenant_id, knowledge_id, request, author=principal.credential_id
+    )
+    note_change("knowledge", entry.id, "UPDATED", version=entry.version)
     return entry
 
 

@@ -26,7 +26,7 @@ app = create_resolver()
 def create_knowledge(request: Annotated[KnowledgeCreateRequest, Body()]) -> KnowledgeEntryDto:
     principal = current_principal(app)
     entry = create(principal.tenant_id, request, principal.credential_id)
-    note_change("knowledge", entry.id, "CREATED", entry.version)
+    note_change("knowledge", entry.id, "CREATED", version=entry.version)
     return entry
 
 

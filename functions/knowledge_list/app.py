@@ -22,8 +22,8 @@ def list_entries() -> KnowledgePage:
         principal.tenant_id,
         PAGE.value(query),
         SIZE.value(query),
-        PROVIDER.value(query),
-        KNOWLEDGE_TYPE.value(query),
+        provider=PROVIDER.value(query),
+        knowledge_type=KNOWLEDGE_TYPE.value(query),
     )
 
 

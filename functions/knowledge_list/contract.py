@@ -31,13 +31,16 @@ app = create_resolver()
     tags=["Knowledge"],
 )
 def list_entries(
+    *,
     page: Annotated[int, declared(PAGE)] = PAGE.default,
     size: Annotated[int, declared(SIZE)] = SIZE.default,
     provider: Annotated[str | None, declared(PROVIDER)] = None,
     knowledge_type: Annotated[KnowledgeType | None, declared(KNOWLEDGE_TYPE, aliased=True)] = None,
 ) -> ExternalKnowledgePageDto:
     principal = current_principal(app)
-    page_json = list_knowledge(principal.tenant_id, page, size, provider, knowledge_type)
+    page_json = list_knowledge(
+        principal.tenant_id, page, size, provider=provider, knowledge_type=knowledge_type
+    )
     return ExternalKnowledgePageDto.model_validate(page_json)
 
 

@@ -30,7 +30,7 @@ def publish_knowledge_version(
 ) -> ExternalKnowledgeDto:
     principal = current_principal(app)
     entry = publish_version(principal.tenant_id, knowledge_id, KnowledgeVersion(version))
-    note_change("knowledge", knowledge_id, "UPDATED", entry.published_version)
+    note_change("knowledge", knowledge_id, "UPDATED", version=entry.published_version)
     return entry
 
 

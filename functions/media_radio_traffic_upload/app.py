@@ -23,6 +23,7 @@ app = create_resolver()
     responses=UPLOAD_RESPONSES,
 )
 def upload(
+    *,
     event_id: Annotated[
         int | None, Query(alias="eventId", ge=0, le=INT64_MAX, description="Raw form: the event")
     ] = None,
@@ -41,7 +42,7 @@ def upload(
         principal.tenant_id,
         request.headers.get("content-type"),
         RadioTrafficTarget(event_id, incident_number, channel, recording_started_at),
-        request_bytes(request.body, request.is_base64_encoded),
+        body=request_bytes(request.body, request.is_base64_encoded),
     )
     body = outcome.media.model_dump_json(by_alias=True)
     return Response(201 if outcome.created else 200, "application/json", body)

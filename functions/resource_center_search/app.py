@@ -44,6 +44,7 @@ query_encoder()
     tags=["Resource center"],
 )
 def search(
+    *,
     q: Annotated[
         str,
         Query(
@@ -77,7 +78,7 @@ def search(
     ] = None,
 ) -> ResourceCenterSearchResponse:
     principal = current_principal(app)
-    query = parse_search_query(q, page, page_size, item_type, category)
+    query = parse_search_query(q, page, page_size, item_type=item_type, category=category)
     return search_resource_center(principal.tenant_id, principal.permissions, query)
 
 

@@ -83,6 +83,7 @@ class ApiGateway:
         facts: RequestFacts,
         api: RestApi | None,
         error: GatewayError,
+        *,
         resource: str = "",
         authorizer_context: dict[str, Any] | None = None,
     ) -> HttpResponse:
@@ -127,34 +128,38 @@ class ApiGateway:
         if api.method_throttle is not None and not self.buckets.take(
             ("stage", api.api_id, method_key), api.method_throttle
         ):
-            return _Outcome(self._error(facts, api, _THROTTLED, resource), auth="throttled")
+            return _Outcome(
+                self._error(facts, api, _THROTTLED, resource=resource), auth="throttled"
+            )
         event = build_proxy_event(facts, match)
         outcome = _Outcome(HttpResponse(0, [], b""))
         usage_key: str | None = None
         context: dict[str, Any] = {}
         if match.route.event.authorizer is not None:
             authorizer = api.authorizers[match.route.event.authorizer]
-            authorization = self.authorizers.authorize(facts, match, authorizer, event)
+            authorization = self.authorizers.authorize(facts, match, authorizer, event=event)
             outcome.auth = authorization.how
             if authorization.denial is not None:
-                outcome.response = self._error(facts, api, authorization.denial, resource)
+                outcome.response = self._error(facts, api, authorization.denial, resource=resource)
                 return outcome
             context = authorization.context
             usage_key = authorization.usage_identifier_key
             event["requestContext"]["authorizer"] = context
         if match.route.event.api_key_required:
-            refusal = self._usage_plan_refusal(facts, api, method_key, usage_key)
+            refusal = self._usage_plan_refusal(facts, api, method_key, authorizer_key=usage_key)
             if refusal is not None:
-                outcome.response = self._error(facts, api, refusal, resource, context)
+                outcome.response = self._error(
+                    facts, api, refusal, resource=resource, authorizer_context=context
+                )
                 outcome.auth += "-throttled" if refusal is _THROTTLED else "-no-key"
                 return outcome
             event["requestContext"]["identity"]["apiKey"] = usage_key
         result = self._invoke(match.route.function_id, event)
-        outcome.response = self._integration_response(facts, api, match, result)
+        outcome.response = self._integration_response(facts, api, match, result=result)
         return outcome
 
     def _usage_plan_refusal(
-        self, facts: RequestFacts, api: RestApi, method_key: str, authorizer_key: str | None
+        self, facts: RequestFacts, api: RestApi, method_key: str, *, authorizer_key: str | None
     ) -> GatewayError | None:
         """The usage plan's check: a key a plan of this stage admits, and a token of its
         bucket for this method."""
@@ -175,7 +180,7 @@ class ApiGateway:
         return None if self.buckets.take(bucket, throttle) else _THROTTLED
 
     def _integration_response(
-        self, facts: RequestFacts, api: RestApi, match: RouteMatch, result: InvokeResult
+        self, facts: RequestFacts, api: RestApi, match: RouteMatch, *, result: InvokeResult
     ) -> HttpResponse:
         resource = match.route.resource_path
         if result.throttled:
@@ -188,10 +193,10 @@ class ApiGateway:
                 f" ({result.throttle_reason})"
             )
             error = GatewayError("DEFAULT_5XX", "Internal server error", 500)
-            return self._error(facts, api, error, resource)
+            return self._error(facts, api, error, resource=resource)
         if result.status == "timeout":
             error = GatewayError("INTEGRATION_TIMEOUT", "Endpoint request timed out")
-            return self._error(facts, api, error, resource)
+            return self._error(facts, api, error, resource=resource)
         if result.ok:
             try:
                 return proxy_response(result.payload)
@@ -202,5 +207,5 @@ class ApiGateway:
                 )
         # A function error or a malformed result is a 502 without a type of its own.
         return self._error(
-            facts, api, GatewayError("DEFAULT_5XX", "Internal server error", 502), resource
+            facts, api, GatewayError("DEFAULT_5XX", "Internal server error", 502), resource=resource
         )

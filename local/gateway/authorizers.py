@@ -133,6 +133,7 @@ class LambdaAuthorizers:
         facts: RequestFacts,
         match: RouteMatch,
         authorizer: Authorizer,
+        *,
         event: Mapping[str, Any],
     ) -> Authorization:
         identity = self._identity(facts, match, authorizer)

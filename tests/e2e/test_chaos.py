@@ -101,7 +101,7 @@ def test_faults_change_neither_what_happened_nor_what_the_cad_is_told(
     upload_location, rows = upload(partner)
     export_location = start_export(partner)
     # Then, after the drain, each is as a clean run leaves it
-    check_cad(partner, endpoint, expected, numbers)
+    check_cad(partner, endpoint, expected, numbers=numbers)
     check_knowledge(partner, knowledge_ids)
     uploaded = check_job(partner, upload_location)
     if uploaded["status"] == "SUCCEEDED":

@@ -62,6 +62,7 @@ class AdminApi(HandlerHarness):
         import_function: Callable[[str], ModuleType],
         load_event: Callable[[str], dict[str, Any]],
         lambda_context: Any,
+        *,
         tenant: int,
     ) -> None:
         super().__init__(import_function, load_event, lambda_context)
@@ -77,7 +78,7 @@ class AdminApi(HandlerHarness):
                 tenant,
                 CredentialKind.PARTNER,
                 parse_permissions(permissions),
-                CALLER_LABEL,
+                label=CALLER_LABEL,
                 expires_at=utc_now() + timedelta(days=1),
                 issued_by=OPERATOR,
             )
@@ -140,6 +141,7 @@ def admin(
     admin_env: tuple[int, int],
     import_function: Callable[[str], ModuleType],
     load_event: Callable[[str], dict[str, Any]],
+    *,
     lambda_context: Any,
 ) -> AdminApi:
-    return AdminApi(import_function, load_event, lambda_context, admin_env[0])
+    return AdminApi(import_function, load_event, lambda_context, tenant=admin_env[0])

@@ -23,7 +23,7 @@ from psap.storage.dynamodb import dynamodb
 from psap.storage.sqs import sqs
 from psap.webhooks import dispatcher, jobs, transport
 from psap.webhooks import secrets as vault
-from psap.webhooks.connectors import ConnectorWithSecret, create_connector
+from psap.webhooks.connectors import ConnectorWithSecret, NewConnector, create_connector
 from psap.webhooks.models import Lane
 from psap.webhooks.signing import SigningProfile
 from tests.integration.handler_harness import HandlerHarness, with_headers
@@ -210,17 +210,20 @@ def add_connector(
     url: str,
     tenant: int = TENANT,
     profile: SigningProfile = SigningProfile.BASELINE,
+    *,
     event_types: list[str] | None = None,
     bearer: str | None = BEARER,
 ) -> ConnectorWithSecret:
     return create_connector(
         tenant,
-        name="Riverside CAD",
-        url=url,
-        profile=profile,
-        event_types=event_types,
-        bearer_credential=bearer,
-        local_dev=True,
+        NewConnector(
+            name="Riverside CAD",
+            url=url,
+            profile=profile,
+            event_types=event_types,
+            bearer_credential=bearer,
+            local_dev=True,
+        ),
         now=clock.utc_now(),
     )
 
@@ -257,6 +260,7 @@ class CadFunctions(HandlerHarness):
         body: dict[str, Any] | bytes | str,
         tenant: int = TENANT,
         content_type: str | None = "application/json",
+        *,
         kind: str = "cad",
         base64_encoded: bool = False,
     ) -> tuple[int, Any]:
@@ -329,6 +333,7 @@ def cad(
     cad_aws: None,
     import_function: Callable[[str], ModuleType],
     load_event: Callable[[str], dict[str, Any]],
+    *,
     lambda_context: Any,
 ) -> CadFunctions:
     return CadFunctions(import_function, load_event, lambda_context)
@@ -338,6 +343,7 @@ def flat_submission(
     event_id: str = "A-1",
     number: str = "2026-000123",
     event_type: str = "incident.created",
+    *,
     time: str = "2026-11-23T02:32:15.123Z",
     tenant: int | None = TENANT,
     **incident: Any,
@@ -375,6 +381,7 @@ def eido_submission(
     event_id: str = "E-1",
     number: str = "EIDO-77",
     event_type: str = "incident.created",
+    *,
     time: str = "2026-11-23T02:40:00Z",
 ) -> dict[str, Any]:
     return {

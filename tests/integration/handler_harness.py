@@ -34,6 +34,7 @@ def with_caller(
     event: dict[str, Any],
     tenant: int,
     permissions: str | None,
+    *,
     credential_id: str | None = None,
     kind: str | None = None,
 ) -> None:
@@ -121,7 +122,7 @@ class HandlerHarness:
             with_path(event, path)
         if body is not None:
             event["body"] = body
-        with_caller(event, tenant, permissions, credential_id, kind)
+        with_caller(event, tenant, permissions, credential_id=credential_id, kind=kind)
         return event
 
     def answer(self, directory: str, event: dict[str, Any]) -> tuple[int, Any, dict[str, str]]:

@@ -70,6 +70,7 @@ class KnowledgeApi(HandlerHarness):
         name: str,
         path: dict[str, str] | None = None,
         body: Any = None,
+        *,
         query: dict[str, str] | None = None,
         tenant: int = TENANT,
         permissions: str = MANAGE,

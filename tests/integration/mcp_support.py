@@ -42,6 +42,7 @@ class McpHarness(HandlerHarness):
         method: str,
         headers: list[tuple[str, str]],
         body: bytes,
+        *,
         tenant: int,
         permissions: str,
         kind: str = "partner",
@@ -70,6 +71,7 @@ class McpHarness(HandlerHarness):
         body: bytes | dict[str, Any] | list[Any],
         tenant: int,
         permissions: str = ALL_READS,
+        *,
         headers: dict[str, str] | None = None,
         method: str = "POST",
     ) -> tuple[int, Any, dict[str, str]]:
@@ -80,7 +82,9 @@ class McpHarness(HandlerHarness):
             "Accept": "application/json, text/event-stream",
             **(headers or {}),
         }
-        answer = self.invoke(self.event(method, list(sent.items()), raw, tenant, permissions))
+        answer = self.invoke(
+            self.event(method, list(sent.items()), raw, tenant=tenant, permissions=permissions)
+        )
         text = answer.get("body") or ""
         return answer["statusCode"], json.loads(text) if text else None, answer["headers"]
 
@@ -90,8 +94,8 @@ class McpHarness(HandlerHarness):
                 request.method,
                 list(request.headers.multi_items()),
                 request.content,
-                tenant,
-                permissions,
+                tenant=tenant,
+                permissions=permissions,
             )
             answer = self.invoke(event)
             return httpx2.Response(
@@ -107,6 +111,7 @@ class McpHarness(HandlerHarness):
         work: Callable[[Client], Awaitable[T]],
         tenant: int,
         permissions: str = ALL_READS,
+        *,
         mode: str = "auto",
     ) -> T:
         """Runs `work` with a connected SDK client (mode 'auto' negotiates 2026-07-28 through
@@ -122,7 +127,15 @@ class McpHarness(HandlerHarness):
 
 def seed_tenant(tenant: int, seed: int = 4101) -> TenantDataset:
     """A small demo tenant (10 users, 12 evaluations, 4 incidents with their events)."""
-    dataset = generate(seed, tenant, tenant * 1000, 10, 12, 4, f"t{tenant}.example")
+    dataset = generate(
+        seed,
+        tenant,
+        tenant * 1000,
+        user_count=10,
+        evaluation_count=12,
+        incident_count=4,
+        domain=f"t{tenant}.example",
+    )
     load(dataset, tenant, datetime(2026, 1, 5, tzinfo=UTC))
     return dataset
 

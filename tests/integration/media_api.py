@@ -56,6 +56,7 @@ class MediaApi(HandlerHarness):
         function: str,
         event: dict[str, Any],
         tenant: int | None,
+        *,
         permissions: str | None,
     ) -> tuple[int, Any]:
         with_caller(
@@ -71,6 +72,7 @@ class MediaApi(HandlerHarness):
         body: str | bytes,
         content_type: str = "application/x-subrip",
         tenant: int | None = None,
+        *,
         permissions: str | None = None,
         base64_body: bool = False,
         **query: Any,
@@ -84,13 +86,14 @@ class MediaApi(HandlerHarness):
             event["body"], event["isBase64Encoded"] = base64.b64encode(raw).decode(), True
         else:
             event["body"], event["isBase64Encoded"] = body, False
-        return self._call(UPLOAD, event, tenant, permissions)
+        return self._call(UPLOAD, event, tenant, permissions=permissions)
 
     def upload_srt(
         self,
         text: str | bytes,
         event_id: int | None,
         tenant: int | None = None,
+        *,
         channel: str = "FIRE-DISPATCH-1",
         started: str = "2026-01-05T14:00:00Z",
         **query: Any,
@@ -112,12 +115,12 @@ class MediaApi(HandlerHarness):
     ) -> tuple[int, Any]:
         event = self.load_event(GET)
         with_path(event, {"mediaId": str(media_id)})
-        return self._call(GET, event, tenant, permissions)
+        return self._call(GET, event, tenant, permissions=permissions)
 
     def event(self, event_id: int, tenant: int | None = None) -> tuple[int, Any]:
         event = self.load_event(EVENT_GET)
         with_path(event, {"eventId": str(event_id)})
-        return self._call(EVENT_GET, event, tenant, None)
+        return self._call(EVENT_GET, event, tenant, permissions=None)
 
 
 def stored_media_items(tenant: int) -> list[str]:

@@ -35,6 +35,7 @@ class TenantDataApi(HandlerHarness):
         function: str,
         path: dict[str, str] | None = None,
         query: dict[str, str] | None = None,
+        *,
         tenant: int | None = None,
         permissions: str | None = None,
     ) -> tuple[int, Any]:

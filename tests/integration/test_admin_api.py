@@ -24,9 +24,9 @@ from psap.storage.dynamodb import dynamodb
 from psap.webhooks import administration, store
 from psap.webhooks import secrets as vault
 from psap.webhooks.administration import ROTATION_RATE
-from psap.webhooks.catalogue import IncidentUpdated, UpdateKind
+from psap.webhooks.catalogue import IncidentUpdated, UpdateKind, WebhookUpdate
 from psap.webhooks.deliveries import emit_update
-from psap.webhooks.signing import SigningProfile, signature_headers
+from psap.webhooks.signing import SignedMessage, SigningProfile, signature_headers
 from receiver_kit.psap_webhooks import VerificationError, verify_delivery
 from tests.integration.admin_api import (
     ADMIN_PREFIX,
@@ -101,7 +101,11 @@ def verifies(connector_id: str, tenant: int, secret: str) -> bool:
     now = clock.utc_now()
     active = vault.read_secret(connector.secret_name, fresh=True).active_signing(now)
     stamp = int(now.timestamp())
-    headers = signature_headers(connector.profile, active, "dlv-1", stamp, b"{}", "x")
+    headers = signature_headers(
+        connector.profile,
+        active,
+        SignedMessage("dlv-1", timestamp=stamp, body=b"{}", event_type="x"),
+    )
     try:
         if connector.profile is SigningProfile.STANDARD_WEBHOOKS:
             if not secret.startswith("whsec_"):
@@ -461,13 +465,7 @@ def _emit(tenant: int, connector_id: str, kind: UpdateKind, seed: str) -> str:
 
         data = ConnectorTest(connector_id=connector_id, message="x")
     (delivery_id,) = emit_update(
-        tenant,
-        kind,
-        data,
-        seed=seed,
-        subject=None,
-        now=clock.utc_now(),
-        only_connector=connector,
+        tenant, WebhookUpdate(kind, data), seed=seed, now=clock.utc_now(), only_connector=connector
     )
     return delivery_id
 

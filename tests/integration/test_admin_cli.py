@@ -184,5 +184,5 @@ def test_knowledge_add_loads_an_entry_the_list_shows(aws: None, capsys: Any) -> 
         "gc-chest-pain",
     )
     assert code == 0 and "created knowledge entry" in out
-    items, total = list_entries(1, None, None, PageRequest(0, 50))
+    items, total = list_entries(1, None, None, page=PageRequest(0, 50))
     assert total == 1 and items[0].external_id == "gc-chest-pain"

@@ -172,7 +172,7 @@ def test_a_revoked_issuer_cannot_issue_even_past_the_entrypoint(admin: AdminApi)
             admin.tenant,
             CredentialKind.PARTNER,
             frozenset({Permission.ADMIN}),
-            "late",
+            label="late",
             expires_at=clock.utc_now().replace(year=clock.utc_now().year + 1),
             issued_by=issuer,
         )

@@ -263,7 +263,7 @@ def test_a_refused_credential_is_in_its_tenants_audit_trail_without_its_token(
         tenant,
         CredentialKind.PARTNER,
         frozenset({Permission.VIEW_KNOWLEDGE}),
-        "old sync",
+        label="old sync",
         expires_at=utc_now() + timedelta(days=30),
         issued_by=OPERATOR,
     )

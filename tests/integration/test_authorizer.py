@@ -52,7 +52,7 @@ def request(load_event: Any, authorization: str | None) -> dict[str, Any]:
 
 def issue(tenant: int, kind: CredentialKind, *permissions: Permission, **extra: Any) -> str:
     lifetime = {"expires_at": utc_now() + timedelta(days=30), "issued_by": OPERATOR, **extra}
-    issued = store.issue_credential(tenant, kind, frozenset(permissions), "test", **lifetime)
+    issued = store.issue_credential(tenant, kind, frozenset(permissions), label="test", **lifetime)
     return issued.token
 
 
@@ -111,9 +111,9 @@ def test_expired_token_is_unauthorized(tenant: int, load_event: Any) -> None:
         return credential_from_attributes(from_item(item)) if item else None
 
     event = request(load_event, f"Bearer {token}")
-    authorize(event, CredentialKind.PARTNER, find, utc_now())  # still valid now
+    authorize(event, CredentialKind.PARTNER, find, now=utc_now())  # still valid now
     with pytest.raises(Unauthorized) as refusal:
-        authorize(event, CredentialKind.PARTNER, find, utc_now() + timedelta(hours=2))
+        authorize(event, CredentialKind.PARTNER, find, now=utc_now() + timedelta(hours=2))
     assert refusal.value.why == "expired credential"
 
 

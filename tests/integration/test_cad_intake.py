@@ -88,7 +88,7 @@ def test_a_concurrent_duplicate_still_in_flight_is_409(cad: CadFunctions) -> Non
     from psap.cad.intake import canonical_hash
 
     raw = json.dumps(submission).encode()
-    assert store.begin(key, "rcpt-first", canonical_hash(submission), raw, clock.utc_now())
+    assert store.begin(key, "rcpt-first", canonical_hash(submission), raw=raw, now=clock.utc_now())
     # When the duplicate arrives
     status, body = cad.submit(submission)
     # Then it is 409 and nothing is queued for it
@@ -116,7 +116,7 @@ def test_an_in_flight_record_left_by_a_dead_request_is_taken_over(
 
     long_ago = clock.utc_now().replace(year=2025)
     raw = json.dumps(submission).encode()
-    store.begin(key, "rcpt-dead", canonical_hash(submission), raw, long_ago)
+    store.begin(key, "rcpt-dead", canonical_hash(submission), raw=raw, now=long_ago)
     status, body = cad.submit(submission)
     assert status == 202
     assert body["receiptId"] != "rcpt-dead"

@@ -12,7 +12,7 @@ from psap.cad import worker
 from psap.errors import StoreUnavailable
 from psap.incidents import store as incidents
 from psap.webhooks import store as webhook_store
-from psap.webhooks.connectors import update_connector
+from psap.webhooks.connectors import ConnectorChanges, update_connector
 from psap.webhooks.models import ConnectorStatus
 from tests.integration.cad_support import (
     TENANT,
@@ -241,7 +241,9 @@ def test_updates_go_to_every_active_connector_that_wants_them(cad: CadFunctions)
     wants_accepted = add_connector(["incident.accepted"])
     add_connector(["incident.rejected"])
     disabled = add_connector()
-    update_connector(TENANT, disabled, now=_now(), status=ConnectorStatus.DISABLED)
+    update_connector(
+        TENANT, disabled, ConnectorChanges(status=ConnectorStatus.DISABLED), now=_now()
+    )
     process(cad, flat_submission())
     messages = drain("WebhookQueue")
     targets = {webhook_store.get_delivery(TENANT, m["deliveryId"]).connector_id for m in messages}

@@ -282,7 +282,7 @@ def test_every_presigning_path_signs_sigv4_in_us_east_1(aws_server: str) -> None
     from psap.storage.s3 import presigned_get_url, presigned_post
 
     bucket = TABLES["AuditExportBucket"]
-    url = presigned_get_url(bucket, "tenants/1/exports/c.ndjson", 60, "c.ndjson")
+    url = presigned_get_url(bucket, "tenants/1/exports/c.ndjson", 60, filename="c.ndjson")
     form = presigned_post(
         bucket, "tenants/1/uploads/c.jsonl", max_bytes=100, expires_in_seconds=60
     ).fields

@@ -10,7 +10,7 @@ import pytest
 from psap import clock
 from psap.storage.dynamodb import dynamodb
 from psap.webhooks import store
-from psap.webhooks.catalogue import ConnectorTest, UpdateKind
+from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate
 from psap.webhooks.connector_stats import StatsWindow, connector_stats
 from psap.webhooks.deliveries import DispatchMessage, emit_update
 from tests.integration.admin_api import AdminApi, admin, admin_env
@@ -37,10 +37,10 @@ STATS = "/connectors/{connectorId}/stats"
 def emit(tenant: int, connector_id: str, seed: str) -> str:
     (delivery_id,) = emit_update(
         tenant,
-        UpdateKind.CONNECTOR_TEST,
-        ConnectorTest(connector_id=connector_id, message="hello"),
+        WebhookUpdate(
+            UpdateKind.CONNECTOR_TEST, ConnectorTest(connector_id=connector_id, message="hello")
+        ),
         seed=seed,
-        subject=None,
         now=clock.utc_now(),
         only_connector=store.get_connector(tenant, connector_id),
     )

@@ -32,7 +32,7 @@ def credential(tenant: int, *permissions: Permission) -> str:
         tenant,
         CredentialKind.PARTNER,
         frozenset(permissions),
-        "riverside admin",
+        label="riverside admin",
         expires_at=utc_now() + timedelta(days=30),
         issued_by=OPERATOR,
     )

@@ -15,7 +15,7 @@ import pytest
 from psap import clock, faults
 from psap.webhooks import dispatcher, store
 from psap.webhooks import store as webhook_store
-from psap.webhooks.catalogue import ConnectorTest, UpdateKind
+from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate
 from psap.webhooks.deliveries import emit_update
 from psap.webhooks.models import DeliveryStatus
 from tests.integration.cad_support import (
@@ -155,10 +155,11 @@ def send_update(connector_url: str) -> str:
     connector = add_connector(connector_url)
     (delivery_id,) = emit_update(
         TENANT,
-        UpdateKind.CONNECTOR_TEST,
-        ConnectorTest(connector_id=connector.connector.connector_id, message="hello"),
+        WebhookUpdate(
+            UpdateKind.CONNECTOR_TEST,
+            ConnectorTest(connector_id=connector.connector.connector_id, message="hello"),
+        ),
         seed="seed-1",
-        subject=None,
         now=clock.utc_now(),
         only_connector=connector.connector,
     )

@@ -41,8 +41,10 @@ def test_event_shape_is_the_specs_field_for_field(api: TenantDataApi) -> None:
 
 
 def test_an_event_linked_by_the_cad_names_its_incident(api: TenantDataApi) -> None:
-    incident = upsert_incident(api.tenant, Incident(number="26-5"), SourceOrder(NOW), NOW)
-    event = upsert_event(api.tenant, Event(number="EV-5"), SourceOrder(NOW), NOW, incident.id)
+    incident = upsert_incident(api.tenant, Incident(number="26-5"), SourceOrder(NOW), now=NOW)
+    event = upsert_event(
+        api.tenant, Event(number="EV-5"), SourceOrder(NOW), now=NOW, incident_id=incident.id
+    )
     _, body = api.event(event.id)
     assert body["incident"] == {"id": incident.id, "number": "26-5"}
     assert (body["personnel"], body["media"], body["summary"]) == ([], [], None)

@@ -98,7 +98,7 @@ def admit(event: dict[str, Any]) -> None:
         tenant,
         CredentialKind.PARTNER,
         parse_permissions(str(context.get("permissions", ""))),
-        "hostile input caller",
+        label="hostile input caller",
         expires_at=utc_now() + timedelta(days=1),
         issued_by=OPERATOR,
     )

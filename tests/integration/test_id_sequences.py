@@ -71,6 +71,6 @@ def test_an_import_moves_the_sequence_once_per_file_past_its_highest_id(
     assert (report.created, report.errors) == (6, [])
     assert floors == [5005]
     created = upsert_incident(
-        tenant, Incident(number="CAD-1"), SourceOrder(NOW, 0), NOW + timedelta(seconds=1)
+        tenant, Incident(number="CAD-1"), SourceOrder(NOW, 0), now=NOW + timedelta(seconds=1)
     )
     assert created.id > 5005

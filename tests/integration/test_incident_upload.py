@@ -392,7 +392,7 @@ def test_an_upload_applies_over_cad_data_and_later_cad_updates_still_apply(call:
     # Given an incident the CAD wrote with a source order
     t1 = datetime(2026, 11, 23, 2, 0, tzinfo=UTC)
     incidents.upsert_incident(
-        TENANT, Incident(number="C-1", priority="1"), SourceOrder(t1), clock.utc_now()
+        TENANT, Incident(number="C-1", priority="1"), SourceOrder(t1), now=clock.utc_now()
     )
     # When an operator's upload corrects it
     _status, report = upload(call, "number,priority\nC-1,2\n")
@@ -401,11 +401,11 @@ def test_an_upload_applies_over_cad_data_and_later_cad_updates_still_apply(call:
     assert found("C-1").priority == "2"
     # And the CAD's order is kept: an older CAD update is still STALE, a newer one applies
     older = incidents.upsert_incident(
-        TENANT, Incident(number="C-1", priority="9"), SourceOrder(t1), clock.utc_now()
+        TENANT, Incident(number="C-1", priority="9"), SourceOrder(t1), now=clock.utc_now()
     )
     assert older.outcome is UpsertOutcome.STALE
     newer = incidents.upsert_incident(
-        TENANT, Incident(number="C-1", priority="3"), SourceOrder(t1, 1), clock.utc_now()
+        TENANT, Incident(number="C-1", priority="3"), SourceOrder(t1, 1), now=clock.utc_now()
     )
     assert newer.outcome is UpsertOutcome.UPDATED and found("C-1").priority == "3"
 
@@ -416,14 +416,14 @@ def test_a_concurrent_cad_update_is_never_lost(upload_env: None) -> None:
         TENANT,
         Incident(number="R-1", priority="1"),
         SourceOrder(datetime(2026, 1, 1, tzinfo=UTC)),
-        clock.utc_now(),
+        now=clock.utc_now(),
     )
     read = incidents.read_incidents_by_number(TENANT, ["R-1"])["R-1"]
     incidents.upsert_incident(
         TENANT,
         Incident(number="R-1", priority="1", location="Elm St"),
         SourceOrder(datetime(2026, 1, 2, tzinfo=UTC)),
-        clock.utc_now(),
+        now=clock.utc_now(),
     )
     # When the upload's row is applied on what it read
     applier = Applier(TENANT, "upl-test", clock.utc_now)
@@ -709,7 +709,7 @@ def test_an_unexpected_error_in_the_worker_marks_the_job_failed_with_a_reason(
     def create_or_break(tenant: int, new_id: int, incident: Incident, now: Any) -> Any:
         if incident.number == "R-3":
             raise TypeError("a bug met a row it did not expect")
-        return real_create(tenant, new_id, incident, now)
+        return real_create(tenant, new_id, incident, now=now)
 
     monkeypatch.setattr(incidents, "create_incident_with_number", create_or_break)
     # When the worker runs

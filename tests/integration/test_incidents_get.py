@@ -44,7 +44,7 @@ def test_incident_shape_is_the_specs_field_for_field(api: TenantDataApi) -> None
 def test_an_incident_from_the_cad_reads_with_nulls_empty_arrays_and_its_service_id(
     api: TenantDataApi,
 ) -> None:
-    result = upsert_incident(api.tenant, Incident(number="26-77"), SourceOrder(NOW), NOW)
+    result = upsert_incident(api.tenant, Incident(number="26-77"), SourceOrder(NOW), now=NOW)
     status, body = api.incident(result.id)
     assert status == 200
     assert set(body) == SPEC_FIELDS["incident"]

@@ -29,7 +29,10 @@ def test_20_concurrent_appends_get_exactly_versions_2_to_21_each_readable(aws_se
         }
         start.wait()
         result = append_version(
-            TENANT, entry.id, KnowledgeAppendRequest.model_validate(payload), f"writer-{writer}"
+            TENANT,
+            entry.id,
+            KnowledgeAppendRequest.model_validate(payload),
+            author=f"writer-{writer}",
         )
         assert result.version is not None
         return result.version

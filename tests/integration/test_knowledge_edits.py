@@ -83,7 +83,11 @@ def test_rule3_an_edit_through_the_admin_cli_is_preferred_by_the_card(
 def test_rule3_an_edit_is_carried_forward_by_the_next_append(api: KnowledgeApi) -> None:
     entry = api.created(card_payload(apiControl=SERVICE_INSTRUCTIONS))
     result = edit_service_section(
-        TENANT, entry["id"], Section.SPOKEN_INSTRUCTIONS, [{"instructionText": "Edited."}], "ops"
+        TENANT,
+        entry["id"],
+        Section.SPOKEN_INSTRUCTIONS,
+        items=[{"instructionText": "Edited."}],
+        editor="ops",
     )
     # GET shows version 1 as stored until a new version exists
     assert api.read(entry["id"])["spokenInstructions"] == entry["spokenInstructions"]
@@ -98,7 +102,7 @@ def test_rule3_an_edit_is_carried_forward_by_the_next_append(api: KnowledgeApi) 
 def test_an_edit_of_an_api_owned_section_is_refused(api: KnowledgeApi) -> None:
     entry = api.created(card_payload(apiControl=SERVICE_INSTRUCTIONS))
     with pytest.raises(InvalidInput, match="owned by the API"):
-        edit_service_section(TENANT, entry["id"], Section.QUESTION_LIST, [], "ops")
+        edit_service_section(TENANT, entry["id"], Section.QUESTION_LIST, items=[], editor="ops")
 
 
 def test_edit_reference_ids_follow_rules_13_and_14(api: KnowledgeApi) -> None:
@@ -108,8 +112,8 @@ def test_edit_reference_ids_follow_rules_13_and_14(api: KnowledgeApi) -> None:
             TENANT,
             entry["id"],
             Section.SPOKEN_INSTRUCTIONS,
-            [{"referenceId": "si-00000000", "instructionText": "x"}],
-            "ops",
+            items=[{"referenceId": "si-00000000", "instructionText": "x"}],
+            editor="ops",
         )
     assert store.read_edit_items(TENANT, entry["id"]) == []
 
@@ -117,7 +121,9 @@ def test_edit_reference_ids_follow_rules_13_and_14(api: KnowledgeApi) -> None:
 def test_edit_items_are_validated_like_the_payload_naming_the_field(api: KnowledgeApi) -> None:
     entry = api.created(card_payload(apiControl=SERVICE_INSTRUCTIONS))
     with pytest.raises(InvalidInput, match=r"'items\.0\.instructionText'"):
-        edit_service_section(TENANT, entry["id"], Section.SPOKEN_INSTRUCTIONS, [{}], "ops")
+        edit_service_section(
+            TENANT, entry["id"], Section.SPOKEN_INSTRUCTIONS, items=[{}], editor="ops"
+        )
 
 
 def test_edited_links_are_resolved_like_any_write(api: KnowledgeApi) -> None:
@@ -126,10 +132,14 @@ def test_edited_links_are_resolved_like_any_write(api: KnowledgeApi) -> None:
     entry = api.created(card_payload(external_id="gc-x", apiControl=control))
     with pytest.raises(InvalidInput, match="'ic-missing'"):
         edit_service_section(
-            TENANT, entry["id"], Section.LINKS, [{"targetExternalId": "ic-missing"}], "ops"
+            TENANT,
+            entry["id"],
+            Section.LINKS,
+            items=[{"targetExternalId": "ic-missing"}],
+            editor="ops",
         )
     edit_service_section(
-        TENANT, entry["id"], Section.LINKS, [{"targetExternalId": "ic-cpr"}], "ops"
+        TENANT, entry["id"], Section.LINKS, items=[{"targetExternalId": "ic-cpr"}], editor="ops"
     )
     appended = api.appended(entry["id"], {"apiControl": control})
     assert appended["actions"]["links"][0]["targetKnowledgeId"] == target["id"]
@@ -143,7 +153,7 @@ def test_an_edit_removing_media_that_items_still_reference_is_refused(api: Knowl
     )
     entry = api.created(payload)
     with pytest.raises(InvalidInput, match="referenceMedia"):
-        edit_service_section(TENANT, entry["id"], Section.MEDIA, [], "ops")
+        edit_service_section(TENANT, entry["id"], Section.MEDIA, items=[], editor="ops")
 
 
 def test_a_concurrent_edit_fails_an_appends_conditional_write_so_it_reads_again(
@@ -153,16 +163,32 @@ def test_a_concurrent_edit_fails_an_appends_conditional_write_so_it_reads_again(
     # its condition, so the append reads again and carries the edit forward.
     entry = api.created(card_payload(apiControl=SERVICE_INSTRUCTIONS))
     with pytest.raises(store.WriteRaced):
-        store.write_version(TENANT, entry["id"], 1, 5, {"latestVersion": 2}, {"version": 2})
-    edit_service_section(TENANT, entry["id"], Section.SPOKEN_INSTRUCTIONS, [], "ops")
+        store.write_version(
+            TENANT,
+            entry["id"],
+            1,
+            expected_edit_seq=5,
+            entry_changes={"latestVersion": 2},
+            version_attributes={"version": 2},
+        )
+    edit_service_section(TENANT, entry["id"], Section.SPOKEN_INSTRUCTIONS, items=[], editor="ops")
     with pytest.raises(store.WriteRaced):
-        store.write_version(TENANT, entry["id"], 1, 0, {"latestVersion": 2}, {"version": 2})
+        store.write_version(
+            TENANT,
+            entry["id"],
+            1,
+            expected_edit_seq=0,
+            entry_changes={"latestVersion": 2},
+            version_attributes={"version": 2},
+        )
 
 
 def test_an_edit_of_another_tenants_entry_is_not_found(api: KnowledgeApi) -> None:
     entry = api.created(card_payload(apiControl=SERVICE_INSTRUCTIONS))
     with pytest.raises(NotFound):
-        edit_service_section(OTHER_TENANT, entry["id"], Section.SPOKEN_INSTRUCTIONS, [], "ops")
+        edit_service_section(
+            OTHER_TENANT, entry["id"], Section.SPOKEN_INSTRUCTIONS, items=[], editor="ops"
+        )
 
 
 def test_admin_redigest_asks_for_the_card_again(

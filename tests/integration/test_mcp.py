@@ -281,7 +281,9 @@ def test_get_and_delete_are_405_and_other_credentials_are_401(harness: McpHarnes
         for method in ("GET", "DELETE"):
             status, body, headers = harness.post(b"", TENANT, method=method)
             assert (status, body["reason"], headers["Allow"]) == (405, "METHOD_NOT_ALLOWED", "POST")
-        event = harness.event("POST", [("Content-Type", "application/json")], b"{}", TENANT, "")
+        event = harness.event(
+            "POST", [("Content-Type", "application/json")], b"{}", tenant=TENANT, permissions=""
+        )
         event["requestContext"]["authorizer"]["kind"] = "cad"
         status, body, _ = answer_of(harness.invoke(event))
         unauthenticated = {"info": "Authentication required", "reason": "UNAUTHENTICATED"}

@@ -133,13 +133,13 @@ def test_uploaded_media_appears_in_the_events_media_array_after_the_documents(
 def test_a_cad_update_that_replaces_the_event_document_keeps_uploaded_media(
     api: MediaApi,
 ) -> None:
-    created = upsert_event(api.tenant, Event(number="EV-9"), SourceOrder(NOW), NOW)
+    created = upsert_event(api.tenant, Event(number="EV-9"), SourceOrder(NOW), now=NOW)
     _, media = api.upload_srt(RADIO_TRAFFIC, created.id)
     upsert_event(
         api.tenant,
         Event(number="EV-9", summary="updated by the CAD"),
         SourceOrder(datetime(2026, 1, 5, 15, tzinfo=UTC)),
-        NOW,
+        now=NOW,
     )
     _, event = api.event(created.id)
     assert event["summary"] == "updated by the CAD"
@@ -177,8 +177,10 @@ def test_an_api_gateway_base64_body_is_decoded(api: MediaApi) -> None:
 
 
 def test_an_incident_number_resolves_to_the_incidents_event(api: MediaApi) -> None:
-    incident = upsert_incident(api.tenant, Incident(number="26-77"), SourceOrder(NOW), NOW)
-    event = upsert_event(api.tenant, Event(number="EV-77"), SourceOrder(NOW), NOW, incident.id)
+    incident = upsert_incident(api.tenant, Incident(number="26-77"), SourceOrder(NOW), now=NOW)
+    event = upsert_event(
+        api.tenant, Event(number="EV-77"), SourceOrder(NOW), now=NOW, incident_id=incident.id
+    )
     status, media = api.upload(
         RADIO_TRAFFIC,
         incidentNumber="26-77",
@@ -465,7 +467,7 @@ def test_large_segment_lists_are_stored_in_s3_beside_the_original(
     given_event(api.tenant)
     monkeypatch.setattr(store, "INLINE_SEGMENTS_BYTES", 100)
     _, media = api.upload_srt(RADIO_TRAFFIC, EVENT_ID)
-    key = store.segments_key(api.tenant, EVENT_ID, media["contentSha256"], media["id"])
+    key = store.segments_key(api.tenant, EVENT_ID, media["contentSha256"], media_id=media["id"])
     assert key in media_objects()
     status, read = api.media(media["id"])
     assert (status, read) == (200, media)

@@ -64,7 +64,7 @@ def test_authorizer_logs_never_contain_the_token(
         tenant,
         CredentialKind.PARTNER,
         frozenset({Permission.ADMIN}),
-        "t",
+        label="t",
         expires_at=utc_now() + timedelta(days=30),
         issued_by=OPERATOR,
     ).token
@@ -99,7 +99,7 @@ def test_each_refusal_is_logged_once_with_its_reason_and_metric_never_the_token(
         tenant,
         CredentialKind.PARTNER,
         frozenset({Permission.ADMIN}),
-        "t",
+        label="t",
         expires_at=utc_now() + timedelta(days=30),
         issued_by=OPERATOR,
     )

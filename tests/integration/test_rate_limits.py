@@ -18,7 +18,7 @@ def test_concurrent_callers_pass_exactly_the_limit(aws_server: str) -> None:
     # Given 20 callers at once against a real (serializing) DynamoDB endpoint
     def attempt(_: int) -> bool:
         try:
-            consume(cad_table(), "T#7#RATE", "rotate-secret", RATE, NOW)
+            consume(cad_table(), "T#7#RATE", "rotate-secret", rate=RATE, now=NOW)
         except RateLimited:
             return False
         return True
@@ -31,11 +31,11 @@ def test_concurrent_callers_pass_exactly_the_limit(aws_server: str) -> None:
 
 def test_a_full_window_refuses_until_the_next_one_and_says_when(aws_server: str) -> None:
     for _ in range(RATE.limit):
-        consume(cad_table(), "T#7#RATE", "rotate-secret", RATE, NOW)
+        consume(cad_table(), "T#7#RATE", "rotate-secret", rate=RATE, now=NOW)
     with pytest.raises(RateLimited) as refused:
-        consume(cad_table(), "T#7#RATE", "rotate-secret", RATE, NOW)
+        consume(cad_table(), "T#7#RATE", "rotate-secret", rate=RATE, now=NOW)
     assert refused.value.retry_after_seconds == 30 * 60  # 02:30 -> the window ends at 03:00
     assert "5 per 1 h" in refused.value.info
     # Another subject has its own count; the next window starts afresh
-    consume(cad_table(), "T#8#RATE", "rotate-secret", RATE, NOW)
-    consume(cad_table(), "T#7#RATE", "rotate-secret", RATE, NOW + timedelta(minutes=30))
+    consume(cad_table(), "T#8#RATE", "rotate-secret", rate=RATE, now=NOW)
+    consume(cad_table(), "T#7#RATE", "rotate-secret", rate=RATE, now=NOW + timedelta(minutes=30))

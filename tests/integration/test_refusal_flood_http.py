@@ -97,7 +97,7 @@ def test_a_flood_over_http_costs_one_read_and_a_valid_token_still_works(
         tenant,
         CredentialKind.PARTNER,
         frozenset({Permission.VIEW_KNOWLEDGE}),
-        "t",
+        label="t",
         expires_at=utc_now() + timedelta(days=30),
         issued_by=OPERATOR,
     ).token

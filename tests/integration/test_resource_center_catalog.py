@@ -178,9 +178,9 @@ def test_publish_and_unpublish_by_external_id_or_id_ask_for_one_rebuild(aws: Non
     rebuild_requests()  # the import's own request
     request = catalog.queue_rebuild_request(queue_url())
     item_id = items_by_external_id()["a"].id
-    published = catalog.set_published("a", True, utc_now(), request)
-    again = catalog.set_published(str(item_id), True, utc_now(), request)
-    unpublished = catalog.set_published(str(item_id), False, utc_now(), request)
+    published = catalog.set_published("a", True, utc_now(), request_rebuild=request)
+    again = catalog.set_published(str(item_id), True, utc_now(), request_rebuild=request)
+    unpublished = catalog.set_published(str(item_id), False, utc_now(), request_rebuild=request)
     assert [published.change, again.change, unpublished.change] == [
         Change.PUBLISHED,
         Change.UNCHANGED,
@@ -308,7 +308,10 @@ def test_an_interrupted_first_build_resumes_where_it_stopped(
     assert built is not None and built.size == 10
     assert artifacts.load_checkpoint(bucket) is None  # a finished build clears it
     whole, _ = build_artifact(
-        [item for item in store.catalog_items() if item.published], 9, "t", CountingEncoder()
+        [item for item in store.catalog_items() if item.published],
+        9,
+        "t",
+        encoder=CountingEncoder(),
     )
     np.testing.assert_array_equal(built.embeddings, whole.embeddings)
     np.testing.assert_array_equal(built.passage_starts, whole.passage_starts)

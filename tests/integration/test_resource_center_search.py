@@ -448,7 +448,7 @@ def test_request_without_authorizer_context_is_401(
 def test_an_index_of_an_older_format_answers_empty_instead_of_failing(call: Any) -> None:
     # Right after an upgrade the pointer may name an artifact the new code cannot read.
     bucket = search_index_bucket()
-    put_object(bucket, "resource-center/index/old.npz", old_format_artifact(), "x")
+    put_object(bucket, "resource-center/index/old.npz", old_format_artifact(), content_type="x")
     store.publish_index(
         store.IndexPointer(
             version=1, key="resource-center/index/old.npz", documents=1, built_at="t"

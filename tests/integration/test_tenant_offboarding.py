@@ -31,7 +31,7 @@ from psap.offboarding import job
 from psap.resource_center.store import grant_license, tenant_licenses
 from psap.storage.sequences import raise_floor
 from psap.webhooks import store as webhooks
-from psap.webhooks.connectors import create_connector
+from psap.webhooks.connectors import NewConnector, create_connector
 from psap.webhooks.secrets import read_secret, secret_name
 from psap.webhooks.signing import SigningProfile
 from tests.conftest import TEMPLATE
@@ -66,12 +66,14 @@ def world(aws: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[An
         )
         connector = create_connector(
             tenant,
-            name="County CAD",
-            url="http://127.0.0.1:9/cad",
-            profile=SigningProfile.BASELINE,
-            event_types=None,
-            bearer_credential="cad-bearer-secret-value",
-            local_dev=True,
+            NewConnector(
+                name="County CAD",
+                url="http://127.0.0.1:9/cad",
+                profile=SigningProfile.BASELINE,
+                event_types=None,
+                bearer_credential="cad-bearer-secret-value",
+                local_dev=True,
+            ),
             now=clock.utc_now(),
         ).connector
         grant_license(tenant, "APCO", clock.utc_now())
@@ -79,7 +81,7 @@ def world(aws: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[An
             argparse.Namespace(area="credential", action="revoke", tenant=tenant),
             200,
             clock.utc_now(),
-            clock.utc_now(),
+            finished=clock.utc_now(),
         )
         audit_store.append_records([AuditRecord.model_validate(record)], retention_days=365)
         seeded[tenant] = {"dataset": dataset, "entry": entry.id, "connector": connector}
@@ -390,7 +392,7 @@ def test_the_audit_archive_reads_the_days_with_records_not_every_day_of_retentio
         argparse.Namespace(area="credential", action="revoke", tenant=leaving),
         200,
         long_ago,
-        long_ago,
+        finished=long_ago,
     )
     audit_store.append_records([AuditRecord.model_validate(record)], retention_days=365)
     audit_step = [kind for kind, _ in job.STEPS].index(job.Kind.AUDIT)

@@ -20,8 +20,8 @@ from psap.errors import StoreUnavailable
 from psap.storage import queries
 from psap.storage.dynamodb import dynamodb
 from psap.webhooks import dispatcher, jobs, store
-from psap.webhooks.catalogue import ConnectorTest, UpdateKind
-from psap.webhooks.connectors import ConnectorWithSecret, update_connector
+from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate
+from psap.webhooks.connectors import ConnectorChanges, ConnectorWithSecret, update_connector
 from psap.webhooks.deliveries import HELD_RETENTION, DispatchMessage, emit_update, replay
 from psap.webhooks.dispatcher import enqueue_due
 from psap.webhooks.models import ConnectorStatus, DeliveryJobState, DeliveryStatus
@@ -55,17 +55,24 @@ def serializable_transactions() -> None:
 def update(seed: str, subject: str | None = None, tenant: int = TENANT) -> str:
     (delivery_id,) = emit_update(
         tenant,
-        UpdateKind.CONNECTOR_TEST,
-        ConnectorTest(connector_id="any", message=seed),
+        WebhookUpdate(
+            UpdateKind.CONNECTOR_TEST,
+            ConnectorTest(connector_id="any", message=seed),
+            subject=subject,
+        ),
         seed=seed,
-        subject=subject,
         now=clock.utc_now(),
     )
     return delivery_id
 
 
 def set_status(connector: ConnectorWithSecret, status: ConnectorStatus) -> None:
-    update_connector(TENANT, connector.connector.connector_id, now=clock.utc_now(), status=status)
+    update_connector(
+        TENANT,
+        connector.connector.connector_id,
+        ConnectorChanges(status=status),
+        now=clock.utc_now(),
+    )
     dispatcher.forget_connectors()
 
 
@@ -180,10 +187,10 @@ def test_a_throttled_shard_does_not_hold_back_the_others_and_is_taken_up_next_ru
     throttled = int(sorted(shards)[0])
     real_page = store.due_page
 
-    def page(bucket: str, shard: int, *arguments: Any) -> Any:
+    def page(bucket: str, shard: int, until: Any, **arguments: Any) -> Any:
         if shard == throttled:
             raise StoreUnavailable("ProvisionedThroughputExceededException")
-        return real_page(bucket, shard, *arguments)
+        return real_page(bucket, shard, until, **arguments)
 
     monkeypatch.setattr(store, "due_page", page)
     # When the scheduler runs while one shard is throttled
@@ -281,7 +288,7 @@ def test_the_admin_api_recover_answers_with_a_job_and_the_connector_shows_its_pr
     cad.run_job_steps()
     # When the operator recovers since before it
     job = jobs.start_recover(
-        TENANT, connector_id, fake_clock.now - timedelta(hours=1), fake_clock.now
+        TENANT, connector_id, fake_clock.now - timedelta(hours=1), now=fake_clock.now
     )
     assert job.state is DeliveryJobState.RUNNING
     cad.run_job_steps()

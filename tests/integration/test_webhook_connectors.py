@@ -11,14 +11,17 @@ from psap.errors import InvalidInput, NotFound
 from psap.webhooks import secrets as vault
 from psap.webhooks import store
 from psap.webhooks.connectors import (
+    ConnectorChanges,
     ConnectorWithSecret,
+    NewConnector,
+    RotationSchedule,
     create_connector,
     list_connectors,
     rotate_secret,
     update_connector,
 )
 from psap.webhooks.models import ConnectorStatus
-from psap.webhooks.signing import SigningProfile, signature_headers
+from psap.webhooks.signing import SignedMessage, SigningProfile, signature_headers
 from receiver_kit.psap_webhooks import VerificationError, verify_delivery
 from tests.integration.cad_support import (
     BEARER,
@@ -43,10 +46,9 @@ def create(url: str = URL, **options: object) -> ConnectorWithSecret:
         "event_types": None,
         "bearer_credential": BEARER,
         "local_dev": False,
-        "now": clock.utc_now(),
     }
     arguments.update(options)
-    return create_connector(TENANT, **arguments)  # type: ignore[arg-type]
+    return create_connector(TENANT, NewConnector(**arguments), now=clock.utc_now())  # type: ignore[arg-type]
 
 
 def signs_for(connector_id: str, secret: str | list[str], at_seconds_from_now: float = 0) -> bool:
@@ -56,7 +58,9 @@ def signs_for(connector_id: str, secret: str | list[str], at_seconds_from_now: f
     secrets = vault.read_secret(connector.secret_name, fresh=True)
     stamp = int(moment.timestamp())
     headers = signature_headers(
-        connector.profile, secrets.active_signing(moment), "dlv-1", stamp, b"{}", "x"
+        connector.profile,
+        secrets.active_signing(moment),
+        SignedMessage("dlv-1", timestamp=stamp, body=b"{}", event_type="x"),
     )
     try:
         verify_delivery(secret, headers, b"{}", now=stamp)
@@ -94,12 +98,14 @@ def test_list_shows_the_tenants_connectors_only(cad_aws: None) -> None:
     mine = create()
     create_connector(
         OTHER_TENANT,
-        name="Other",
-        url=URL,
-        profile=SigningProfile.BASELINE,
-        event_types=None,
-        bearer_credential=BEARER,
-        local_dev=False,
+        NewConnector(
+            name="Other",
+            url=URL,
+            profile=SigningProfile.BASELINE,
+            event_types=None,
+            bearer_credential=BEARER,
+            local_dev=False,
+        ),
         now=clock.utc_now(),
     )
     assert [c.connector_id for c in list_connectors(TENANT)] == [mine.connector.connector_id]
@@ -143,7 +149,9 @@ def test_rotation_signs_with_the_new_secret_only_and_a_receiver_holding_both_acc
 ) -> None:
     created = create()
     connector_id = created.connector.connector_id
-    rotated = rotate_secret(TENANT, connector_id, timedelta(hours=24), clock.utc_now())
+    rotated = rotate_secret(
+        TENANT, connector_id, RotationSchedule(timedelta(hours=24)), now=clock.utc_now()
+    )
     assert rotated.signing_secret != created.signing_secret
     both = [rotated.signing_secret, created.signing_secret]
     # During the overlap the service signs with the new secret only (one digest) ...
@@ -169,9 +177,8 @@ def test_a_rotation_with_a_lead_time_keeps_the_old_secret_signing_until_activati
     rotated = rotate_secret(
         TENANT,
         connector_id,
-        timedelta(hours=24),
-        clock.utc_now(),
-        lead=timedelta(hours=1),
+        RotationSchedule(timedelta(hours=24), lead=timedelta(hours=1)),
+        now=clock.utc_now(),
     )
     # Then a receiver that has not switched yet keeps accepting until the activation time
     assert signs_for(connector_id, created.signing_secret)
@@ -187,7 +194,9 @@ def test_rotation_refuses_a_lead_time_or_overlap_out_of_range(cad_aws: None) -> 
     connector_id = create().connector.connector_id
     for overlap, lead in ((timedelta(days=31), timedelta(0)), (timedelta(0), timedelta(days=-1))):
         with pytest.raises(InvalidInput):
-            rotate_secret(TENANT, connector_id, overlap, clock.utc_now(), lead=lead)
+            rotate_secret(
+                TENANT, connector_id, RotationSchedule(overlap, lead), now=clock.utc_now()
+            )
 
 
 def test_rotation_without_overlap_retires_the_old_secret_at_once(
@@ -195,7 +204,9 @@ def test_rotation_without_overlap_retires_the_old_secret_at_once(
 ) -> None:
     created = create()
     connector_id = created.connector.connector_id
-    rotated = rotate_secret(TENANT, connector_id, timedelta(0), clock.utc_now())
+    rotated = rotate_secret(
+        TENANT, connector_id, RotationSchedule(timedelta(0)), now=clock.utc_now()
+    )
     assert not signs_for(connector_id, created.signing_secret)
     assert signs_for(connector_id, rotated.signing_secret)
 
@@ -205,8 +216,8 @@ def test_changing_the_profile_issues_a_secret_in_the_new_form(cad_aws: None) -> 
     changed = update_connector(
         TENANT,
         created.connector.connector_id,
+        ConnectorChanges(profile=SigningProfile.STANDARD_WEBHOOKS),
         now=clock.utc_now(),
-        profile=SigningProfile.STANDARD_WEBHOOKS,
     )
     assert isinstance(changed, ConnectorWithSecret)
     assert changed.signing_secret.startswith("whsec_")
@@ -218,11 +229,12 @@ def test_update_changes_url_and_filter_and_keeps_the_secret(cad_aws: None) -> No
     updated = update_connector(
         TENANT,
         created.connector.connector_id,
+        ConnectorChanges(
+            url="https://cad2.riverside.example/hook",
+            event_types=["incident.rejected"],
+            bearer_credential="cad2-issued-token",
+        ),
         now=clock.utc_now(),
-        url="https://cad2.riverside.example/hook",
-        event_types=["incident.rejected"],
-        # Another host: the CAD's credential for it comes with the move (docs/admin-api.md)
-        bearer_credential="cad2-issued-token",
     )
     assert not isinstance(updated, ConnectorWithSecret)
     stored = store.get_connector(TENANT, created.connector.connector_id)
@@ -234,9 +246,13 @@ def test_update_changes_url_and_filter_and_keeps_the_secret(cad_aws: None) -> No
 def test_disable_and_enable(cad_aws: None) -> None:
     created = create()
     connector_id = created.connector.connector_id
-    update_connector(TENANT, connector_id, now=clock.utc_now(), status=ConnectorStatus.DISABLED)
+    update_connector(
+        TENANT, connector_id, ConnectorChanges(status=ConnectorStatus.DISABLED), now=clock.utc_now()
+    )
     assert not store.get_connector(TENANT, connector_id).active
-    update_connector(TENANT, connector_id, now=clock.utc_now(), status=ConnectorStatus.ACTIVE)
+    update_connector(
+        TENANT, connector_id, ConnectorChanges(status=ConnectorStatus.ACTIVE), now=clock.utc_now()
+    )
     assert store.get_connector(TENANT, connector_id).active
 
 

@@ -14,8 +14,14 @@ from standardwebhooks import Webhook
 
 from psap import clock
 from psap.webhooks import dispatcher, store
-from psap.webhooks.catalogue import ConnectorTest, UpdateKind
-from psap.webhooks.connectors import ConnectorWithSecret, rotate_secret, update_connector
+from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate
+from psap.webhooks.connectors import (
+    ConnectorChanges,
+    ConnectorWithSecret,
+    RotationSchedule,
+    rotate_secret,
+    update_connector,
+)
 from psap.webhooks.deliveries import DispatchMessage, emit_update, recover, replay
 from psap.webhooks.dispatcher import DispatchResult, dispatch, enqueue_due
 from psap.webhooks.models import ConnectorStatus, DeliveryStatus
@@ -46,10 +52,11 @@ __all__ = ["cad", "cad_aws", "fake_clock", "receiver"]
 def send_update(connector: ConnectorWithSecret, seed: str = "seed-1") -> str:
     (delivery_id,) = emit_update(
         TENANT,
-        UpdateKind.CONNECTOR_TEST,
-        ConnectorTest(connector_id=connector.connector.connector_id, message="hello"),
+        WebhookUpdate(
+            UpdateKind.CONNECTOR_TEST,
+            ConnectorTest(connector_id=connector.connector.connector_id, message="hello"),
+        ),
         seed=seed,
-        subject=None,
         now=clock.utc_now(),
         only_connector=connector.connector,
     )
@@ -239,9 +246,11 @@ def test_recover_since_resends_dead_deliveries_with_the_same_id_and_body(
     cad.run_dispatcher()
     # The CAD fixed its endpoint; the operator re-enables the connector and recovers.
     receiver.default = Answer(200)
-    update_connector(TENANT, connector_id, now=fake_clock.now, status=ConnectorStatus.ACTIVE)
+    update_connector(
+        TENANT, connector_id, ConnectorChanges(status=ConnectorStatus.ACTIVE), now=fake_clock.now
+    )
     dispatcher.forget_connectors()
-    recovered = recover(TENANT, connector_id, fake_clock.now.replace(hour=0), fake_clock.now)
+    recovered = recover(TENANT, connector_id, fake_clock.now.replace(hour=0), now=fake_clock.now)
     assert recovered == [delivery_id]
     cad.run_dispatcher()
     first, again = receiver.requests
@@ -481,7 +490,9 @@ def test_during_a_rotation_a_spec_receiver_holding_both_secrets_accepts_every_de
     # Given a connector whose secret was just rotated, with a 24 h overlap
     connector = add_connector(receiver.url)
     connector_id = connector.connector.connector_id
-    rotated = rotate_secret(TENANT, connector_id, timedelta(hours=24), fake_clock.now)
+    rotated = rotate_secret(
+        TENANT, connector_id, RotationSchedule(timedelta(hours=24)), now=fake_clock.now
+    )
     both = [rotated.signing_secret, connector.signing_secret]
     # When deliveries go out during the overlap (first attempts and retries)
     receiver.script = [Answer(500)]
@@ -513,7 +524,9 @@ def test_standard_webhooks_profile_verifies_with_the_public_library_during_a_rot
 ) -> None:
     connector = add_connector(receiver.url, profile=SigningProfile.STANDARD_WEBHOOKS)
     connector_id = connector.connector.connector_id
-    rotated = rotate_secret(TENANT, connector_id, timedelta(hours=24), fake_clock.now)
+    rotated = rotate_secret(
+        TENANT, connector_id, RotationSchedule(timedelta(hours=24)), now=fake_clock.now
+    )
     send_update(connector)
     cad.run_dispatcher()
     (request,) = receiver.requests

@@ -10,8 +10,8 @@ import pytest
 from psap import clock
 from psap.errors import Conflict
 from psap.webhooks import dispatcher, store
-from psap.webhooks.catalogue import ConnectorTest, UpdateKind
-from psap.webhooks.connectors import ConnectorWithSecret, update_connector
+from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate
+from psap.webhooks.connectors import ConnectorChanges, ConnectorWithSecret, update_connector
 from psap.webhooks.deliveries import HELD_RETENTION, emit_update, recover, replay
 from psap.webhooks.models import ConnectorStatus, DeliveryStatus
 from tests.integration.cad_support import (
@@ -36,10 +36,8 @@ def update(seed: str) -> str:
     """An update as the CAD worker emits it: to every connector of the tenant that wants it."""
     (delivery_id,) = emit_update(
         TENANT,
-        UpdateKind.CONNECTOR_TEST,
-        ConnectorTest(connector_id="any", message=seed),
+        WebhookUpdate(UpdateKind.CONNECTOR_TEST, ConnectorTest(connector_id="any", message=seed)),
         seed=seed,
-        subject=None,
         now=clock.utc_now(),
     )
     return delivery_id
@@ -47,7 +45,12 @@ def update(seed: str) -> str:
 
 def set_status(connector: ConnectorWithSecret, status: ConnectorStatus) -> None:
     """Changes the status; enabling also runs the release job it starts, to its end."""
-    update_connector(TENANT, connector.connector.connector_id, now=clock.utc_now(), status=status)
+    update_connector(
+        TENANT,
+        connector.connector.connector_id,
+        ConnectorChanges(status=status),
+        now=clock.utc_now(),
+    )
     dispatcher.forget_connectors()
     run_delivery_jobs()
 
@@ -125,7 +128,7 @@ def test_a_410_disables_the_connector_with_a_reason_and_later_updates_are_held(
         TENANT,
         connector.connector.connector_id,
         fake_clock.now - timedelta(hours=1),
-        fake_clock.now,
+        now=fake_clock.now,
     )
     assert recovered == [gone]
     cad.run_dispatcher()
@@ -154,7 +157,7 @@ def test_recover_since_sends_held_deliveries_in_order_with_dead_ones(
     receiver.default = Answer(200)
     # When the operator recovers since before all of them
     since = fake_clock.now - timedelta(minutes=5)
-    assert recover(TENANT, connector_id, since, fake_clock.now) == [dead, *held]
+    assert recover(TENANT, connector_id, since, now=fake_clock.now) == [dead, *held]
     cad.run_dispatcher()
     # Then every one is delivered, in creation order
     assert [r.headers["X-SVC-Delivery-Id"] for r in receiver.requests[1:]] == [dead, *held]
@@ -169,7 +172,7 @@ def test_recover_on_a_disabled_connector_is_refused(cad_aws: None, fake_clock: C
             TENANT,
             connector.connector.connector_id,
             fake_clock.now - timedelta(hours=1),
-            fake_clock.now,
+            now=fake_clock.now,
         )
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from psap import clock
 from psap.webhooks import dispatcher, store
-from psap.webhooks.catalogue import ConnectorTest, UpdateKind
+from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate
 from psap.webhooks.connectors import ConnectorWithSecret
 from psap.webhooks.deliveries import DispatchMessage, emit_update
 from psap.webhooks.models import DeliveryStatus, Lane
@@ -92,10 +92,11 @@ def short_timeouts(monkeypatch: pytest.MonkeyPatch) -> None:
 def update(connector: ConnectorWithSecret, tenant: int, seed: str) -> str:
     (delivery_id,) = emit_update(
         tenant,
-        UpdateKind.CONNECTOR_TEST,
-        ConnectorTest(connector_id=connector.connector.connector_id, message=seed),
+        WebhookUpdate(
+            UpdateKind.CONNECTOR_TEST,
+            ConnectorTest(connector_id=connector.connector.connector_id, message=seed),
+        ),
         seed=seed,
-        subject=None,
         now=clock.utc_now(),
         only_connector=connector.connector,
     )
@@ -201,5 +202,5 @@ def test_a_message_without_its_connector_is_diverted_after_its_claim_is_given_ba
     passed_on = [m["deliveryId"] for m in drain("WebhookSlowQueue") if m["deliveryId"] != first]
     assert passed_on == [later]
     hanging.release.set()
-    slow_lane = DispatchMessage.of(HANGING_TENANT, later, 0, Lane.SLOW)
+    slow_lane = DispatchMessage.of(HANGING_TENANT, later, 0, lane=Lane.SLOW)
     assert dispatcher.dispatch(slow_lane) is dispatcher.DispatchResult.DELIVERED

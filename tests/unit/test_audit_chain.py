@@ -43,7 +43,7 @@ def _export(counts: dict[str, int], omit: frozenset[int] = frozenset()) -> list[
         link = Link(chain, 0, GENESIS, GENESIS)
         for seq in range(1, count + 1):
             record = _record(seq)
-            link = Link(chain, seq, prev, link_hash(chain, seq, prev, record))
+            link = Link(chain, seq, prev, link_hash(chain, seq, prev, record=record))
             lines.append(omitted_line(link) if seq in omit else record_line(record, link))
             prev = link.hash
         lines.append(head_line(link))
@@ -105,7 +105,7 @@ def test_an_added_record_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[
     first = json.loads(lines[0])["chain"]
     chain = first["id"]
     record = _record(9)
-    forged = Link(chain, 2, first["hash"], link_hash(chain, 2, first["hash"], record))
+    forged = Link(chain, 2, first["hash"], link_hash(chain, 2, first["hash"], record=record))
     lines.insert(1, json.dumps(record_line(record, forged)))
     # Then the record it displaced no longer follows: named as the first bad line
     code, said = _verify(tmp_path, lines, capsys)
@@ -119,7 +119,7 @@ def test_a_record_added_after_a_chains_head_is_named(
     lines = _export({"7/2026-11-23/00": 2})
     head = json.loads(lines[-1])["chainHead"]
     record = _record(3)
-    link = Link(head["id"], 3, head["hash"], link_hash(head["id"], 3, head["hash"], record))
+    link = Link(head["id"], 3, head["hash"], link_hash(head["id"], 3, head["hash"], record=record))
     lines.append(json.dumps(record_line(record, link)))
     code, said = _verify(tmp_path, lines, capsys)
     assert code == 1

@@ -96,7 +96,7 @@ def call(
     kind: CredentialKind = CredentialKind.PARTNER,
 ) -> Credential | Unauthorized:
     try:
-        credential, _ = authorize(event(token, source_ip), kind, store.find, now, guard)
+        credential, _ = authorize(event(token, source_ip), kind, store.find, now=now, guard=guard)
     except Unauthorized as refusal:
         return refusal
     return credential
@@ -306,7 +306,13 @@ def test_no_bearer_token_is_refused_without_a_read(
     store: CountingStore, guard: RefusalGuard
 ) -> None:
     with pytest.raises(Unauthorized) as refusal:
-        authorize({"headers": {}, "methodArn": ARN}, CredentialKind.PARTNER, store.find, NOW, guard)
+        authorize(
+            {"headers": {}, "methodArn": ARN},
+            CredentialKind.PARTNER,
+            store.find,
+            now=NOW,
+            guard=guard,
+        )
     assert refusal.value.reason is RefusalReason.MISSING
     assert store.reads == 0
 
@@ -317,7 +323,7 @@ def test_no_bearer_token_is_refused_without_a_read(
 def test_the_memory_holds_at_most_its_capacity_least_recent_first_out() -> None:
     memory = RefusalMemory(seconds=60, capacity=3)
     for name in "abcd":
-        memory.remember(name, 0.0, "unknown token", None)
+        memory.remember(name, 0.0, "unknown token", credential_id=None)
     assert len(memory) == 3
     assert memory.recall("a", 1.0) is None
     assert memory.recall("d", 1.0) is not None

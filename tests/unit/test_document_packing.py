@@ -9,6 +9,7 @@ import pytest
 
 from psap.storage.aws import ObjectMissing
 from psap.storage.documents import (
+    OverflowObject,
     PackedDocument,
     UnreadableDocument,
     encode_document,
@@ -32,7 +33,7 @@ def _object_keys(bucket: str) -> list[str]:
 
 def _pack(bucket: str, inline_bytes: int) -> PackedDocument:
     return pack_document(
-        DOCUMENT, inline_bytes=inline_bytes, bucket=bucket, object_key=KEY, content_type="zlib"
+        DOCUMENT, inline_bytes=inline_bytes, overflow=OverflowObject(bucket, KEY, "zlib")
     )
 
 
@@ -80,18 +81,14 @@ def test_a_list_apart_goes_to_s3_alone_and_the_item_keeps_the_rest(bucket: str) 
     at_limit = pack_document(
         document,
         inline_bytes=stored_bytes,
-        bucket=bucket,
-        object_key=KEY,
-        content_type="zlib",
+        overflow=OverflowObject(bucket, KEY, "zlib"),
         apart="segments",
     )
     assert at_limit.inline == encode_document(document) and not at_limit.in_s3
     packed = pack_document(
         document,
         inline_bytes=stored_bytes - 1,
-        bucket=bucket,
-        object_key=KEY,
-        content_type="zlib",
+        overflow=OverflowObject(bucket, KEY, "zlib"),
         apart="segments",
     )
     assert packed.in_s3 and packed.object_key == KEY

@@ -20,7 +20,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from pydantic import TypeAdapter, ValidationError
 
 from psap.audit.changes import Change
-from psap.audit.lines import audit_record, audit_text
+from psap.audit.lines import AuditCaller, AuditedCall, audit_record, audit_text
 from psap.audit.recording import AuditRecord, audit_line
 from psap.errors import DomainError
 from psap.http import knowledge_list
@@ -239,15 +239,19 @@ def test_the_audit_line_is_audit_records_json() -> None:
     started = datetime(2026, 11, 23, 2, 32, 15, 123456, tzinfo=UTC)
     entry = audit_record(
         event,
-        tenant_id=7,
-        credential_id="cred-1",
-        principal="Dispatch sync",
-        credential_kind="partner",
-        operation="publishKnowledgeVersion",
-        status=200,
-        started=started,
-        finished=started + timedelta(milliseconds=42),
-        changes=[Change("knowledge", "5", "UPDATED", 2), Change("media", "9", "CREATED")],
+        AuditCaller(
+            tenant_id=7,
+            credential_id="cred-1",
+            principal="Dispatch sync",
+            credential_kind="partner",
+        ),
+        AuditedCall(
+            operation="publishKnowledgeVersion",
+            status=200,
+            started=started,
+            finished=started + timedelta(milliseconds=42),
+            changes=[Change("knowledge", "5", "UPDATED", 2), Change("media", "9", "CREATED")],
+        ),
     )
     line = audit_text(entry)
     assert audit_line(AuditRecord.model_validate_json(line)) == line

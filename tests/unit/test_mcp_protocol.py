@@ -24,7 +24,7 @@ MODERN = MODERN_VERSIONS[0]
 
 
 def post(message: Any, headers: dict[str, str] | None = None) -> tuple[int, Any]:
-    reply = handle_post(PRINCIPAL, headers or {}, frozenset(), json.dumps(message).encode())
+    reply = handle_post(PRINCIPAL, headers or {}, frozenset(), body=json.dumps(message).encode())
     return reply.status, reply.body
 
 
@@ -123,7 +123,7 @@ def test_notifications_are_accepted_without_a_body() -> None:
         PRINCIPAL,
         {},
         frozenset(),
-        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode(),
+        body=json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode(),
     )
     assert (reply.status, reply.body) == (202, None)
 

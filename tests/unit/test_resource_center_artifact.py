@@ -73,7 +73,7 @@ ITEMS = [
 
 
 def test_the_artifact_survives_a_round_trip_through_bytes() -> None:
-    artifact, _ = build_artifact(ITEMS, 7, "2026-11-23T02:32:15.123Z", CountingEncoder())
+    artifact, _ = build_artifact(ITEMS, 7, "2026-11-23T02:32:15.123Z", encoder=CountingEncoder())
     again = from_bytes(to_bytes(artifact))
     assert again.index_version == 7
     assert list(again.ids) == [1, 2, 3]  # by catalog id
@@ -88,11 +88,11 @@ def test_the_artifact_survives_a_round_trip_through_bytes() -> None:
 
 def test_an_unchanged_document_is_not_embedded_again() -> None:
     encoder = CountingEncoder()
-    first, stats = build_artifact(ITEMS, 1, "t", encoder)
+    first, stats = build_artifact(ITEMS, 1, "t", encoder=encoder)
     assert (stats.embedded, stats.reused) == (3, 0)
     changed = [*ITEMS[:2], item(2, "CPR coaching", "Compressions at 100-120 a minute.")]
     encoder.embedded.clear()
-    _, stats = build_artifact(changed, 2, "t", encoder, [first])
+    _, stats = build_artifact(changed, 2, "t", encoder=encoder, reuse=[first])
     assert (stats.documents, stats.embedded, stats.reused) == (3, 1, 2)
     assert encoder.embedded == [
         ("CPR coaching", "About cpr coaching\nCompressions at 100-120 a minute.")
@@ -100,15 +100,15 @@ def test_an_unchanged_document_is_not_embedded_again() -> None:
 
 
 def test_vectors_of_another_model_are_not_reused() -> None:
-    first, _ = build_artifact(ITEMS, 1, "t", CountingEncoder())
+    first, _ = build_artifact(ITEMS, 1, "t", encoder=CountingEncoder())
     other = from_bytes(to_bytes(first))
     object.__setattr__(other, "model_id", "another-model")
-    _, stats = build_artifact(ITEMS, 2, "t", CountingEncoder(), [other])
+    _, stats = build_artifact(ITEMS, 2, "t", encoder=CountingEncoder(), reuse=[other])
     assert stats.embedded == 3
 
 
 def test_an_empty_catalog_builds_an_index_that_finds_nothing() -> None:
-    artifact, stats = build_artifact([], 1, "t", CountingEncoder())
+    artifact, stats = build_artifact([], 1, "t", encoder=CountingEncoder())
     index = SearchIndex(from_bytes(to_bytes(artifact)))
     assert stats.documents == 0
     everything = index.allowed(frozenset(ItemType), None)
@@ -117,7 +117,7 @@ def test_an_empty_catalog_builds_an_index_that_finds_nothing() -> None:
 
 
 def test_filters_apply_before_ranking() -> None:
-    artifact, _ = build_artifact(ITEMS, 1, "t", CountingEncoder())
+    artifact, _ = build_artifact(ITEMS, 1, "t", encoder=CountingEncoder())
     index = SearchIndex(artifact)
     terms = query_terms("rebid merge compressions")
     all_types = frozenset(ItemType)
@@ -133,7 +133,7 @@ def test_filters_apply_before_ranking() -> None:
 
 
 def test_a_keyword_hit_needs_a_query_term_in_the_document() -> None:
-    artifact, _ = build_artifact(ITEMS, 1, "t", CountingEncoder())
+    artifact, _ = build_artifact(ITEMS, 1, "t", encoder=CountingEncoder())
     index = SearchIndex(artifact)
     everything = index.allowed(frozenset(ItemType), None)
     assert index.keyword_ranking(query_terms("helicopter"), everything) == []
@@ -150,7 +150,7 @@ def test_numpy_bm25_scoring_equals_bm25s_own_scoring() -> None:
     from psap.resource_center.engine.text import keyword_tokens
 
     documents = sorted(ITEMS, key=lambda entry: entry.id)
-    artifact, _ = build_artifact(ITEMS, 1, "t", CountingEncoder())
+    artifact, _ = build_artifact(ITEMS, 1, "t", encoder=CountingEncoder())
     index = SearchIndex(from_bytes(to_bytes(artifact)))
     reference = bm25s.BM25(k1=BM25_K1, b=BM25_B, method=BM25_METHOD)
     reference.index(

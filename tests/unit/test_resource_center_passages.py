@@ -44,7 +44,7 @@ def catalog_item(item_id: int, title: str, body: str) -> CatalogItem:
 def test_windows_cover_every_body_token_with_the_configured_overlap() -> None:
     passages = Passages(tokens=16, overlap=4, title_tokens=3, limit=100)
     title, body = [7, 8, 9, 10, 11], list(range(1000, 1040))
-    windows = passages.windows(title, body, CLS, SEP)
+    windows = passages.windows(title, body, CLS, sep=SEP)
     room = 16 - 1 - 3 - 1  # [CLS], the title cut to 3 tokens, [SEP]
     assert all(len(window) <= 16 for window in windows)
     assert all(window[:4] == [CLS, 7, 8, 9] and window[-1] == SEP for window in windows)
@@ -57,8 +57,8 @@ def test_windows_cover_every_body_token_with_the_configured_overlap() -> None:
 
 def test_an_empty_body_is_one_passage_and_a_huge_one_stops_at_the_limit() -> None:
     passages = Passages(tokens=16, overlap=4, title_tokens=3, limit=5)
-    assert passages.windows([7], [], CLS, SEP) == [[CLS, 7, SEP]]
-    assert len(passages.windows([7], list(range(10_000)), CLS, SEP)) == 5
+    assert passages.windows([7], [], CLS, sep=SEP) == [[CLS, 7, SEP]]
+    assert len(passages.windows([7], list(range(10_000)), CLS, sep=SEP)) == 5
 
 
 def test_an_overlap_that_leaves_no_room_is_refused() -> None:
@@ -87,7 +87,7 @@ def test_a_query_answered_only_at_the_end_of_a_long_document_finds_it() -> None:
     answer = "To coach CPR, tell the caller to push hard and fast in the center of the chest."
     long_item = catalog_item(1, "Console maintenance handbook", FILLER * 12 + answer)
     other = catalog_item(2, "Requesting a tow truck", "Call the rotation tow company on duty.")
-    artifact, _ = build_artifact([long_item, other], 1, "t", document_encoder())
+    artifact, _ = build_artifact([long_item, other], 1, "t", encoder=document_encoder())
     assert artifact.passage_starts[1] - artifact.passage_starts[0] > 2  # several passages
     # When the semantic ranker looks for it
     index = SearchIndex(artifact)

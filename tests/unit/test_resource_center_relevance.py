@@ -30,7 +30,7 @@ def scores() -> dict[str, float]:
     index = SearchIndex(artifact)
     judged = load_relevance()
     return {
-        name: mean_ndcg(index, external_ids, ranker, judged)
+        name: mean_ndcg(index, external_ids, ranker, judged=judged)
         for name, ranker in rankers(query_encoder().encode_query).items()
     }
 

@@ -16,7 +16,7 @@ FILLER = "The call-taker keeps a calm voice and documents each answer in the nar
 
 
 def snippet(body: str, query: str, limit: int = MAX_SNIPPET_CHARACTERS) -> str:
-    return matched_snippet(body, frozenset(query_terms(query)), stem_words, limit)
+    return matched_snippet(body, frozenset(query_terms(query)), stem_words, limit=limit)
 
 
 def test_query_terms_are_marked_by_stem_not_by_exact_spelling() -> None:

@@ -7,7 +7,7 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from psap.storage.signed_http import sign_request
+from psap.storage.signed_http import HttpRequest, SigningKeys, sign_request
 
 ACCESS_KEY = "AKIDEXAMPLE"
 SECRET_KEY = "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY"
@@ -32,16 +32,10 @@ def test_signature_equals_botocore_sigv4(session_token: str | None) -> None:
     moment = datetime.strptime(request.headers["X-Amz-Date"], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
     # When we sign the same request at the same moment
     ours = sign_request(
-        method="POST",
-        host="dynamodb.us-east-1.amazonaws.com",
-        path="/",
-        headers=headers,
-        body=body,
+        HttpRequest("POST", "dynamodb.us-east-1.amazonaws.com", "/", headers, body),
+        SigningKeys(ACCESS_KEY, SECRET_KEY, session_token),
         region="us-east-1",
         service="dynamodb",
-        access_key=ACCESS_KEY,
-        secret_key=SECRET_KEY,
-        session_token=session_token,
         moment=moment,
     )
     # Then the signatures are identical

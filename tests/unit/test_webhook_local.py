@@ -7,7 +7,7 @@ from local.cad_receiver import CadReceiver, Endpoint
 from local.runtime import InvokeResult
 from local.schedules import ScheduleDriver, schedule_events
 from local.template import DEFAULT_TEMPLATE, load_template
-from psap.webhooks.signing import SigningProfile, presented_secret, signature_headers
+from psap.webhooks.signing import SignedMessage, SigningProfile, presented_secret, signature_headers
 
 RAW = bytes(range(32))
 SECRET = presented_secret(RAW, SigningProfile.BASELINE)
@@ -18,7 +18,11 @@ def signed(delivery_id: str = "dlv-1", bearer: str = "token") -> dict[str, str]:
     import time
 
     headers = signature_headers(
-        SigningProfile.BASELINE, [RAW], delivery_id, int(time.time()), BODY, "incident.accepted"
+        SigningProfile.BASELINE,
+        [RAW],
+        SignedMessage(
+            delivery_id, timestamp=int(time.time()), body=BODY, event_type="incident.accepted"
+        ),
     )
     return {
         name.lower(): value

@@ -56,7 +56,7 @@ def test_anything_else_is_retried(status: int) -> None:
 def test_jitter_stays_within_20_percent_and_varies() -> None:
     rng = random.Random(7)  # noqa: S311 - jitter, not cryptography
     for attempt, base in enumerate(RETRY_WAITS_SECONDS, start=1):
-        waits = {wait(next_step(answer(500), attempt, NOW, rng)) for _ in range(50)}
+        waits = {wait(next_step(answer(500), attempt, NOW, rng=rng)) for _ in range(50)}
         assert all(0.8 * base <= w <= 1.2 * base for w in waits)
         assert len(waits) > 1
 

@@ -12,6 +12,7 @@ import pytest
 from standardwebhooks import Webhook
 
 from psap.webhooks.signing import (
+    SignedMessage,
     SigningProfile,
     presented_secret,
     signature_headers,
@@ -68,7 +69,11 @@ def test_vectors_cover_accept_and_reject_for_both_profiles() -> None:
 
 
 def test_baseline_signature_is_lowercase_hex_hmac_sha256_of_timestamp_id_and_raw_body() -> None:
-    headers = signature_headers(SigningProfile.BASELINE, [RAW], "dlv-1", 1700000000, BODY, "x")
+    headers = signature_headers(
+        SigningProfile.BASELINE,
+        [RAW],
+        SignedMessage("dlv-1", timestamp=1700000000, body=BODY, event_type="x"),
+    )
     key = presented_secret(RAW, SigningProfile.BASELINE).encode()
     expected = hmac.new(key, b"1700000000.dlv-1." + BODY, hashlib.sha256).hexdigest()
     assert headers["X-SVC-Signature"] == expected
@@ -79,7 +84,11 @@ def test_baseline_signature_is_lowercase_hex_hmac_sha256_of_timestamp_id_and_raw
 def test_a_timestamp_more_than_300_s_from_now_is_rejected_either_way() -> None:
     secret = presented_secret(RAW, SigningProfile.BASELINE)
     for offset, verdict in [(-300, True), (300, True), (-301, False), (301, False)]:
-        headers = signature_headers(SigningProfile.BASELINE, [RAW], "d", 1000 + offset, BODY, "x")
+        headers = signature_headers(
+            SigningProfile.BASELINE,
+            [RAW],
+            SignedMessage("d", timestamp=1000 + offset, body=BODY, event_type="x"),
+        )
         try:
             verify_delivery(secret, headers, BODY, now=1000)
             accepted = True
@@ -91,7 +100,9 @@ def test_a_timestamp_more_than_300_s_from_now_is_rejected_either_way() -> None:
 def test_profile_isolation_a_no_timestamp_request_fails_on_a_baseline_receiver() -> None:
     secret = presented_secret(RAW, SigningProfile.BASELINE)
     raw_headers = signature_headers(
-        SigningProfile.RAW_BODY_NO_TIMESTAMP, [RAW], "dlv-1", 1000, BODY, "x"
+        SigningProfile.RAW_BODY_NO_TIMESTAMP,
+        [RAW],
+        SignedMessage("dlv-1", timestamp=1000, body=BODY, event_type="x"),
     )
     assert "X-SVC-Timestamp" not in raw_headers
     with pytest.raises(VerificationError):
@@ -106,7 +117,11 @@ def test_standard_webhooks_profile_verifies_with_the_public_library() -> None:
 
     now = int(time.time())
     secret = presented_secret(RAW, SigningProfile.STANDARD_WEBHOOKS)
-    headers = signature_headers(SigningProfile.STANDARD_WEBHOOKS, [RAW], "dlv-9", now, BODY, "x")
+    headers = signature_headers(
+        SigningProfile.STANDARD_WEBHOOKS,
+        [RAW],
+        SignedMessage("dlv-9", timestamp=now, body=BODY, event_type="x"),
+    )
     assert headers["webhook-signature"].startswith("v1,")
     assert Webhook(secret).verify(BODY, headers) == json.loads(BODY)
 
@@ -117,7 +132,9 @@ def test_standard_webhooks_rotation_sends_one_signature_per_active_secret() -> N
     now = int(time.time())
     old = bytes(range(50, 82))
     headers = signature_headers(
-        SigningProfile.STANDARD_WEBHOOKS, [RAW, old], "dlv-9", now, BODY, "x"
+        SigningProfile.STANDARD_WEBHOOKS,
+        [RAW, old],
+        SignedMessage("dlv-9", timestamp=now, body=BODY, event_type="x"),
     )
     assert len(headers["webhook-signature"].split(" ")) == 2
     for secret in (RAW, old):
@@ -126,7 +143,11 @@ def test_standard_webhooks_rotation_sends_one_signature_per_active_secret() -> N
 
 def test_the_kit_refuses_parsed_text_instead_of_raw_bytes() -> None:
     secret = presented_secret(RAW, SigningProfile.BASELINE)
-    headers = signature_headers(SigningProfile.BASELINE, [RAW], "d", 1000, BODY, "x")
+    headers = signature_headers(
+        SigningProfile.BASELINE,
+        [RAW],
+        SignedMessage("d", timestamp=1000, body=BODY, event_type="x"),
+    )
     with pytest.raises(TypeError):
         verify_delivery(secret, headers, BODY.decode(), now=1000)  # type: ignore[arg-type]
 
@@ -165,7 +186,11 @@ def spec_receiver_accepts(secrets: list[bytes], headers: dict[str, str], body: b
 
 def test_baseline_signature_during_a_rotation_is_one_digest_of_the_newest_secret() -> None:
     # Given two secrets signing (newest first), as during a rotation's overlap
-    headers = signature_headers(SigningProfile.BASELINE, [NEW, OLD], "dlv-1", 1000, BODY, "x")
+    headers = signature_headers(
+        SigningProfile.BASELINE,
+        [NEW, OLD],
+        SignedMessage("dlv-1", timestamp=1000, body=BODY, event_type="x"),
+    )
     # Then the header is exactly one lowercase hex HMAC-SHA-256, made with the new secret
     assert HEX_DIGEST.match(headers["X-SVC-Signature"])
     assert spec_receiver_accepts([NEW], headers, BODY)
@@ -176,7 +201,9 @@ def test_baseline_signature_during_a_rotation_is_one_digest_of_the_newest_secret
 
 def test_raw_body_signature_during_a_rotation_is_one_digest_too() -> None:
     headers = signature_headers(
-        SigningProfile.RAW_BODY_NO_TIMESTAMP, [NEW, OLD], "dlv-1", 1000, BODY, "x"
+        SigningProfile.RAW_BODY_NO_TIMESTAMP,
+        [NEW, OLD],
+        SignedMessage("dlv-1", timestamp=1000, body=BODY, event_type="x"),
     )
     assert HEX_DIGEST.match(headers["X-SVC-Signature"])
 
@@ -184,16 +211,28 @@ def test_raw_body_signature_during_a_rotation_is_one_digest_too() -> None:
 def test_the_kit_takes_a_list_of_secrets_and_accepts_a_digest_of_either() -> None:
     both = [presented_secret(raw, SigningProfile.BASELINE) for raw in (NEW, OLD)]
     for signer in (NEW, OLD):
-        headers = signature_headers(SigningProfile.BASELINE, [signer], "d", 1000, BODY, "x")
+        headers = signature_headers(
+            SigningProfile.BASELINE,
+            [signer],
+            SignedMessage("d", timestamp=1000, body=BODY, event_type="x"),
+        )
         assert verify_delivery(both, headers, BODY, now=1000).delivery_id == "d"
-    only_old = signature_headers(SigningProfile.BASELINE, [OLD], "d", 1000, BODY, "x")
+    only_old = signature_headers(
+        SigningProfile.BASELINE,
+        [OLD],
+        SignedMessage("d", timestamp=1000, body=BODY, event_type="x"),
+    )
     with pytest.raises(VerificationError):
         verify_delivery(both[:1], only_old, BODY, now=1000)
 
 
 def test_the_kit_refuses_a_header_that_is_not_exactly_one_digest() -> None:
     secret = presented_secret(NEW, SigningProfile.BASELINE)
-    headers = signature_headers(SigningProfile.BASELINE, [NEW], "d", 1000, BODY, "x")
+    headers = signature_headers(
+        SigningProfile.BASELINE,
+        [NEW],
+        SignedMessage("d", timestamp=1000, body=BODY, event_type="x"),
+    )
     digest = headers["X-SVC-Signature"]
     for value in (f"{digest},{digest}", f"{digest} {digest}", digest.upper(), "v1=" + digest):
         with pytest.raises(VerificationError):
@@ -201,7 +240,11 @@ def test_the_kit_refuses_a_header_that_is_not_exactly_one_digest() -> None:
 
 
 def test_no_secret_is_a_programming_error_not_an_acceptance() -> None:
-    headers = signature_headers(SigningProfile.BASELINE, [NEW], "d", 1000, BODY, "x")
+    headers = signature_headers(
+        SigningProfile.BASELINE,
+        [NEW],
+        SignedMessage("d", timestamp=1000, body=BODY, event_type="x"),
+    )
     with pytest.raises(ValueError):
         verify_delivery([], headers, BODY, now=1000)
 

@@ -164,19 +164,21 @@ def run(options: Options) -> list[Row]:
     with mock_aws():
         create_template_resources()
         from psap.clock import utc_now  # noqa: PLC0415 - after the environment is set
-        from psap.webhooks.connectors import create_connector  # noqa: PLC0415
+        from psap.webhooks.connectors import NewConnector, create_connector  # noqa: PLC0415
         from psap.webhooks.signing import SigningProfile  # noqa: PLC0415
 
         port = free_port()
         path = f"/cad/{TENANT}/webhooks"
         connector = create_connector(
             TENANT,
-            name="bench",
-            url=f"http://127.0.0.1:{port}{path}",
-            profile=SigningProfile.BASELINE,
-            event_types=None,
-            bearer_credential=BEARER,
-            local_dev=True,
+            NewConnector(
+                name="bench",
+                url=f"http://127.0.0.1:{port}{path}",
+                profile=SigningProfile.BASELINE,
+                event_types=None,
+                bearer_credential=BEARER,
+                local_dev=True,
+            ),
             now=utc_now(),
         )
         with _receiver(connector.signing_secret, port, path) as url:
@@ -196,12 +198,15 @@ def _body() -> bytes:
     from psap.webhooks.catalogue import (  # noqa: PLC0415
         ConnectorTest,
         UpdateKind,
+        WebhookUpdate,
         build_event,
         serialize,
     )
 
     data = ConnectorTest(connector_id="con-bench", message="x" * 600)  # ~1 KB, like updates
-    return serialize(build_event(TENANT, UpdateKind.CONNECTOR_TEST, data, utc_now(), None))
+    return serialize(
+        build_event(TENANT, WebhookUpdate(UpdateKind.CONNECTOR_TEST, data), now=utc_now())
+    )
 
 
 def _send_path(url: str, secret_name: str, progress: Progress) -> list[Row]:
@@ -210,6 +215,7 @@ def _send_path(url: str, secret_name: str, progress: Progress) -> list[Row]:
     from psap.webhooks.signing import (  # noqa: PLC0415
         DELIVERY_ID_HEADER,
         EVENT_TYPE_HEADER,
+        SignedMessage,
         SigningProfile,
         signature_headers,
     )
@@ -225,10 +231,12 @@ def _send_path(url: str, secret_name: str, progress: Progress) -> list[Row]:
         headers = signature_headers(
             SigningProfile.BASELINE,
             secrets.active_signing(now),
-            f"dlv-bench-{time.monotonic_ns()}-{index}",
-            int(now.timestamp()),
-            body,
-            "connector.test",
+            SignedMessage(
+                f"dlv-bench-{time.monotonic_ns()}-{index}",
+                timestamp=int(now.timestamp()),
+                body=body,
+                event_type="connector.test",
+            ),
         )
         return client.post(target, {**plain, **headers}, body, local_dev=True).status_code or 0
 
@@ -301,7 +309,7 @@ def _send_path(url: str, secret_name: str, progress: Progress) -> list[Row]:
             "what signing costs us)",
             per_post_us["signed"],
             per_post_us["unsigned"],
-            RATIO_LIMIT,
+            limit=RATIO_LIMIT,
         ),
         Row(
             "  sender CPU per POST: signed / unsigned / bare",
@@ -394,8 +402,8 @@ def _isolation(healthy: Any, progress: Progress) -> list[Row]:
     from psap.config import webhook_queue_url  # noqa: PLC0415
     from psap.storage.sqs import sqs  # noqa: PLC0415
     from psap.webhooks import store  # noqa: PLC0415
-    from psap.webhooks.catalogue import ConnectorTest, UpdateKind  # noqa: PLC0415
-    from psap.webhooks.connectors import create_connector  # noqa: PLC0415
+    from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate  # noqa: PLC0415
+    from psap.webhooks.connectors import NewConnector, create_connector  # noqa: PLC0415
     from psap.webhooks.deliveries import emit_update  # noqa: PLC0415
     from psap.webhooks.models import DeliveryStatus  # noqa: PLC0415
     from psap.webhooks.signing import SigningProfile  # noqa: PLC0415
@@ -408,12 +416,14 @@ def _isolation(healthy: Any, progress: Progress) -> list[Row]:
     hanging = _HangingEndpoint()
     hanging_connector = create_connector(
         HANGING_TENANT,
-        name="bench hanging",
-        url=hanging.url,
-        profile=SigningProfile.BASELINE,
-        event_types=None,
-        bearer_credential=BEARER,
-        local_dev=True,
+        NewConnector(
+            name="bench hanging",
+            url=hanging.url,
+            profile=SigningProfile.BASELINE,
+            event_types=None,
+            bearer_credential=BEARER,
+            local_dev=True,
+        ),
         now=utc_now(),
     ).connector
     connectors = {HANGING_TENANT: hanging_connector, HEALTHY_TENANT: healthy}
@@ -421,10 +431,11 @@ def _isolation(healthy: Any, progress: Progress) -> list[Row]:
     def update(tenant: int, seed: str) -> str:
         (delivery_id,) = emit_update(
             tenant,
-            UpdateKind.CONNECTOR_TEST,
-            ConnectorTest(connector_id=connectors[tenant].connector_id, message=seed),
+            WebhookUpdate(
+                UpdateKind.CONNECTOR_TEST,
+                ConnectorTest(connector_id=connectors[tenant].connector_id, message=seed),
+            ),
             seed=seed,
-            subject=None,
             now=utc_now(),
             only_connector=connectors[tenant],
         )

@@ -96,7 +96,7 @@ def run(options: Options) -> list[Row]:
                     progress(f"round {rounds}: {len(expected)} submissions answered")
                 upload_location, _ = upload(partner)
                 export_location = start_export(partner)
-                check_cad(partner, endpoint, expected, numbers)
+                check_cad(partner, endpoint, expected, numbers=numbers)
                 check_knowledge(partner, knowledge_ids)
                 check_job(partner, upload_location)
                 check_job(partner, export_location)

@@ -91,7 +91,7 @@ class Sample:
 
 
 def lambda_environment(
-    code_dir: Path, pycache: Path, traced: bool, tables: dict[str, str]
+    code_dir: Path, pycache: Path, traced: bool, *, tables: dict[str, str]
 ) -> dict[str, str]:
     """What Lambda would give the function, plus the bytecode settings of the run. Built from
     scratch so nothing of the caller's shell (PYTHONPATH, AWS_PROFILE, ...) leaks in."""
@@ -121,7 +121,7 @@ def import_once(target: Target, pycache: Path, tables: dict[str, str]) -> Sample
     completed = subprocess.run(
         [sys.executable, "-c", CHILD, str(target.code_dir)],
         cwd=target.code_dir,
-        env=lambda_environment(target.code_dir, pycache, target.traced, tables),
+        env=lambda_environment(target.code_dir, pycache, target.traced, tables=tables),
         capture_output=True,
         text=True,
         timeout=120,
@@ -145,6 +145,7 @@ def measure(
     targets: list[Target],
     runs: int,
     pycache_for_run: Callable[[], Path],
+    *,
     tables: dict[str, str],
     progress: Progress,
     mode: str,
@@ -163,7 +164,9 @@ def measure(
     return samples
 
 
-def compile_cache(cache: Path, sources: set[str], folders: list[Path], progress: Progress) -> None:
+def compile_cache(
+    cache: Path, sources: set[str], folders: list[Path], *, progress: Progress
+) -> None:
     """Compiles into `cache` the folders we ship and every module file the runs loaded. Only
     loaded modules from site-packages and the stdlib: compiling all of the dev venv (470 MB of
     test and build tools) would take longer than the benchmark and change no figure."""
@@ -213,7 +216,7 @@ def figure_rows(mode: str, samples: dict[str, list[Sample]], targets: list[Targe
             f"{mode}: list / floor (median of per-round ratios)",
             _paired_ratio(samples, "list"),
             1.0,
-            LIST_LIMIT,
+            limit=LIST_LIMIT,
         )
     )
     rows.append(
@@ -221,7 +224,7 @@ def figure_rows(mode: str, samples: dict[str, list[Sample]], targets: list[Targe
             f"{mode}: authorizer / floor (median of per-round ratios)",
             _paired_ratio(samples, "authorizer"),
             1.0,
-            AUTHORIZER_LIMITS[mode],
+            limit=AUTHORIZER_LIMITS[mode],
         )
     )
     # Context only: the targets are set with tracing off, as the local stack runs.
@@ -257,12 +260,28 @@ def run(options: Options) -> list[Row]:
             path.mkdir()
             return path
 
-        cold = measure(targets, options.runs, fresh_pycache, tables, progress, "no bytecode cache")
+        cold = measure(
+            targets,
+            options.runs,
+            fresh_pycache,
+            tables=tables,
+            progress=progress,
+            mode="no bytecode cache",
+        )
 
         cache = base / "compiled"
         sources = {source for runs in cold.values() for sample in runs for source in sample.sources}
-        compile_cache(cache, sources, [LAYER, LIST_FUNCTION, AUTHORIZER, floor_dir], progress)
-        warm = measure(targets, options.runs, lambda: cache, tables, progress, "precompiled")
+        compile_cache(
+            cache, sources, [LAYER, LIST_FUNCTION, AUTHORIZER, floor_dir], progress=progress
+        )
+        warm = measure(
+            targets,
+            options.runs,
+            lambda: cache,
+            tables=tables,
+            progress=progress,
+            mode="precompiled",
+        )
     return figure_rows("no bytecode cache", cold, targets) + figure_rows(
         "precompiled", warm, targets
     )

@@ -81,7 +81,7 @@ def milliseconds(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
 
 
-def ratio_row(figure: str, numerator: float, denominator: float, limit: float) -> Row:
+def ratio_row(figure: str, numerator: float, denominator: float, *, limit: float) -> Row:
     value = numerator / denominator if denominator > 0 else float("inf")
     # Three decimals: a value printed as the limit itself must not hide which side it is on.
     return Row(figure, f"{value:.3f}", f"<= {limit:g}", value <= limit)

@@ -119,7 +119,7 @@ def _cad_event(tenant: Tenant) -> dict[str, Any]:
     }
 
 
-def _steady(base: str, tenant: Tenant, tally: Tally, cad: Tally, until: float) -> None:
+def _steady(base: str, tenant: Tenant, tally: Tally, *, cad: Tally, until: float) -> None:
     """Tenant B: a read, a search, a CAD submission, in turn, every STEADY_INTERVAL."""
     headers = {"Authorization": f"Bearer {tenant.partner}"}
     with httpx.Client(timeout=60) as client:
@@ -146,7 +146,7 @@ def _steady(base: str, tenant: Tenant, tally: Tally, cad: Tally, until: float) -
             time.sleep(max(0.0, STEADY_INTERVAL - elapsed))
 
 
-def _flood(base: str, tenant: Tenant, tally: Tally, until: float, factor: float) -> None:
+def _flood(base: str, tenant: Tenant, tally: Tally, *, until: float, factor: float) -> None:
     """Tenant A: searches (and an export now and then), paced at `factor` x its search
     budget across FLOOD_THREADS threads."""
     headers = {"Authorization": f"Bearer {tenant.partner}"}
@@ -175,16 +175,16 @@ def _flood(base: str, tenant: Tenant, tally: Tally, until: float, factor: float)
 
 
 def _phase(
-    base: str, steady: Tenant, flooder: Tenant | None, factor: float = FLOOD_FACTOR
+    base: str, steady: Tenant, flooder: Tenant | None, *, factor: float = FLOOD_FACTOR
 ) -> tuple[Tally, Tally, Tally, float]:
     b_calls, b_cad, a_calls = Tally(), Tally(), Tally()
     started = time.monotonic()
     until = started + PHASE_SECONDS
     with concurrent.futures.ThreadPoolExecutor(max_workers=1 + FLOOD_THREADS) as pool:
-        jobs = [pool.submit(_steady, base, steady, b_calls, b_cad, until)]
+        jobs = [pool.submit(_steady, base, steady, b_calls, cad=b_cad, until=until)]
         if flooder is not None:
             jobs += [
-                pool.submit(_flood, base, flooder, a_calls, until, factor)
+                pool.submit(_flood, base, flooder, a_calls, until=until, factor=factor)
                 for _ in range(FLOOD_THREADS)
             ]
         for job in jobs:
@@ -263,7 +263,7 @@ def run(_options: Options) -> list[Row]:
         progress("warmed up")
         alone, alone_cad, _, _ = _phase(base, steady, None)
         progress(f"tenant B alone: p95 {alone.p95_ms():.0f} ms")
-        beside, beside_cad, _, _ = _phase(base, steady, flooder, 1.0)
+        beside, beside_cad, _, _ = _phase(base, steady, flooder, factor=1.0)
         progress(f"tenant B beside A at its budget: p95 {beside.p95_ms():.0f} ms")
         flooded, flooded_cad, flood, seconds = _phase(base, steady, flooder)
         progress(f"tenant B during A's flood: p95 {flooded.p95_ms():.0f} ms")

@@ -135,7 +135,7 @@ class Outcome:
         )
 
 
-def call_list(handler: ListHandler, tenant_id: int, page: int, size: int) -> dict[str, Any]:
+def call_list(handler: ListHandler, tenant_id: int, page: int, *, size: int) -> dict[str, Any]:
     with redirect_stdout(_Discard()):
         response = handler(list_event(tenant_id, page, size), CONTEXT)
     if response.get("statusCode") != 200:
@@ -146,7 +146,7 @@ def call_list(handler: ListHandler, tenant_id: int, page: int, size: int) -> dic
 
 def run_case(handler: ListHandler, counter: ReadCounter, case: Case) -> Outcome:
     counter.reset()
-    body = call_list(handler, case.tenant_id, case.page, PAGE_SIZE)
+    body = call_list(handler, case.tenant_id, case.page, size=PAGE_SIZE)
     reads = counter.reset()
     return Outcome(reads, tuple(int(item["id"]) for item in body["items"]), body["totalItems"])
 
@@ -206,7 +206,7 @@ def bulk_items(tenant_id: int, count: int, first_id: int) -> Iterator[dict[str, 
         }
         pointers = 0
         for write in store.listing_writes(
-            tenant_id, knowledge_id, provider, knowledge_type, listed=True
+            tenant_id, knowledge_id, provider, knowledge_type=knowledge_type, listed=True
         ):
             if "Put" in write:
                 pointers += 1
@@ -237,7 +237,7 @@ def _counter_increment(write: dict[str, Any]) -> tuple[str, str]:
     return str(key["pk"]["S"]), str(attribute)
 
 
-def load_large_tenant(table: str, tenant_id: int, count: int, progress: Progress) -> None:
+def load_large_tenant(table: str, tenant_id: int, count: int, *, progress: Progress) -> None:
     started = time.perf_counter()
     step = max(1, count * 5 // 10)
     next_report = step
@@ -252,7 +252,7 @@ def load_large_tenant(table: str, tenant_id: int, count: int, progress: Progress
             )
 
     items = bulk_items(tenant_id, count, LARGE_FIRST_ID)
-    written = bulk_write(loader_client(), table, items, report)
+    written = bulk_write(loader_client(), table, items, on_progress=report)
     seconds = time.perf_counter() - started
     progress(f"  {thousands(written)} items written with BatchWriteItem in {seconds:.0f} s")
 
@@ -341,7 +341,7 @@ def items_read(options: Options) -> list[Row]:
                 "BatchWriteItem (store key functions, same layout; create_entry one "
                 "transaction at a time would take too long)"
             )
-            load_large_tenant(table, LARGE_TENANT, LARGE_ENTRIES, progress)
+            load_large_tenant(table, LARGE_TENANT, LARGE_ENTRIES, progress=progress)
             if options.index_moto_queries:
                 with indexed_queries():
                     indexed = [(case, run_case(handler, counter, case)) for case in small]
@@ -409,7 +409,7 @@ def items_read(options: Options) -> list[Row]:
 # ---------------------------------------------------------------- section: warm latency
 
 
-def bare_list(client: "DynamoDBClient", table: str, tenant_id: int, size: int) -> int:
+def bare_list(client: "DynamoDBClient", table: str, tenant_id: int, *, size: int) -> int:
     """The calls the list request makes, made directly: counter, pointer page, batch read."""
     pk = store.listing_pk(tenant_id, store.listing_scope(None, None))
     client.query(
@@ -449,10 +449,10 @@ def warm_latency(options: Options) -> list[Row]:
         create_small_tenant(SMALL_TENANT, SMALL_ENTRIES)
 
         def through_handler() -> None:
-            call_list(handler, SMALL_TENANT, 0, PAGE_SIZE)
+            call_list(handler, SMALL_TENANT, 0, size=PAGE_SIZE)
 
         def bare() -> None:
-            bare_list(client, table, SMALL_TENANT, PAGE_SIZE)
+            bare_list(client, table, SMALL_TENANT, size=PAGE_SIZE)
 
         with ReadCounter(client) as counter:
             through_handler()
@@ -497,7 +497,7 @@ def warm_latency(options: Options) -> list[Row]:
         Row(
             "handler minus bare (difference of medians)", milliseconds(handler_median - bare_median)
         ),
-        ratio_row("handler / bare moto calls", handler_median, bare_median, WARM_LIMIT),
+        ratio_row("handler / bare moto calls", handler_median, bare_median, limit=WARM_LIMIT),
     ]
 
 

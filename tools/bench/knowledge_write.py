@@ -84,7 +84,7 @@ def handler(function: str) -> Handler:
 
 
 def event(
-    method: str, resource: str, path: dict[str, str] | None = None, body: Any = None
+    method: str, resource: str, path: dict[str, str] | None = None, *, body: Any = None
 ) -> dict[str, Any]:
     """A REST (v1) proxy event as API Gateway sends it after the partner authorizer."""
     concrete = resource
@@ -286,7 +286,7 @@ def knowledge_write(options: Options) -> list[Row]:
                 appends.append(
                     timed(
                         lambda body=body: call(  # type: ignore[misc]
-                            "knowledge_append", event("POST", append_resource, path, body), 201
+                            "knowledge_append", event("POST", append_resource, path, body=body), 201
                         )
                     )
                 )

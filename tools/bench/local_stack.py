@@ -153,7 +153,7 @@ def run(_options: Options) -> list[Row]:
         ),
         Row("1st hundred", f"{seconds[0]:.2f} s"),
         Row(f"{len(seconds)}th hundred", f"{seconds[-1]:.2f} s"),
-        ratio_row("6th hundred / 1st hundred", seconds[-1], seconds[0], RATIO_LIMIT),
+        ratio_row("6th hundred / 1st hundred", seconds[-1], seconds[0], limit=RATIO_LIMIT),
     ]
 
 

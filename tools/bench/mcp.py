@@ -112,7 +112,15 @@ def warm_latency(options: Options, progress: Progress) -> list[Row]:
     with mock_aws():
         dynamodb.cache_clear()
         create_tables(dynamodb(), specs)
-        dataset = generate(4101, TENANT, 100_000, 20, 10, 10, "bench.example")
+        dataset = generate(
+            4101,
+            TENANT,
+            100_000,
+            user_count=20,
+            evaluation_count=10,
+            incident_count=10,
+            domain="bench.example",
+        )
         load(dataset, TENANT, datetime(2026, 1, 5, tzinfo=UTC))
         progress(f"tables from template.yaml ({reader}); a demo tenant with 10 incidents")
         incident_id = dataset.incidents[3].id
@@ -148,7 +156,10 @@ def warm_latency(options: Options, progress: Progress) -> list[Row]:
         ),
         Row("  same, p95", milliseconds(tool_times[p95])),
         ratio_row(
-            "tool call / REST GET (medians)", median(tool_times), median(rest_times), WARM_LIMIT
+            "tool call / REST GET (medians)",
+            median(tool_times),
+            median(rest_times),
+            limit=WARM_LIMIT,
         ),
     ]
 
@@ -175,16 +186,25 @@ def cold_init(options: Options, progress: Progress) -> list[Row]:
             path.mkdir()
             return path
 
-        cold = measure(targets, options.runs, fresh, tables, progress, "no bytecode cache")
+        cold = measure(
+            targets, options.runs, fresh, tables=tables, progress=progress, mode="no bytecode cache"
+        )
         cache = base / "compiled"
         sources = {s for runs in cold.values() for sample in runs for s in sample.sources}
         compile_cache(
             cache,
             sources,
             [LAYER, LIST_FUNCTION, INCIDENT_FUNCTION, MCP_FUNCTION, first_call],
-            progress,
+            progress=progress,
         )
-        warm = measure(targets, options.runs, lambda: cache, tables, progress, "precompiled")
+        warm = measure(
+            targets,
+            options.runs,
+            lambda: cache,
+            tables=tables,
+            progress=progress,
+            mode="precompiled",
+        )
     for mode, samples in (("no bytecode cache", cold), ("precompiled", warm)):
         medians = {
             key: median([sample.seconds for sample in runs]) for key, runs in samples.items()
@@ -198,14 +218,16 @@ def cold_init(options: Options, progress: Progress) -> list[Row]:
                 )
             )
         rows.append(
-            ratio_row(f"{mode}: MCP / knowledge list", medians["mcp"], medians["list"], COLD_LIMIT)
+            ratio_row(
+                f"{mode}: MCP / knowledge list", medians["mcp"], medians["list"], limit=COLD_LIMIT
+            )
         )
         rows.append(
             ratio_row(
                 f"{mode}: MCP + first get_incident / incident GET",
                 medians["first"],
                 medians["incident"],
-                FIRST_CALL_LIMIT,
+                limit=FIRST_CALL_LIMIT,
             )
         )
     return rows

@@ -88,7 +88,7 @@ def _handler(directory: str) -> Handler:
 CONTEXT = LambdaContext()
 
 
-def _request(method: str, resource: str, path: str, permissions: str) -> dict[str, Any]:
+def _request(method: str, resource: str, path: str, *, permissions: str) -> dict[str, Any]:
     return {
         "resource": resource,
         "path": path,
@@ -119,7 +119,7 @@ def _request(method: str, resource: str, path: str, permissions: str) -> dict[st
 
 def _upload_event(text: str) -> dict[str, Any]:
     resource = "/api/v1/external/media/radio-traffic"
-    event = _request("POST", resource, resource, "MANAGE_EVENTS")
+    event = _request("POST", resource, resource, permissions="MANAGE_EVENTS")
     event["headers"] = {"Content-Type": "application/x-subrip"}
     event["multiValueHeaders"] = {"Content-Type": ["application/x-subrip"]}
     query = {
@@ -190,7 +190,9 @@ def _through_handlers(text: str, cue_count: int, timings: _Timings) -> None:
                 raise SystemExit(f"upload answered {answer['body'][:300]}")
             times.append(seconds)
         media_id = json.loads(answer["body"])["id"]
-        request = _request("GET", resource, resource.replace("{mediaId}", str(media_id)), "")
+        request = _request(
+            "GET", resource, resource.replace("{mediaId}", str(media_id)), permissions=""
+        )
         request["requestContext"]["authorizer"]["permissions"] = "BROWSE_EVENTS"
         request["pathParameters"] = {"mediaId": str(media_id)}
         seconds, read = _timed(get, request, CONTEXT)

@@ -162,7 +162,7 @@ def run(options: Options) -> list[Row]:
         ),
         Row("p95 latency, first third of the soak", f"{first * 1000:.0f} ms"),
         Row("p95 latency, last third of the soak", f"{last * 1000:.0f} ms"),
-        ratio_row("p95 drift (last third / first)", last, first, DRIFT_LIMIT),
+        ratio_row("p95 drift (last third / first)", last, first, limit=DRIFT_LIMIT),
     ]
 
 

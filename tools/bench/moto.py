@@ -253,6 +253,7 @@ def bulk_write(
     client: "DynamoDBClient",
     table: str,
     items: Iterator[dict[str, Any]],
+    *,
     on_progress: Callable[[int], None] = lambda _: None,
 ) -> int:
     """BatchWriteItem in batches of 25 (its limit), retrying what comes back unprocessed."""

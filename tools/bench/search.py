@@ -119,7 +119,7 @@ def _build_rows(items: list[CatalogItem], progress: Progress) -> tuple[list[Row]
     if full:
         progress(f"embedding all {len(items)} documents (PSAP_BENCH_SEARCH_FULL_BUILD=1)")
         started = time.perf_counter()
-        artifact, _ = build_artifact(items, 1, "bench", encoder)
+        artifact, _ = build_artifact(items, 1, "bench", encoder=encoder)
         seconds = time.perf_counter() - started
         rows.append(Row(f"index build, {len(items)} docs, all embedded", f"{seconds:.1f} s"))
     else:
@@ -131,7 +131,7 @@ def _build_rows(items: list[CatalogItem], progress: Progress) -> tuple[list[Row]
         demo, _ = demo_index_in_memory()
         progress("building the 10 000-document index with sampled vectors")
         started = time.perf_counter()
-        artifact, _ = build_artifact(items, 1, "bench", SampledEncoder(demo))
+        artifact, _ = build_artifact(items, 1, "bench", encoder=SampledEncoder(demo))
         rest = time.perf_counter() - started
         estimate = rest + per_document * len(items)
         rows += [
@@ -154,7 +154,7 @@ def _build_rows(items: list[CatalogItem], progress: Progress) -> tuple[list[Row]
         for number, item in enumerate(items)
     ]
     started = time.perf_counter()
-    _, stats = build_artifact(changed, 2, "bench", encoder, [artifact])
+    _, stats = build_artifact(changed, 2, "bench", encoder=encoder, reuse=[artifact])
     rebuild = time.perf_counter() - started
     rows.append(
         Row(
@@ -320,7 +320,7 @@ def _relevance_rows(progress: Progress) -> list[Row]:
     index = SearchIndex(artifact)
     judged = load_relevance()
     scores = {
-        name: mean_ndcg(index, external_ids, ranker, judged)
+        name: mean_ndcg(index, external_ids, ranker, judged=judged)
         for name, ranker in rankers(query_encoder().encode_query).items()
     }
     progress(", ".join(f"{name} {value:.3f}" for name, value in scores.items()))
@@ -364,7 +364,7 @@ def _long_relevance_rows(progress: Progress) -> list[Row]:
             if score is PassageScore.FIRST:
                 wanted = {"semantic": wanted["semantic"], "hybrid": wanted["hybrid"]}
             for name, ranker in wanted.items():
-                value = mean_ndcg(index, external_ids, ranker, judged)
+                value = mean_ndcg(index, external_ids, ranker, judged=judged)
                 scores[(split, f"{name} {score.value}")] = value
                 label = name if score is PassageScore.BEST else f"{name}, first passage only"
                 rows.append(
@@ -460,19 +460,19 @@ def _load_catalog(tenant_id: int, count: int, progress: Progress) -> int:
     demo, _ = demo_index_in_memory()
     progress(f"indexing {len(items)} published items")
     version = store.next_index_version()
-    artifact, stats = build_artifact(items, version, "bench", SampledEncoder(demo))
+    artifact, stats = build_artifact(items, version, "bench", encoder=SampledEncoder(demo))
     key = artifacts.save(bucket, artifact)
     store.publish_index(
         store.IndexPointer(version=version, key=key, documents=stats.documents, built_at="bench"),
     )
     for item in items[::7][:500]:  # an import every 7th item: pages mix every status
-        store.record_import(tenant_id, item.id, item.version, now)
+        store.record_import(tenant_id, item.id, item.version, now=now)
     catalog.grant_license(tenant_id, "Protocol Coaching Library", now)
     return len(items)
 
 
 def _time_requests(
-    client: Any, url: str, headers: dict[str, str], params: list[dict[str, str]]
+    client: Any, url: str, headers: dict[str, str], *, params: list[dict[str, str]]
 ) -> list[float]:
     timings: list[float] = []
     for query in params:
@@ -532,9 +532,9 @@ def run_http(options: Options) -> list[Row]:
                 }
                 for number in range(calls)
             ]
-            _time_requests(client, url, headers, page[:20])  # warm: every path loaded once
-            full = _time_requests(client, url, headers, page)
-            ranking_only = _time_requests(client, url, headers, empty)
+            _time_requests(client, url, headers, params=page[:20])  # warm: every path loaded once
+            full = _time_requests(client, url, headers, params=page)
+            ranking_only = _time_requests(client, url, headers, params=empty)
     p50, p95 = statistics.median(full), _percentile(full, 0.95)
     progress(f"{calls} queries over HTTP: p50 {milliseconds(p50)}, p95 {milliseconds(p95)}")
     return [

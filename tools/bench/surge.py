@@ -140,7 +140,7 @@ def _tenant(stack: RunningStack, name: str, *, partner: bool = False) -> Tenant:
     )
 
 
-def _connect(stack: RunningStack, tenant: Tenant, receiver: StampedReceiver, name: str) -> None:
+def _connect(stack: RunningStack, tenant: Tenant, receiver: StampedReceiver, *, name: str) -> None:
     """A connector of the tenant delivering to its own path of `receiver`."""
     path = f"/cad/{tenant.tenant_id}/{name}"
     bearer = f"bearer-{uuid.uuid4().hex}"
@@ -190,7 +190,7 @@ def _submit(client: httpx.Client, base: str, tenant: Tenant) -> Submission:
 
 
 def _paced(
-    base: str, tenants: Callable[[int], Tenant], rate: float, count: int, workers: int = 8
+    base: str, tenants: Callable[[int], Tenant], rate: float, *, count: int, workers: int = 8
 ) -> list[Submission]:
     """`count` submissions at `rate` per second (the n-th from tenants(n)), sent from a pool
     so that a slow answer does not slow the pace."""
@@ -320,19 +320,24 @@ def _latency(outcome: Outcome) -> str:
 
 def _at_rest(base: str, probe: Tenant, receiver: StampedReceiver) -> Outcome:
     count = int(PROBE_RATE * REST_SECONDS)
-    return _outcome(receiver, _paced(base, lambda _: probe, PROBE_RATE, count, workers=2))
+    return _outcome(receiver, _paced(base, lambda _: probe, PROBE_RATE, count=count, workers=2))
 
 
 def _surge(
-    base: str, surging: Tenant, probe: Tenant, receiver: StampedReceiver, progress: Progress
+    base: str, surging: Tenant, probe: Tenant, *, receiver: StampedReceiver, progress: Progress
 ) -> tuple[Outcome, Outcome, tuple[int, float]]:
     with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
         upload = pool.submit(_upload, base, surging, UPLOAD_ROWS)
         probing = pool.submit(
-            _paced, base, lambda _: probe, PROBE_RATE, int(PROBE_RATE * SURGE_SECONDS), 2
+            _paced,
+            base,
+            lambda _: probe,
+            PROBE_RATE,
+            count=int(PROBE_RATE * SURGE_SECONDS),
+            workers=2,
         )
         surge = _paced(
-            base, lambda _: surging, SURGE_RATE, int(SURGE_RATE * SURGE_SECONDS), workers=16
+            base, lambda _: surging, SURGE_RATE, count=int(SURGE_RATE * SURGE_SECONDS), workers=16
         )
         probed = probing.result()
         upload_status = upload.result()
@@ -389,27 +394,29 @@ def run(_options: Options) -> list[Row]:
         base = str(stack.state["baseUrl"])
         endpoint = str(stack.state["awsEndpointUrl"])
         surging = _tenant(stack, "Surge: the state-wide tenant", partner=True)
-        _connect(stack, surging, receiver, "primary-cad")
-        _connect(stack, surging, receiver, "backup-cad")
+        _connect(stack, surging, receiver, name="primary-cad")
+        _connect(stack, surging, receiver, name="backup-cad")
         probe = _tenant(stack, "Surge: the probe")
-        _connect(stack, probe, receiver, "cad")
-        _paced(base, lambda _: probe, PROBE_RATE, 4, workers=2)  # warm the functions
+        _connect(stack, probe, receiver, name="cad")
+        _paced(base, lambda _: probe, PROBE_RATE, count=4, workers=2)  # warm the functions
         time.sleep(3)
         fetch_report(endpoint, reset=True)
         rest = _at_rest(base, probe, receiver)
         progress(f"at rest: p50/p95 {_latency(rest)}")
         report_rest = fetch_report(endpoint, reset=True)
-        surge, probed, upload_status = _surge(base, surging, probe, receiver, progress)
+        surge, probed, upload_status = _surge(
+            base, surging, probe, receiver=receiver, progress=progress
+        )
         report_a = fetch_report(endpoint, reset=True)
         progress(f"(a) surge: probe p50/p95 {_latency(probed)}, throttled {report_a['throttled']}")
         tenants = [_tenant(stack, f"Surge: tenant {n}") for n in range(TENANTS)]
         for number, tenant in enumerate(tenants):
-            _connect(stack, tenant, receiver, "cad")
+            _connect(stack, tenant, receiver, name="cad")
             if number < DUE_DELIVERIES:
                 receiver.failing.add(tenant.paths[0])
         progress(f"{TENANTS} tenants with a connector each")
         fetch_report(endpoint, reset=True)
-        many = _paced(base, lambda n: tenants[n], TENANT_RATE, TENANTS, workers=8)
+        many = _paced(base, lambda n: tenants[n], TENANT_RATE, count=TENANTS, workers=8)
         spread = _outcome(receiver, many, skip=receiver.failing)
         report_b = fetch_report(endpoint, reset=True)
         progress(f"(b) {TENANTS} tenants: throttled {report_b['throttled']}")

@@ -208,7 +208,7 @@ def run(options: Options) -> list[Row]:
             for case in CASES:
                 body = call(handler, case.user_id, {"size": str(PAGE_SIZE), **case.query})
                 results.append((case, body, counting.take()))
-            warm = _warm_latency(handler, client, options, progress)
+            warm = _warm_latency(handler, client, options, progress=progress)
     limit = PAGE_SIZE + SLACK
     for case, body, read in results:
         rows.append(
@@ -270,7 +270,7 @@ def bare_page(client: "DynamoDBClient", user_id: int) -> int:
 
 
 def _warm_latency(
-    handler: Handler, client: "DynamoDBClient", options: Options, progress: Progress
+    handler: Handler, client: "DynamoDBClient", options: Options, *, progress: Progress
 ) -> list[Row]:
     query = {"size": str(PAGE_SIZE)}
     for _ in range(5):  # warm-up: caches, lazy imports, first-call paths

@@ -13,7 +13,7 @@ RATE_LIMITED: dict[int, Any] = {
 }
 
 
-def answers(status: int, description: str, model: Any, errors: dict[int, Any]) -> dict[int, Any]:
+def answers(status: int, description: str, model: Any, *, errors: dict[int, Any]) -> dict[int, Any]:
     """An operation's success answer (its model) and its own error answers (ErrorInfo); the
     common errors (400, 401, 403, 404, 413, 415, 503) are added by tools/openapi.py."""
     success = {"description": description, "content": {"application/json": {"model": model}}}

@@ -24,6 +24,18 @@ class PageRequest:
         return self.page * self.size
 
 
+@dataclass(frozen=True)
+class PageQuery:
+    """A list request's paging as the client sent it: page, size before the cap, sort."""
+
+    page: int
+    size: int
+    sort: str | None = None
+
+    def capped(self, cap: int) -> PageRequest:
+        return PageRequest.capped(self.page, self.size, cap)
+
+
 def total_pages(total_items: int, size: int) -> int:
     return (total_items + size - 1) // size if size > 0 else 0
 

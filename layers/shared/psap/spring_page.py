@@ -44,7 +44,7 @@ class SpringPage[ItemT](WireModel):
     pageable: SpringPageable
 
     @classmethod
-    def of(cls, content: list[ItemT], request: PageRequest, total: int, is_sorted: bool) -> Self:
+    def of(cls, content: list[ItemT], request: PageRequest, total: int, *, is_sorted: bool) -> Self:
         pages = total_pages(total, request.size)
         sort = SpringSort.of(is_sorted)
         return cls(

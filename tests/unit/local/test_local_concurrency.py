@@ -310,8 +310,8 @@ def test_maximum_concurrency_bounds_the_batches_that_run_at_once(
         function,
         function.sqs_events[0],
         queue,
-        moto_endpoint,
-        recorder,
+        endpoint_url=moto_endpoint,
+        invoke=recorder,
         log=console,
         headroom=lambdas.has_headroom,
     )
@@ -342,7 +342,12 @@ def test_a_throttled_batch_is_left_in_the_queue_and_processed_later_exactly_once
     sqs = sqs_client(moto_endpoint)
     sqs.send_message(QueueUrl=queue.url, MessageBody="0")
     poller = SqsPoller(
-        function, function.sqs_events[0], queue, moto_endpoint, recorder, log=console
+        function,
+        function.sqs_events[0],
+        queue,
+        endpoint_url=moto_endpoint,
+        invoke=recorder,
+        log=console,
     )
     # When a batch is received while the function has no concurrency left
     outcome = poller.poll_once()
@@ -377,8 +382,8 @@ def test_a_mapping_whose_function_has_no_concurrency_left_does_not_receive(
         function,
         function.sqs_events[0],
         queue,
-        moto_endpoint,
-        recorder,
+        endpoint_url=moto_endpoint,
+        invoke=recorder,
         log=console,
         headroom=lambdas.has_headroom,
     )

@@ -24,7 +24,9 @@ def _poller(
     function = deployed.functions[function_id]
     (event,) = [event for event in function.sqs_events if event.name == event_name]
     queue = deployed.queues[event.queue_id]
-    return SqsPoller(function, event, queue, moto_endpoint, runtime.invoke, log=console)
+    return SqsPoller(
+        function, event, queue, endpoint_url=moto_endpoint, invoke=runtime.invoke, log=console
+    )
 
 
 def _send(sqs: Any, queue: Queue, *bodies: str) -> dict[str, str]:
@@ -70,7 +72,12 @@ def test_the_function_receives_a_standard_sqs_event(
     )
     function = deployed.functions["BatchFunction"]
     poller = SqsPoller(
-        function, function.sqs_events[0], queue, moto_endpoint, fake_functions, log=console
+        function,
+        function.sqs_events[0],
+        queue,
+        endpoint_url=moto_endpoint,
+        invoke=fake_functions,
+        log=console,
     )
     poller.poll_once()
     (event,) = fake_functions.calls_to("BatchFunction")

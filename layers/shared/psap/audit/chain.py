@@ -37,7 +37,7 @@ def canonical(record: Mapping[str, Any]) -> str:
     return json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
-def link_hash(chain: str, seq: int, prev: str, record: Mapping[str, Any]) -> str:
+def link_hash(chain: str, seq: int, prev: str, *, record: Mapping[str, Any]) -> str:
     text = f"{chain}\n{seq}\n{prev}\n{canonical(record)}"
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -133,7 +133,7 @@ def _verify_line(result: Verified, number: int, text: str) -> None:
         result.omitted += 1
     else:
         record = {name: value for name, value in line.items() if name != "chain"}
-        if link_hash(chain, seq, str(link["prev"]), record) != link["hash"]:
+        if link_hash(chain, seq, str(link["prev"]), record=record) != link["hash"]:
             raise BrokenChain(number, what, "its content does not match its hash: altered")
         result.records += 1
     state.seq, state.hash = seq, str(link["hash"])

@@ -27,7 +27,7 @@ _noted: list[Change] = []
 
 
 def note_change(
-    resource: str, resource_id: int | str, action: ChangeAction, version: int | None = None
+    resource: str, resource_id: int | str, action: ChangeAction, *, version: int | None = None
 ) -> None:
     _noted.append(Change(resource=resource, id=str(resource_id), action=action, version=version))
 

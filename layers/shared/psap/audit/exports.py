@@ -291,6 +291,7 @@ def run_export(
     tenant_id: int,
     export_id: str,
     last_attempt: bool,
+    *,
     remaining_ms: Callable[[], int] = lambda: 0,
 ) -> StepOutcome:
     """Runs one step of the export: from its checkpoint to the first part written after
@@ -333,7 +334,7 @@ class _Run:
             tenant_data_table(),
             _key(tenant_id, export.export_id),
             run_id,
-            f"audit export {export.export_id}",
+            what=f"audit export {export.export_id}",
         )
 
     def claim(self) -> bool:
@@ -377,7 +378,7 @@ class _Run:
         # Each page's text goes to the buffer; a part is written when the buffer holds one,
         # and only then is the position stored (the text after it is made again next step).
         for page in chain_pages_from(self.tenant_id, checkpoint.position, last_day):
-            text, matched = _page_text(export, where, page, checkpoint.last)
+            text, matched = _page_text(export, where, page, last=checkpoint.last)
             buffer.extend(text)
             checkpoint.position = page.after
             checkpoint.last = page.entries[-1].link
@@ -456,7 +457,7 @@ def _content_type(export: AuditExport) -> str:
 
 
 def _page_text(
-    export: AuditExport, where: RecordFilter, page: ChainPage, last: Link | None
+    export: AuditExport, where: RecordFilter, page: ChainPage, *, last: Link | None
 ) -> tuple[bytes, int]:
     """A page's text and how many of its records are asked for. NDJSON carries every chain
     of the range's days whole, the records not asked for as their links only, and each
@@ -524,7 +525,7 @@ def _put(tenant_id: int, export: AuditExport, *, new: bool = False) -> None:
         request["ConditionExpression"] = "attribute_not_exists(pk)"
         # A job's id is random: the registry is how the tenant's offboarding finds it.
         pk = item["pk"]["S"]
-        register(tenant_data_table(), tenant_id, pk, PartitionKind.AUDIT_EXPORT)
+        register(tenant_data_table(), tenant_id, pk, kind=PartitionKind.AUDIT_EXPORT)
     with translated(f"audit export {export.export_id}"):
         dynamodb().put_item(**request)
 

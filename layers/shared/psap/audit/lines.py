@@ -13,8 +13,8 @@ two together).
 """
 
 import json
-from collections.abc import Mapping
-from dataclasses import asdict
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any, Final
 
@@ -26,18 +26,29 @@ AUDIT_VERSION: Final = 1
 _MAX_AGENT_CHARS: Final = 256
 
 
+@dataclass(frozen=True)
+class AuditCaller:
+    """Who made the call: the credential, as the record names it."""
+
+    tenant_id: int
+    credential_id: str
+    principal: str  # the credential's label, as the tenant's admin gave it
+    credential_kind: str
+
+
+@dataclass(frozen=True)
+class AuditedCall:
+    """What the call was and how it ended."""
+
+    operation: str
+    status: int
+    started: datetime
+    finished: datetime
+    changes: Sequence[Change] = ()
+
+
 def audit_record(
-    event: Mapping[str, Any],
-    *,
-    tenant_id: int,
-    credential_id: str,
-    principal: str,
-    credential_kind: str,
-    operation: str,
-    status: int,
-    started: datetime,
-    finished: datetime,
-    changes: list[Change],
+    event: Mapping[str, Any], caller: AuditCaller, call: AuditedCall
 ) -> dict[str, Any]:
     """The record as its JSON object, keys in AuditRecord's field order."""
     request_context: Mapping[str, Any] = event.get("requestContext") or {}
@@ -46,23 +57,23 @@ def audit_record(
     source_ip = identity.get("sourceIp")
     return {
         "auditVersion": AUDIT_VERSION,
-        "time": format_timestamp(started),
-        "tenantId": tenant_id,
-        "credentialId": credential_id,
-        "principal": principal,
-        "credentialKind": credential_kind,
-        "operation": operation,
+        "time": format_timestamp(call.started),
+        "tenantId": caller.tenant_id,
+        "credentialId": caller.credential_id,
+        "principal": caller.principal,
+        "credentialKind": caller.credential_kind,
+        "operation": call.operation,
         "method": str(event.get("httpMethod", "")),
         "path": str(event.get("path", "")),
         "resourceIds": {
             str(name): str(value) for name, value in (event.get("pathParameters") or {}).items()
         },
-        "status": status,
+        "status": call.status,
         "requestId": str(request_context.get("requestId") or ""),
         "sourceIp": None if source_ip is None else str(source_ip),
         "userAgent": str(agent)[:_MAX_AGENT_CHARS] if agent else None,
-        "changes": [asdict(change) for change in changes],
-        "durationMs": max(0, int((finished - started).total_seconds() * 1000)),
+        "changes": [asdict(change) for change in call.changes],
+        "durationMs": max(0, int((call.finished - call.started).total_seconds() * 1000)),
     }
 
 

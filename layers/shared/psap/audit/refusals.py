@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Final
 
-from psap.audit.lines import audit_record, audit_text
+from psap.audit.lines import AuditCaller, AuditedCall, audit_record, audit_text
 from psap.auth.authorizer import header
 from psap.auth.credentials import Credential
 from psap.auth.tokens import bearer_token, token_hash
@@ -30,19 +30,22 @@ _queue: SignedQueue | None = None
 
 
 def refusal_record(
-    event: Mapping[str, Any], kind: str, credential: Credential | None, now: datetime
+    event: Mapping[str, Any], kind: str, credential: Credential | None, *, now: datetime
 ) -> dict[str, Any]:
     return audit_record(
         event,
-        tenant_id=credential.tenant_id if credential else PLATFORM_TENANT,
-        credential_id=credential.credential_id if credential else "",
-        principal=credential.label if credential else "",
-        credential_kind=kind,
-        operation=REFUSED_OPERATION,
-        status=REFUSED_STATUS,
-        started=now,
-        finished=now,
-        changes=[],
+        AuditCaller(
+            tenant_id=credential.tenant_id if credential else PLATFORM_TENANT,
+            credential_id=credential.credential_id if credential else "",
+            principal=credential.label if credential else "",
+            credential_kind=kind,
+        ),
+        AuditedCall(
+            operation=REFUSED_OPERATION,
+            status=REFUSED_STATUS,
+            started=now,
+            finished=now,
+        ),
     )
 
 
@@ -50,6 +53,7 @@ def audit_refusal(
     event: Mapping[str, Any],
     kind: str,
     last_lookup: tuple[str, Credential | None],
+    *,
     now: datetime,
 ) -> None:
     """Sends the refusal's record. `last_lookup` is the authorizer's last credential lookup
@@ -59,7 +63,7 @@ def audit_refusal(
     token = bearer_token(header(event.get("headers"), "Authorization"))
     hashed, found = last_lookup
     credential = found if token is not None and token_hash(token) == hashed else None
-    entry = refusal_record(event, kind, credential, now)
+    entry = refusal_record(event, kind, credential, now=now)
     try:
         if _queue is None:
             _queue = SignedQueue()

@@ -146,10 +146,10 @@ class RecordAppender:
         text = audit_line(record)
         for _ in range(_APPEND_ATTEMPTS):
             seq, prev = self._heads.get(position.pk) or _head(position.pk)
-            hashed = link_hash(position.chain, seq + 1, prev, json.loads(text))
+            hashed = link_hash(position.chain, seq + 1, prev, record=json.loads(text))
             link = Link(position.chain, seq + 1, prev, hashed)
             try:
-                transact_write(self._items(record, text, position, link))
+                transact_write(self._items(record, text, position, link=link))
             except TransactionCancelled as cancelled:
                 self._heads.pop(position.pk, None)
                 if cancelled.item_failed(1):
@@ -162,7 +162,7 @@ class RecordAppender:
         raise StoreUnavailable(f"audit chain {position.chain} stayed contended")
 
     def _items(
-        self, record: AuditRecord, text: str, position: _Position, link: Link
+        self, record: AuditRecord, text: str, position: _Position, *, link: Link
     ) -> list[dict[str, Any]]:
         expires = {"N": str(_epoch(record.time + self._retention))}
         chain_item = {
@@ -283,13 +283,13 @@ def chain_pages_from(
     day, shard, after_seq = position.day, position.shard, position.after_seq
     while day <= last_day:
         for chain_shard in range(shard, SHARDS):
-            yield from _chain_pages(tenant_id, day, chain_shard, after_seq)
+            yield from _chain_pages(tenant_id, day, chain_shard, after_seq=after_seq)
             after_seq = 0
         shard = 0
         day += timedelta(days=1)
 
 
-def _chain_pages(tenant_id: int, day: date, shard: int, after_seq: int) -> Iterator[ChainPage]:
+def _chain_pages(tenant_id: int, day: date, shard: int, *, after_seq: int) -> Iterator[ChainPage]:
     chain = chain_id(tenant_id, day, shard)
     request = {
         "TableName": _table(),

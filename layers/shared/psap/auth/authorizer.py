@@ -72,6 +72,7 @@ def authorize(
     event: Mapping[str, Any],
     kind: CredentialKind,
     find_credential: Callable[[str], Credential | None],
+    *,
     now: datetime,
     guard: RefusalGuard | None = None,
 ) -> tuple[Credential, dict[str, Any]]:
@@ -86,7 +87,7 @@ def authorize(
     source = source_ip(event)
     seconds = now.timestamp()
     try:
-        return _authorize(event, kind, find_credential, now, guard, source)
+        return _authorize(event, kind, find_credential, now=now, guard=guard, source=source)
     except Unauthorized:
         guard.budget.spend(source, seconds)
         raise
@@ -96,6 +97,7 @@ def _authorize(
     event: Mapping[str, Any],
     kind: CredentialKind,
     find_credential: Callable[[str], Credential | None],
+    *,
     now: datetime,
     guard: RefusalGuard,
     source: str | None,
@@ -125,11 +127,11 @@ def _authorize(
         raise Unauthorized("refusal budget of the source exhausted", RefusalReason.OVER_BUDGET)
     credential = find_credential(hashed)
     if credential is None:
-        guard.memory.remember(hashed, seconds, "unknown token", None)
+        guard.memory.remember(hashed, seconds, "unknown token", credential_id=None)
         raise Unauthorized("unknown token", RefusalReason.UNKNOWN, read=True)
     if not credential.usable(kind, now):
         why, reason = _refusal(credential, kind)
-        guard.memory.remember(hashed, seconds, why, credential.credential_id)
+        guard.memory.remember(hashed, seconds, why, credential_id=credential.credential_id)
         raise Unauthorized(why, reason, credential_id=credential.credential_id, read=True)
     return credential, policy_answer(credential, str(event["methodArn"]))
 
@@ -175,6 +177,7 @@ def with_usage_plan(
     answer: dict[str, Any],
     event: Mapping[str, Any],
     tenant_id: int,
+    *,
     limits: Mapping[Budget, RateLimit],
 ) -> dict[str, Any]:
     """The answer with the tenant's API key for its usage plan (API Gateway throttles the

@@ -150,12 +150,14 @@ def issue(
         check_grant(request, granted_by)
     expires_at = expiry_after(request.expires_in_days, now, longest_life(tenant_id, request))
     if rate_limited:
-        consume(auth_table(), f"TENANT#{tenant_id}", "RATE#credential-issue", ISSUE_RATE, now)
+        consume(
+            auth_table(), f"TENANT#{tenant_id}", "RATE#credential-issue", rate=ISSUE_RATE, now=now
+        )
     return store.issue_credential(
         tenant_id,
         request.kind,
         request.permissions,
-        label,
+        label=label,
         expires_at=expires_at,
         issued_by=issued_by,
     )

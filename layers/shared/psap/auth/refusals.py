@@ -66,7 +66,9 @@ class RefusalMemory:
             return None
         return refusal
 
-    def remember(self, hashed_token: str, now: float, why: str, credential_id: str | None) -> None:
+    def remember(
+        self, hashed_token: str, now: float, why: str, *, credential_id: str | None
+    ) -> None:
         self._refusals[hashed_token] = RememberedRefusal(now + self.seconds, why, credential_id)
         self._refusals.move_to_end(hashed_token)
         while len(self._refusals) > self.capacity:

@@ -108,8 +108,8 @@ def issue_credential(
     tenant_id: int,
     kind: CredentialKind,
     permissions: frozenset[Permission],
-    label: str,
     *,
+    label: str,
     expires_at: datetime,
     issued_by: str,
 ) -> IssuedCredential:

@@ -88,7 +88,7 @@ def accept_submission(tenant_id: int, content_type: str | None, body: bytes) -> 
     key = SubmissionKey(tenant_id, envelope.source, envelope.id)
     payload_hash = canonical_hash(document)
     receipt_id = f"rcpt-{uuid.uuid4().hex}"
-    record = store.begin(key, receipt_id, payload_hash, body, clock.utc_now())
+    record = store.begin(key, receipt_id, payload_hash, raw=body, now=clock.utc_now())
     if record is None:
         return _answer_again(key, payload_hash)
     message = IntakeMessage(

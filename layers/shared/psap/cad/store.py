@@ -88,6 +88,7 @@ def begin(
     key: SubmissionKey,
     receipt_id: str,
     payload_hash: str,
+    *,
     raw: bytes,
     now: datetime,
 ) -> SubmissionRecord | None:
@@ -120,7 +121,7 @@ def begin(
         _table(),
         key.tenant_id,
         key.partition(),
-        PartitionKind.CAD_SUBMISSIONS,
+        kind=PartitionKind.CAD_SUBMISSIONS,
         expires_at_epoch=expires,
     )
     try:
@@ -184,6 +185,7 @@ def _set_state(
     key: SubmissionKey,
     receipt_id: str,
     state: SubmissionState,
+    *,
     outcome: dict[str, Any] | None = None,
 ) -> None:
     values: dict[str, Any] = {":receipt": receipt_id, ":state": state.value}
@@ -207,9 +209,9 @@ def mark_accepted(key: SubmissionKey, receipt_id: str) -> None:
 
 
 def mark_done(
-    key: SubmissionKey, receipt_id: str, state: SubmissionState, outcome: dict[str, Any]
+    key: SubmissionKey, receipt_id: str, state: SubmissionState, *, outcome: dict[str, Any]
 ) -> None:
-    _set_state(key, receipt_id, state, outcome)
+    _set_state(key, receipt_id, state, outcome=outcome)
 
 
 def note_prior(key: SubmissionKey, receipt_id: str, prior: dict[str, Any]) -> None:

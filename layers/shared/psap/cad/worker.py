@@ -34,6 +34,7 @@ from psap.webhooks.catalogue import (
     IncidentRejected,
     RejectionReason,
     UpdateKind,
+    WebhookUpdate,
 )
 from psap.webhooks.deliveries import emit_update
 
@@ -68,7 +69,7 @@ def process_submission(message: IntakeMessage, receive_count: int = 1) -> Worker
             _tell_cad_of_failure(record, error)
         raise
     store.mark_done(
-        record.key, record.receipt_id, state, answer.model_dump(mode="json", by_alias=True)
+        record.key, record.receipt_id, state, outcome=answer.model_dump(mode="json", by_alias=True)
     )
     fault_point("cad.after_outcome_recorded")
     _emit(record, answer)
@@ -117,12 +118,12 @@ def _write_records(record: SubmissionRecord, submission: Submission) -> Incident
     if earlier is None:
         _note_prior(record, before)
     fault_point("cad.before_incident_write")
-    result = incidents.upsert_incident(tenant_id, incident, mapped.order, now)
+    result = incidents.upsert_incident(tenant_id, incident, mapped.order, now=now)
     fault_point("cad.after_incident_write")
     event_id: int | None = None
     if mapped.event is not None:
         event_id = events.upsert_event(
-            tenant_id, mapped.event, mapped.order, now, incident_id=result.id
+            tenant_id, mapped.event, mapped.order, now=now, incident_id=result.id
         ).id
     elif stored is not None and stored.event is not None:
         event_id = stored.event.id
@@ -184,10 +185,8 @@ def _emit(record: SubmissionRecord, answer: Answer, seed: str | None = None) -> 
     )
     emit_update(
         record.key.tenant_id,
-        kind,
-        answer,
+        WebhookUpdate(kind, answer, subject=answer.cad_incident_number),
         seed=seed or record.receipt_id,
-        subject=answer.cad_incident_number,
         now=clock.utc_now(),
     )
 

@@ -81,11 +81,17 @@ def upsert_event(
     tenant_id: int,
     event: Event,
     order: SourceOrder,
+    *,
     now: datetime,
     incident_id: int | None = None,
 ) -> UpsertResult:
     result = event_records().upsert_by_number(
-        tenant_id, _number(event), _document(event), event.created_at, order, now
+        tenant_id,
+        _number(event),
+        _document(event),
+        created_at=event.created_at,
+        order=order,
+        now=now,
     )
     if incident_id is not None:
         link_event_to_incident(tenant_id, result.id, incident_id)
@@ -109,7 +115,7 @@ def get_event(tenant_id: int, event_id: int) -> Event | None:
 
 
 def media_link_item(
-    tenant_id: int, event_id: int, media_id: int, media_type: str
+    tenant_id: int, event_id: int, media_id: int, *, media_type: str
 ) -> dict[str, Any]:
     pk = numbered.record_key(EVENTS, tenant_id, event_id)["pk"]
     return {

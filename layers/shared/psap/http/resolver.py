@@ -16,7 +16,7 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from psap.audit.changes import take_changes
-from psap.audit.lines import audit_record
+from psap.audit.lines import AuditCaller, AuditedCall, audit_record
 from psap.audit.sending import emit
 from psap.auth.store import credential_in_force
 from psap.clock import utc_now
@@ -78,7 +78,7 @@ def serve(
     metrics.add_dimension(name="operation", value=operation.operation_id)
     metrics.add_metric(name="Requests", unit=MetricUnit.Count, value=1)
     if operation.public:
-        return _answer(app, operation, event, context)
+        return _answer(app, operation, event, context=context)
     try:
         principal = principal_from_event(event)
     except NotAuthenticated:
@@ -89,7 +89,7 @@ def serve(
     started = utc_now()
     status = 500  # what the caller sees if the route raises (API Gateway answers 502)
     try:
-        response = _authorized(app, operation, principal, event, context)
+        response = _authorized(app, operation, principal, event=event, context=context)
         status = int(response.get("statusCode", 500))
         return with_rate_limit_policy(response, request_context)
     finally:
@@ -97,15 +97,19 @@ def serve(
         emit(
             audit_record(
                 event,
-                tenant_id=principal.tenant_id,
-                credential_id=principal.credential_id,
-                principal=principal.label,
-                credential_kind=principal.kind.value,
-                operation=operation.operation_id,
-                status=status,
-                started=started,
-                finished=utc_now(),
-                changes=take_changes(),
+                AuditCaller(
+                    tenant_id=principal.tenant_id,
+                    credential_id=principal.credential_id,
+                    principal=principal.label,
+                    credential_kind=principal.kind.value,
+                ),
+                AuditedCall(
+                    operation=operation.operation_id,
+                    status=status,
+                    started=started,
+                    finished=utc_now(),
+                    changes=take_changes(),
+                ),
             )
         )
 
@@ -114,6 +118,7 @@ def _authorized(
     app: APIGatewayRestResolver,
     operation: Operation,
     principal: Principal,
+    *,
     event: dict[str, Any],
     context: LambdaContext,
 ) -> dict[str, Any]:
@@ -136,7 +141,7 @@ def _authorized(
         logger.info("permission denied", extra={"operation": operation.operation_id})
         return direct_error_answer(403, operation.denial, "FORBIDDEN")
     app.append_context(principal=principal)
-    return _answer(app, operation, event, context)
+    return _answer(app, operation, event, context=context)
 
 
 def _unauthenticated() -> dict[str, Any]:
@@ -157,6 +162,7 @@ def _answer(
     app: APIGatewayRestResolver,
     operation: Operation,
     event: dict[str, Any],
+    *,
     context: LambdaContext,
 ) -> dict[str, Any]:
     try:

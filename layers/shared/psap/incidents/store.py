@@ -87,15 +87,15 @@ def incident_from_record(record: StoredRecord) -> Incident:
 
 
 def upsert_incident(
-    tenant_id: int, incident: Incident, order: SourceOrder, now: datetime
+    tenant_id: int, incident: Incident, order: SourceOrder, *, now: datetime
 ) -> UpsertResult:
     return incident_records().upsert_by_number(
         tenant_id,
         _number(incident),
         _document(incident),
-        incident.created_at,
-        order,
-        now,
+        created_at=incident.created_at,
+        order=order,
+        now=now,
     )
 
 
@@ -160,15 +160,15 @@ def reserve_incident_ids(count: int) -> list[int]:
 
 
 def create_incident_with_number(
-    tenant_id: int, incident_id: int, incident: Incident, now: datetime
+    tenant_id: int, incident_id: int, incident: Incident, *, now: datetime
 ) -> bool:
     record = NewRecord(incident_id, _number(incident), _document(incident), None, None)
     return incident_records().create_with_number(tenant_id, record, now)
 
 
 def replace_incident_if_unchanged(
-    tenant_id: int, record: StoredRecord, incident: Incident, now: datetime
+    tenant_id: int, record: StoredRecord, incident: Incident, *, now: datetime
 ) -> bool:
     return incident_records().replace_document_if_unchanged(
-        tenant_id, record, _document(incident), now
+        tenant_id, record, _document(incident), now=now
     )

@@ -150,13 +150,15 @@ def create_knowledge(
     knowledge_id = store.next_knowledge_id()
     version_id = store.next_version_id()
     now = utc_now()
-    document = document_json(request.name, request.description, request.api_control, content, [])
+    document = document_json(
+        request.name, request.description, request.api_control, content=content, edited_sections=[]
+    )
     stored = store.store_document(
         knowledge_content_bucket(),
         store.document_object_key(tenant_id, knowledge_id, f"v{version_id}"),
         document,
     )
-    first = store.new_version(KnowledgeVersion(1), version_id, now, author, stored)
+    first = store.new_version(KnowledgeVersion(1), version_id, now, author=author, stored=stored)
     entry = NewEntry(
         name=request.name,
         provider=request.provider,
@@ -169,9 +171,9 @@ def create_knowledge(
         tenant_id,
         knowledge_id,
         entry,
-        first,
-        request.api_control.model_dump(by_alias=True),
-        request.publish,
+        first=first,
+        api_control=request.api_control.model_dump(by_alias=True),
+        publish=request.publish,
     )
     _written(stored, "create")
     request_digest(tenant_id, knowledge_id)
@@ -179,7 +181,7 @@ def create_knowledge(
 
 
 def append_version(
-    tenant_id: int, knowledge_id: int, request: KnowledgeAppendRequest, author: str
+    tenant_id: int, knowledge_id: int, request: KnowledgeAppendRequest, *, author: str
 ) -> KnowledgeEntryDto:
     """POST /{knowledgeId}/versions: a new immutable version (rules 1-4, 6-10, 13-15)."""
     state = read_state(tenant_id, knowledge_id)
@@ -206,14 +208,20 @@ def append_version(
         description = (
             request.description if request.description is not None else previous.description
         )
-        document = document_json(name, description, control, content, sorted(state.edits))
+        document = document_json(
+            name, description, control, content=content, edited_sections=sorted(state.edits)
+        )
         stored = store.store_document(
             knowledge_content_bucket(),
             store.document_object_key(tenant_id, knowledge_id, f"v{version_id}"),
             document,
         )
         version = store.new_version(
-            KnowledgeVersion(entry.latest_version + 1), version_id, utc_now(), author, stored
+            KnowledgeVersion(entry.latest_version + 1),
+            version_id,
+            utc_now(),
+            author=author,
+            stored=stored,
         )
         changes = EntryChanges(
             version=version,
@@ -254,7 +262,7 @@ def _set_published(
     tenant_id: int, entry: KnowledgeEntry, version: KnowledgeVersion | None
 ) -> ExternalKnowledgeDto:
     try:
-        published = store.set_published_version(tenant_id, entry, version, utc_now())
+        published = store.set_published_version(tenant_id, entry, version, now=utc_now())
     except WriteRaced as error:
         raise not_found(entry.id) from error  # deleted meanwhile
     return store.summary_dto(published)
@@ -270,6 +278,7 @@ def edit_service_section(
     tenant_id: int,
     knowledge_id: int,
     section: Section,
+    *,
     items: Sequence[Any],
     editor: str,
     note: str | None = None,

@@ -177,7 +177,12 @@ def digest_knowledge(request: DigestRequest, receive_count: int) -> str:
         logger.exception("knowledge digest failed")
     fault_point("digest.before_complete")
     completed = store.complete_card(
-        tenant_id, knowledge_id, card.generation, result, utc_now(), digested
+        tenant_id,
+        knowledge_id,
+        card.generation,
+        result=result,
+        processed_at=utc_now(),
+        digested_version=digested,
     )
     fault_point("digest.after_complete")
     if not completed:

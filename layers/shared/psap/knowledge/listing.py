@@ -62,11 +62,12 @@ def list_knowledge(
     tenant_id: int,
     page: int,
     size: int,
+    *,
     provider: str | None,
     knowledge_type: KnowledgeType | None,
 ) -> KnowledgePage:
     request = PageRequest.capped(page, size, MAX_PAGE_SIZE)
-    entries, total = store.list_entry_records(tenant_id, provider, knowledge_type, request)
+    entries, total = store.list_entry_records(tenant_id, provider, knowledge_type, page=request)
     return {
         "items": [entry_summary(entry) for entry in entries],
         "page": request.page,

@@ -72,6 +72,7 @@ def document_json(
     name: str,
     description: str | None,
     control: ApiControl,
+    *,
     content: VersionContent,
     edited_sections: Sequence[Section],
 ) -> dict[str, Any]:

@@ -290,7 +290,7 @@ def _repoint_media(
     media_ids = {item.reference_id for item in content.media}
     dangling: list[str] = []
 
-    def point(reference: str, section: Section, owner: str, field_name: str) -> str:
+    def point(reference: str, section: Section, owner: str, *, field_name: str) -> str:
         if section in written and reference in client_media:
             return client_media[reference]
         if reference not in media_ids:
@@ -299,7 +299,7 @@ def _repoint_media(
 
     def question(item: Question) -> Question:
         refs = [
-            point(ref, Section.QUESTION_LIST, item.reference_id, "referenceMedia")
+            point(ref, Section.QUESTION_LIST, item.reference_id, field_name="referenceMedia")
             for ref in item.reference_media
         ]
         return item.model_copy(update={"reference_media": refs})
@@ -315,7 +315,12 @@ def _repoint_media(
         item.model_copy(
             update={
                 "reference_media": [
-                    point(ref, Section.SPOKEN_INSTRUCTIONS, item.reference_id, "referenceMedia")
+                    point(
+                        ref,
+                        Section.SPOKEN_INSTRUCTIONS,
+                        item.reference_id,
+                        field_name="referenceMedia",
+                    )
                     for ref in item.reference_media
                 ]
             }
@@ -328,7 +333,7 @@ def _repoint_media(
         else item.model_copy(
             update={
                 "media_ref": point(
-                    item.media_ref, Section.SMS_MESSAGES, item.reference_id, "mediaRef"
+                    item.media_ref, Section.SMS_MESSAGES, item.reference_id, field_name="mediaRef"
                 )
             }
         )

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, TypeAdapte
 from psap.http.operations import OPERATIONS, Operation
 from psap.http.principal import Principal
 from psap.knowledge.models import KnowledgeType
+from psap.paging import PageQuery
 from psap.resource_center.models import ItemType
 from psap.resource_center.query import DEFAULT_PAGE_SIZE as SEARCH_PAGE_SIZE
 from psap.resource_center.query import MAX_PAGE_SIZE as SEARCH_MAX_PAGE_SIZE
@@ -106,7 +107,9 @@ def _search(principal: Principal, arguments: Any) -> Any:
     # The search engine (onnxruntime, the model) comes from the search layer.
     from psap.resource_center.search import search_resource_center
 
-    query = parse_search_query(arguments.query, 0, arguments.page_size, arguments.item_type)
+    query = parse_search_query(
+        arguments.query, 0, arguments.page_size, item_type=arguments.item_type
+    )
     return search_resource_center(principal.tenant_id, principal.permissions, query)
 
 
@@ -138,25 +141,21 @@ def _knowledge(principal: Principal, arguments: Any) -> Any:
             principal.tenant_id,
             arguments.page,
             arguments.size,
-            arguments.provider,
-            arguments.knowledge_type,
+            provider=arguments.provider,
+            knowledge_type=arguments.knowledge_type,
         )
     )
 
 
 def _evaluations(principal: Principal, arguments: Any) -> Any:
     from psap.qa.listing import list_evaluations
+    from psap.qa.store import EvaluationFilters
 
     return list_evaluations(
         principal.tenant_id,
         arguments.user_id,
-        arguments.page,
-        arguments.size,
-        None,
-        None,
-        None,
-        None,
-        None,
+        paging=PageQuery(arguments.page, arguments.size),
+        filters=EvaluationFilters(),
     )
 
 

@@ -15,7 +15,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from psap.audit.lines import audit_record
+from psap.audit.lines import AuditCaller, AuditedCall, audit_record
 from psap.audit.sending import emit
 from psap.auth.credentials import CredentialKind
 from psap.clock import utc_now
@@ -63,15 +63,18 @@ def serve(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         emit(
             audit_record(
                 {**event, "pathParameters": audit.resource_ids},
-                tenant_id=principal.tenant_id,
-                credential_id=principal.credential_id,
-                principal=principal.label,
-                credential_kind=principal.kind.value,
-                operation=audit.operation_id or operation.operation_id,
-                status=audit.status if audit.operation_id else reply.status,
-                started=started,
-                finished=utc_now(),
-                changes=[],
+                AuditCaller(
+                    tenant_id=principal.tenant_id,
+                    credential_id=principal.credential_id,
+                    principal=principal.label,
+                    credential_kind=principal.kind.value,
+                ),
+                AuditedCall(
+                    operation=audit.operation_id or operation.operation_id,
+                    status=audit.status if audit.operation_id else reply.status,
+                    started=started,
+                    finished=utc_now(),
+                ),
             )
         )
 
@@ -91,7 +94,7 @@ def _answer(method: str, principal: Any, event: Mapping[str, Any]) -> Reply:
         body = request_bytes(event.get("body"), event.get("isBase64Encoded"))
     except InvalidInput:
         return Reply(400, RpcError(PARSE_ERROR, "Parse error").body(None), Audit())
-    return handle_post(principal, headers, repeated, body)
+    return handle_post(principal, headers, repeated, body=body)
 
 
 def _headers(event: Mapping[str, Any]) -> tuple[dict[str, str], frozenset[str]]:

@@ -103,7 +103,7 @@ class Call:
 
 
 def handle_post(
-    principal: Principal, headers: Mapping[str, str], repeated: frozenset[str], body: bytes
+    principal: Principal, headers: Mapping[str, str], repeated: frozenset[str], *, body: bytes
 ) -> Reply:
     """`headers`: lowercase names, one value each; `repeated`: names sent more than once."""
     audit = Audit()

@@ -60,6 +60,23 @@ class RadioTrafficTarget:
 
 
 @dataclass(frozen=True)
+class Transcript:
+    """A parsed SRT file: the channel it was recorded on, when, and its cues."""
+
+    channel: str
+    started: datetime
+    cues: list[subrip.Cue]
+
+
+@dataclass(frozen=True)
+class StoredContent:
+    """The uploaded bytes as the media record describes them."""
+
+    sha256: str
+    size_bytes: int
+
+
+@dataclass(frozen=True)
 class UploadOutcome:
     media: RadioTrafficMedia
     created: bool  # False: this content was already stored for the event (idempotent replay)
@@ -69,12 +86,13 @@ def upload_radio_traffic(
     tenant_id: int,
     content_type: str | None,
     parameters: RadioTrafficTarget,
+    *,
     body: bytes,
     now: datetime | None = None,
 ) -> UploadOutcome:
     media_type = (content_type or "").partition(";")[0].strip().lower()
     if media_type == SRT_MEDIA_TYPE:
-        return ingest(tenant_id, parameters, body, now)
+        return ingest(tenant_id, parameters, body, now=now)
     if media_type == JSON_MEDIA_TYPE:
         if parameters.given():
             raise InvalidInput(
@@ -82,7 +100,7 @@ def upload_radio_traffic(
                 "recordingStartedAt in the body, not as query parameters"
             )
         target, content = _json_upload(body)
-        return ingest(tenant_id, target, content, now)
+        return ingest(tenant_id, target, content, now=now)
     raise UnsupportedMediaType(
         f"Content-Type must be {SRT_MEDIA_TYPE} (the file, fields as query parameters) "
         f"or {JSON_MEDIA_TYPE} (fields and contentBase64)"
@@ -90,7 +108,7 @@ def upload_radio_traffic(
 
 
 def ingest(
-    tenant_id: int, target: RadioTrafficTarget, content: bytes, now: datetime | None = None
+    tenant_id: int, target: RadioTrafficTarget, content: bytes, *, now: datetime | None = None
 ) -> UploadOutcome:
     if len(content) > MAX_SRT_BYTES:
         raise PayloadTooLarge(
@@ -108,15 +126,12 @@ def ingest(
     media = radio_traffic_media(
         store.next_media_id(),
         event,
-        channel,
-        started,
-        cues,
-        sha,
-        len(content),
-        now or utc_now(),
+        Transcript(channel, started, cues),
+        content=StoredContent(sha, len(content)),
+        now=now or utc_now(),
     )
     try:
-        store.create_radio_traffic(bucket, tenant_id, media, content)
+        store.create_radio_traffic(bucket, tenant_id, media, original=content)
     except store.DuplicateContent:
         found = store.find_media_by_content(tenant_id, event_id, sha)
         if found is None:
@@ -131,15 +146,9 @@ def ingest(
 
 
 def radio_traffic_media(
-    media_id: int,
-    event: Event,
-    channel: str,
-    started: datetime,
-    cues: list[subrip.Cue],
-    sha256: str,
-    size_bytes: int,
-    now: datetime,
+    media_id: int, event: Event, transcript: Transcript, *, content: StoredContent, now: datetime
 ) -> RadioTrafficMedia:
+    started, cues = transcript.started, transcript.cues
     segments = [
         TranscriptSegment(
             cue=cue.number,
@@ -158,12 +167,12 @@ def radio_traffic_media(
         event_id=int(event.id or 0),
         incident_id=incident.id if incident else None,
         incident_number=incident.number if incident else None,
-        channel=channel,
+        channel=transcript.channel,
         recording_started_at=started,
         duration_seconds=round(max(cue.end for cue in cues).total_seconds(), 3),
         cue_count=len(cues),
-        content_sha256=sha256,
-        size_bytes=size_bytes,
+        content_sha256=content.sha256,
+        size_bytes=content.size_bytes,
         created_at=now,
         segments=segments,
     )

@@ -33,7 +33,7 @@ from psap.errors import NotFound, StoreUnavailable
 from psap.events.store import EVENTS, media_link_item
 from psap.media.models import RadioTrafficMedia
 from psap.storage import numbered
-from psap.storage.documents import PackedDocument, pack_document, unpack_document
+from psap.storage.documents import OverflowObject, PackedDocument, pack_document, unpack_document
 from psap.storage.dynamodb import read_item, transact_write
 from psap.storage.partitions import PartitionKind, registration
 from psap.storage.s3 import put_object
@@ -72,7 +72,7 @@ def original_key(tenant_id: int, event_id: int, sha256: str) -> str:
     return f"media/T{tenant_id}/EVT{event_id}/radio-traffic/{sha256}.srt"
 
 
-def segments_key(tenant_id: int, event_id: int, sha256: str, media_id: int) -> str:
+def segments_key(tenant_id: int, event_id: int, sha256: str, *, media_id: int) -> str:
     return f"media/T{tenant_id}/EVT{event_id}/radio-traffic/{sha256}/{media_id}.segments.zz"
 
 
@@ -87,20 +87,25 @@ def find_media_by_content(tenant_id: int, event_id: int, sha256: str) -> int | N
 
 
 def create_radio_traffic(
-    bucket: str, tenant_id: int, media: RadioTrafficMedia, original: bytes
+    bucket: str, tenant_id: int, media: RadioTrafficMedia, *, original: bytes
 ) -> None:
     """Stores the original and the record (see the module's layout). DuplicateContent when a
     concurrent upload of the same content for the event stored its record first; NotFound
     when the event no longer exists."""
     sha = media.content_sha256
-    put_object(bucket, original_key(tenant_id, media.event_id, sha), original, SRT_CONTENT_TYPE)
+    put_object(
+        bucket,
+        original_key(tenant_id, media.event_id, sha),
+        original,
+        content_type=SRT_CONTENT_TYPE,
+    )
     document = media.model_dump(mode="json", by_alias=True)
     packed = pack_document(
         document,
         inline_bytes=INLINE_SEGMENTS_BYTES,
-        bucket=bucket,
-        object_key=segments_key(tenant_id, media.event_id, sha, media.id),
-        content_type="zlib",
+        overflow=OverflowObject(
+            bucket, segments_key(tenant_id, media.event_id, sha, media_id=media.id), "zlib"
+        ),
         apart="segments",
     )
     record: dict[str, Any] = {
@@ -126,7 +131,9 @@ def create_radio_traffic(
         {
             "Put": {
                 "TableName": _table(),
-                "Item": media_link_item(tenant_id, media.event_id, media.id, media.type.value),
+                "Item": media_link_item(
+                    tenant_id, media.event_id, media.id, media_type=media.type.value
+                ),
             }
         },
         {
@@ -149,7 +156,7 @@ def create_radio_traffic(
     ]
     # Media ids come from a sequence all tenants share: the registry lists the tenant's. Last,
     # as the cancellation codes are read by position.
-    writes.append(registration(_table(), tenant_id, record["pk"]["S"], PartitionKind.MEDIA))
+    writes.append(registration(_table(), tenant_id, record["pk"]["S"], kind=PartitionKind.MEDIA))
     transact_write(writes, on_cancel=_cancelled(media.event_id))
 
 

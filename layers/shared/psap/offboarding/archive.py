@@ -50,7 +50,7 @@ def sign(manifest: bytes, key: bytes) -> str:
 
 
 def write_archive(
-    out: Path, tenant_id: int, files: Sequence[ArchiveFile], key: bytes, created_at: str
+    out: Path, tenant_id: int, files: Sequence[ArchiveFile], *, key: bytes, created_at: str
 ) -> dict[str, Any]:
     """Writes the archive at `out` (through a temporary name: a crash leaves no half
     archive under the final one) and returns its manifest."""

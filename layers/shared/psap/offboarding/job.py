@@ -223,7 +223,7 @@ def _registered(table_of: Callable[[], str]) -> Callable[[int, Any], Page]:
 
     def collect(tenant_id: int, cursor: Any) -> Page:
         table = table_of()
-        entries, following = registered_page(table, tenant_id, cursor, PROBE)
+        entries, following = registered_page(table, tenant_id, cursor, limit=PROBE)
         page = Page(cursor=following)
         if cursor is None:
             page.purge.extend(_tenant_objects(table, tenant_id))
@@ -571,7 +571,9 @@ def offboard(
         files = [ArchiveFile(f"{kind.value}.jsonl", _file(work, kind.value)) for kind in ORDER]
         for file in files:
             file.path.touch()
-        write_archive(Path(state["archive"]), tenant_id, files, key, state["startedAt"])
+        write_archive(
+            Path(state["archive"]), tenant_id, files, key=key, created_at=state["startedAt"]
+        )
         state["phase"] = "purge"
         step("seal")
     while state["phase"] == "purge":

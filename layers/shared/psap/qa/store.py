@@ -72,11 +72,22 @@ _WHOLE_LISTING = KeyRange("0", "~")
 
 
 @dataclass(frozen=True)
+class DayRange:
+    """Inclusive UTC days; an open end is None."""
+
+    first: date | None = None
+    last: date | None = None
+
+    @property
+    def is_open(self) -> bool:
+        return self.first is None and self.last is None
+
+
+@dataclass(frozen=True)
 class EvaluationFilters:
     status: EvaluationStatus | None = None
     is_training: bool | None = None
-    first_day: date | None = None  # createdAt on or after this UTC day
-    last_day: date | None = None  # createdAt on or before this UTC day
+    created: DayRange = DayRange()  # the UTC days of createdAt
 
 
 @dataclass(frozen=True)
@@ -225,7 +236,7 @@ def _encode(tenant_id: int, evaluation: QaEvaluation, revision: int) -> _Encoded
 
 
 def write_plan(
-    tenant_id: int, evaluation_id: int, old: _Listing | None, new: _Listing | None
+    tenant_id: int, evaluation_id: int, old: _Listing | None, *, new: _Listing | None
 ) -> WritePlan:
     plan = WritePlan()
     pointer_changes(
@@ -257,7 +268,7 @@ def put_evaluation(tenant_id: int, evaluation: QaEvaluation) -> UpsertOutcome:
         if old is None:
             # A deleted evaluation is in no listing: the registry is how offboarding finds it.
             pk = evaluation_pk(tenant_id, evaluation.id)
-            writes.append(registration(_table(), tenant_id, pk, PartitionKind.EVALUATION))
+            writes.append(registration(_table(), tenant_id, pk, kind=PartitionKind.EVALUATION))
         writes.extend({"Put": {"TableName": _table(), "Item": chunk}} for chunk in encoded.chunks)
         old_chunks = int(old.get("chunks", 0)) if old else 0
         writes.extend(
@@ -265,7 +276,7 @@ def put_evaluation(tenant_id: int, evaluation: QaEvaluation) -> UpsertOutcome:
             for index in range(len(encoded.chunks), old_chunks)
         )
         old_listing = _listing_of_item(old) if old else None
-        plan = write_plan(tenant_id, evaluation.id, old_listing, new_listing)
+        plan = write_plan(tenant_id, evaluation.id, old_listing, new=new_listing)
         writes.extend(plan.transaction_items(_table()))
         transact_write(writes)
         return UpsertOutcome.CREATED if old is None else UpsertOutcome.UPDATED
@@ -281,7 +292,7 @@ def bulk_load_evaluations(tenant_id: int, evaluations: Sequence[QaEvaluation]) -
     plans = []
     for evaluation in evaluations:
         encoded = _encode(tenant_id, evaluation, 1)
-        plan = write_plan(tenant_id, evaluation.id, None, _listing(evaluation))
+        plan = write_plan(tenant_id, evaluation.id, None, new=_listing(evaluation))
         registered = registry_item(
             tenant_id, evaluation_pk(tenant_id, evaluation.id), PartitionKind.EVALUATION
         )
@@ -290,14 +301,14 @@ def bulk_load_evaluations(tenant_id: int, evaluations: Sequence[QaEvaluation]) -
     bulk_write(_table(), plans)
 
 
-def _total(tenant_id: int, user_id: int, scope: str, filters: EvaluationFilters) -> int:
-    cover = covering(filters.first_day or date.min, filters.last_day or date.max)
+def _total(tenant_id: int, user_id: int, scope: str, *, filters: EvaluationFilters) -> int:
+    cover = covering(filters.created.first or date.min, filters.created.last or date.max)
     items = counter_items(_table(), counter_pk(tenant_id, user_id, scope), cover.ranges)
     return max(0, cover.total(items))
 
 
 def _user_and_total(
-    tenant_id: int, user_id: int, scope: str, filters: EvaluationFilters
+    tenant_id: int, user_id: int, scope: str, *, filters: EvaluationFilters
 ) -> tuple[bool, int]:
     """Whether the user exists, and the total: one BatchGetItem of two small items when no
     date filter applies."""
@@ -311,16 +322,17 @@ def _user_and_total(
     found = {(item["pk"], item["sk"]): item for item in items}
     user = user_key(tenant_id, user_id)
     exists = (user["pk"]["S"], user["sk"]["S"]) in found
-    if filters.first_day is None and filters.last_day is None:
+    if filters.created.is_open:
         return exists, counter_value(found.get((counter["pk"]["S"], counter["sk"]["S"])))
     if not exists:
         return False, 0
-    return True, _total(tenant_id, user_id, scope, filters)
+    return True, _total(tenant_id, user_id, scope, filters=filters)
 
 
 def _day_range(filters: EvaluationFilters) -> KeyRange:
-    low = filters.first_day.isoformat() if filters.first_day else _WHOLE_LISTING.low
-    high = f"{filters.last_day.isoformat()}T~" if filters.last_day else _WHOLE_LISTING.high
+    first, last = filters.created.first, filters.created.last
+    low = first.isoformat() if first else _WHOLE_LISTING.low
+    high = f"{last.isoformat()}T~" if last else _WHOLE_LISTING.high
     return KeyRange(low, high)
 
 
@@ -364,13 +376,14 @@ def list_evaluations(
     tenant_id: int,
     user_id: int,
     filters: EvaluationFilters,
+    *,
     newest_first: bool,
     page: PageRequest,
 ) -> tuple[list[QaEvaluation], int] | None:
     """One page of the user's listed evaluations and the total for the filters; None when
     the user does not exist in the tenant."""
     scope = scope_name(filters.status.value if filters.status else None, filters.is_training)
-    exists, total = _user_and_total(tenant_id, user_id, scope, filters)
+    exists, total = _user_and_total(tenant_id, user_id, scope, filters=filters)
     if not exists:
         return None
     if page.offset >= total:
@@ -379,9 +392,8 @@ def list_evaluations(
         _table(),
         pointer_pk(tenant_id, user_id, scope),
         _day_range(filters),
-        not newest_first,
-        page.offset,
-        page.size,
+        forward=not newest_first,
+        page=page,
     )
     found = read_evaluations(tenant_id, ids)
     # Deleted or moved between the pointer read and the batch read: left out of this page.

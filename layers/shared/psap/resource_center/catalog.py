@@ -82,6 +82,7 @@ def import_catalog(
     lines: Iterable[str],
     now: datetime,
     request_rebuild: RebuildRequest | None = None,
+    *,
     on_line: Callable[[int, LineError | None], None] | None = None,
 ) -> ImportReport:
     """Imports JSON Lines catalog records, idempotent by externalId. A bad line is reported
@@ -141,6 +142,7 @@ def set_published(
     reference: str,
     published: bool,
     now: datetime,
+    *,
     request_rebuild: RebuildRequest | None = None,
 ) -> store.Upserted:
     item = resolve_item(reference)
@@ -171,7 +173,7 @@ def revoke_license(tenant_id: int, license_name: str) -> str:
 
 
 def record_import(
-    tenant_id: int, reference: str, now: datetime, version: int | None = None
+    tenant_id: int, reference: str, now: datetime, *, version: int | None = None
 ) -> tuple[CatalogItem, int]:
     """Records that the tenant imported the item, at its current catalog version unless an
     earlier one is named (an import made before the item last changed)."""
@@ -179,5 +181,5 @@ def record_import(
     imported = item.version if version is None else version
     if not 1 <= imported <= item.version:
         raise InvalidInput(f"Catalog item {item.id} has versions 1 to {item.version}")
-    store.record_import(tenant_id, item.id, imported, now)
+    store.record_import(tenant_id, item.id, imported, now=now)
     return item, imported

@@ -52,6 +52,7 @@ def rebuild_index(
     bucket: str,
     encoder: DocumentEncoder | None = None,
     reuse: Sequence[artifacts.IndexArtifact] = (),
+    *,
     should_stop: Callable[[], bool] = lambda: False,
 ) -> tuple[RebuildResult, artifacts.IndexArtifact | None]:
     """Builds, stores and publishes a new index; or, when `should_stop` interrupts it,
@@ -69,13 +70,18 @@ def rebuild_index(
             published_items,
             version,
             built_at,
-            encoder or document_encoder(),
-            sources,
+            encoder=encoder or document_encoder(),
+            reuse=sources,
             should_stop=should_stop,
         )
     except BuildInterrupted as interrupted:
         return _checkpointed(
-            bucket, version, interrupted, checkpoint, started, len(published_items)
+            bucket,
+            version,
+            interrupted,
+            checkpoint=checkpoint,
+            started=started,
+            documents=len(published_items),
         ), None
     key = artifacts.save(bucket, artifact)
     pointer = store.IndexPointer(
@@ -104,6 +110,7 @@ def _checkpointed(
     bucket: str,
     version: int,
     interrupted: BuildInterrupted,
+    *,
     checkpoint: artifacts.IndexArtifact | None,
     started: float,
     documents: int,

@@ -29,6 +29,7 @@ def parse_search_query(
     q: str | None,
     page: int = 0,
     page_size: int = DEFAULT_PAGE_SIZE,
+    *,
     item_type: str | ItemType | None = None,
     category: str | None = None,
 ) -> SearchQuery:

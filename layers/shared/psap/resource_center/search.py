@@ -149,7 +149,7 @@ def search_resource_center(
         terms,
         query_encoder().encode_query(query.text),
         index.allowed(item_types, query.category),
-        FUSION,
+        method=FUSION,
     )
     page = hits.fused[query.offset : query.offset + query.page_size]
     if not page:

@@ -91,10 +91,10 @@ def _best_window(text: str, matches: list[_Match], limit: int) -> tuple[int, int
         score = (len({match.term for match in inside}), len(inside), -start)
         if best is None or score > best:
             best, best_span = score, (start, end)
-    return _widen(text, *best_span, limit)
+    return _widen(text, *best_span, limit=limit)
 
 
-def _widen(text: str, start: int, end: int, limit: int) -> tuple[int, int]:
+def _widen(text: str, start: int, end: int, *, limit: int) -> tuple[int, int]:
     """A window that reaches the end of the body shows more of what comes before it."""
     if end - start >= limit - 1 or start == 0:
         return start, end
@@ -105,7 +105,7 @@ def _widen(text: str, start: int, end: int, limit: int) -> tuple[int, int]:
     return earlier, end
 
 
-def _trim(text: str, start: int, end: int, limit: int) -> tuple[int, int]:
+def _trim(text: str, start: int, end: int, *, limit: int) -> tuple[int, int]:
     """Cuts at word boundaries, leaving room for the ellipses inside the limit."""
     room = limit - (1 if start > 0 else 0)
     end = min(end, start + room)
@@ -118,7 +118,7 @@ def _trim(text: str, start: int, end: int, limit: int) -> tuple[int, int]:
     return start, end
 
 
-def _render(text: str, start: int, end: int, matches: list[_Match]) -> str:
+def _render(text: str, start: int, end: int, *, matches: list[_Match]) -> str:
     parts: list[str] = [ELLIPSIS] if start > 0 else []
     cursor = start
     for match in matches:
@@ -138,6 +138,7 @@ def matched_snippet(
     body: str,
     terms: frozenset[str],
     stem_words: StemWords,
+    *,
     limit: int = MAX_SNIPPET_CHARACTERS,
 ) -> str:
     """`terms` are the query's stemmed keywords; `stem_words` stems lower-cased words the
@@ -150,8 +151,8 @@ def matched_snippet(
         start, end = _best_window(text, matches, limit)
     else:
         start, end = 0, min(len(text), limit)
-    start, end = _trim(text, start, end, limit)
-    return _render(text, start, end, matches)
+    start, end = _trim(text, start, end, limit=limit)
+    return _render(text, start, end, matches=matches)
 
 
 def visible_text(snippet: str) -> str:

@@ -506,7 +506,7 @@ def tenant_licenses(tenant_id: int) -> frozenset[str]:
     return frozenset(str(name) for name in (item or {}).get("licenseNames", ()))
 
 
-def record_import(tenant_id: int, item_id: int, version: int, now: datetime) -> None:
+def record_import(tenant_id: int, item_id: int, version: int, *, now: datetime) -> None:
     attributes = {
         "tenantId": tenant_id,
         "itemId": item_id,

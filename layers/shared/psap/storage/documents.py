@@ -54,29 +54,39 @@ class PackedDocument:
         return self.object_key is not None
 
 
+@dataclass(frozen=True)
+class OverflowObject:
+    """Where a document too large to stay inline is written: its S3 object."""
+
+    bucket: str
+    object_key: str
+    content_type: str
+
+
 def pack_document(
     document: Mapping[str, Any],
     *,
     inline_bytes: int,
-    bucket: str,
-    object_key: str,
-    content_type: str,
+    overflow: OverflowObject,
     apart: str | None = None,
 ) -> PackedDocument:
     """Compresses a document: inline when it is at most `inline_bytes` compressed, else
-    written to S3 under `object_key` now, before the transaction that stores the pointer (a
+    written to S3 as `overflow` now, before the transaction that stores the pointer (a
     failed transaction leaves an object nothing points at, never a pointer to nothing).
 
     With `apart` (the name of a list field), only that list goes to S3 and the item keeps the
     rest of the document, the list emptied."""
+    bucket, object_key, content_type = overflow.bucket, overflow.object_key, overflow.content_type
     raw = _wire_json(document)
     packed = zlib.compress(raw, _LEVEL)
     if len(packed) <= inline_bytes:
         return PackedDocument(packed, None, len(raw), len(packed))
     if apart is None:
-        put_object(bucket, object_key, packed, content_type)
+        put_object(bucket, object_key, packed, content_type=content_type)
         return PackedDocument(None, object_key, len(raw), len(packed))
-    put_object(bucket, object_key, encode_document({apart: document[apart]}), content_type)
+    put_object(
+        bucket, object_key, encode_document({apart: document[apart]}), content_type=content_type
+    )
     rest = encode_document({**document, apart: []})
     return PackedDocument(rest, object_key, len(raw), len(packed))
 

@@ -69,6 +69,7 @@ def read_item(
     table: str,
     key: Mapping[str, AttributeValue],
     what: str,
+    *,
     consistent: bool = True,
     projection: str | None = None,
     names: Mapping[str, str] | None = None,
@@ -89,6 +90,7 @@ def batch_get(
     table: str,
     keys: Sequence[Mapping[str, AttributeValue]],
     projection: str | None = None,
+    *,
     names: Mapping[str, str] | None = None,
     consistent: bool = False,
 ) -> list[Item]:

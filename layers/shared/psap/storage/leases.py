@@ -25,7 +25,7 @@ class LeaseLost(Exception):
 class JobLease:
     """The lease of one job item (`runId`, `heartbeat`, and a `status` attribute)."""
 
-    def __init__(self, table: str, key: Mapping[str, Any], run_id: str, what: str) -> None:
+    def __init__(self, table: str, key: Mapping[str, Any], run_id: str, *, what: str) -> None:
         self._table = table
         self._key = dict(key)
         self.run_id = run_id
@@ -36,6 +36,7 @@ class JobLease:
         stale_after: timedelta,
         open_states: Sequence[str],
         changes: Mapping[str, Any],
+        *,
         now: datetime | None = None,
     ) -> dict[str, Any] | None:
         """Takes the lease of a job in one of `open_states`, setting `changes` (attribute

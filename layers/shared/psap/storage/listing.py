@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from psap.paging import PageRequest
 from psap.storage.attributes import from_item
 from psap.storage.dynamodb import batch_get, batch_put, read_item
 from psap.storage.queries import query_page, query_pages
@@ -175,13 +176,15 @@ def counter_items(table: str, pk: str, ranges: Sequence[KeyRange]) -> list[dict[
     return [
         from_item(raw)
         for key_range in ranges
-        for page in query_pages(_request(table, pk, key_range, True, None), "listing query")
+        for page in query_pages(
+            _request(table, pk, key_range, forward=True, limit=None), "listing query"
+        )
         for raw in page
     ]
 
 
 def _request(
-    table: str, pk: str, key_range: KeyRange, forward: bool, limit: int | None
+    table: str, pk: str, key_range: KeyRange, *, forward: bool, limit: int | None
 ) -> dict[str, Any]:
     request: dict[str, Any] = {
         "TableName": table,
@@ -200,19 +203,21 @@ def _request(
 
 
 def page_of_pointers(
-    table: str, pk: str, key_range: KeyRange, forward: bool, offset: int, size: int
+    table: str, pk: str, key_range: KeyRange, *, forward: bool, page: PageRequest
 ) -> list[int]:
-    """The ids on the page that starts `offset` pointers in. Earlier pointers are walked
+    """The ids on the page that starts `page.offset` pointers in. Earlier pointers are walked
     keys-only, up to 1 000 per Query (about 40 bytes each): deep pages cost small reads,
     never full records."""
     start: dict[str, Any] | None = None
-    remaining = offset
+    remaining = page.offset
     while remaining > 0:
-        request = _request(table, pk, key_range, forward, min(remaining, _SKIP_BATCH))
+        request = _request(table, pk, key_range, forward=forward, limit=min(remaining, _SKIP_BATCH))
         answer = query_page(request, "listing query", start)
         remaining -= len(answer.get("Items", []))
         start = answer.get("LastEvaluatedKey")
         if not start:
             return []
-    answer = query_page(_request(table, pk, key_range, forward, size), "listing query", start)
+    answer = query_page(
+        _request(table, pk, key_range, forward=forward, limit=page.size), "listing query", start
+    )
     return [id_of(item["sk"]["S"]) for item in answer.get("Items", [])]

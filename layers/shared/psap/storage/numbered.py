@@ -106,6 +106,7 @@ def _record_item(
     kind: RecordKind,
     tenant_id: int,
     record: NewRecord,
+    *,
     now: str,
     created_otherwise: str | None = None,
     source_order: str | None = None,
@@ -139,7 +140,9 @@ def registry_kind(kind: RecordKind) -> str:
     return f"{kind.name}s"
 
 
-def _number_item(kind: RecordKind, tenant_id: int, number: str, record_id: int) -> dict[str, Any]:
+def _number_item(
+    kind: RecordKind, tenant_id: int, number: str, *, record_id: int
+) -> dict[str, Any]:
     return {**number_key(kind, tenant_id, number), "recordId": {"N": str(record_id)}}
 
 
@@ -184,13 +187,13 @@ class NumberedRecords:
         record_id = int(item["id"]["N"])
         # Ids come from a sequence all tenants share: the registry is the tenant's own list.
         registered = registration(
-            self._table, tenant_id, item["pk"]["S"], registry_kind(self._kind)
+            self._table, tenant_id, item["pk"]["S"], kind=registry_kind(self._kind)
         )
         return [
             {
                 "Put": {
                     "TableName": self._table,
-                    "Item": _number_item(self._kind, tenant_id, number, record_id),
+                    "Item": _number_item(self._kind, tenant_id, number, record_id=record_id),
                     "ConditionExpression": "attribute_not_exists(pk)",
                 }
             },
@@ -209,6 +212,7 @@ class NumberedRecords:
         tenant_id: int,
         number: str,
         document: dict[str, Any],
+        *,
         created_at: datetime | None,
         order: SourceOrder | None,
         now: datetime,
@@ -224,14 +228,14 @@ class NumberedRecords:
             if existing is None:
                 record_id = next_id(self._table, self._kind.sequence)
                 new = NewRecord(record_id, number, document, created_at, None)
-                item = _record_item(self._kind, tenant_id, new, stamp, source_order=order_key)
+                item = _record_item(self._kind, tenant_id, new, now=stamp, source_order=order_key)
                 # Cancelled when another writer created this number first (updated next round),
                 # or an imported record holds this id (the next round draws a new one).
                 transact_write(self._creation(tenant_id, number, item))
                 return UpsertResult(record_id, UpsertOutcome.CREATED)
             update = NewRecord(existing, number, document, created_at, None)
             return UpsertResult(
-                existing, self._update_document(tenant_id, update, order_key, stamp)
+                existing, self._update_document(tenant_id, update, order_key, stamp=stamp)
             )
 
         return optimistic_write(f"{self._kind.name} {number}", attempt)
@@ -241,6 +245,7 @@ class NumberedRecords:
         tenant_id: int,
         update: NewRecord,
         order_key: str | None,
+        *,
         stamp: str,
     ) -> UpsertOutcome:
         """UPDATED or STALE; ConditionFailed when the record vanished under the number (read
@@ -303,7 +308,7 @@ class NumberedRecords:
     def create_with_number(self, tenant_id: int, record: NewRecord, now: datetime) -> bool:
         """Creates a record under an id reserved by the caller, without a source order. False
         when the number (or the id) was taken meanwhile: nothing is written then."""
-        item = _record_item(self._kind, tenant_id, record, format_timestamp(now))
+        item = _record_item(self._kind, tenant_id, record, now=format_timestamp(now))
         try:
             transact_write(self._creation(tenant_id, record.number, item))
         except TransactionCancelled:
@@ -315,6 +320,7 @@ class NumberedRecords:
         tenant_id: int,
         record: StoredRecord,
         document: dict[str, Any],
+        *,
         now: datetime,
     ) -> bool:
         """Replaces the record's document, keeping its id, number, link, createdAt and source
@@ -356,7 +362,7 @@ class NumberedRecords:
                 self._kind,
                 tenant_id,
                 replace(record, link=kept_link),
-                stamp,
+                now=stamp,
                 created_otherwise=old.created_at if old else None,
                 source_order=old.source_order if old else None,
             )
@@ -374,7 +380,9 @@ class NumberedRecords:
                     {
                         "Put": {
                             "TableName": self._table,
-                            "Item": _number_item(self._kind, tenant_id, number, record_id),
+                            "Item": _number_item(
+                                self._kind, tenant_id, number, record_id=record_id
+                            ),
                             "ConditionExpression": "attribute_not_exists(pk) OR recordId = :id",
                             "ExpressionAttributeValues": {":id": {"N": str(record_id)}},
                         }
@@ -394,7 +402,9 @@ class NumberedRecords:
             if old is None:
                 # Last: the cancellation codes above are read by position.
                 pk = item["pk"]["S"]
-                writes.append(registration(self._table, tenant_id, pk, registry_kind(self._kind)))
+                writes.append(
+                    registration(self._table, tenant_id, pk, kind=registry_kind(self._kind))
+                )
             try:
                 transact_write(writes)
             except TransactionCancelled as cancelled:
@@ -453,8 +463,8 @@ class NumberedRecords:
         stamp = format_timestamp(now)
         items: list[dict[str, Any]] = []
         for record in records:
-            items.append(_record_item(self._kind, tenant_id, record, stamp))
-            items.append(_number_item(self._kind, tenant_id, record.number, record.id))
+            items.append(_record_item(self._kind, tenant_id, record, now=stamp))
+            items.append(_number_item(self._kind, tenant_id, record.number, record_id=record.id))
             pk = record_key(self._kind, tenant_id, record.id)["pk"]["S"]
             items.append(registry_item(tenant_id, pk, registry_kind(self._kind)))
         batch_put(self._table, items)

@@ -15,7 +15,7 @@ class Raced(StoreUnavailable):
 
 
 def optimistic_write[T](
-    what: str, attempt: Callable[[], T], attempts: int = ATTEMPTS, gave_up: str | None = None
+    what: str, attempt: Callable[[], T], attempts: int = ATTEMPTS, *, gave_up: str | None = None
 ) -> T:
     """Runs `attempt` (a read, then a write conditional on what was read) until it returns;
     a ConditionFailed from it (a transaction cancellation is one) means another writer came

@@ -47,7 +47,7 @@ def registry_pk(tenant_id: int, shard: int) -> str:
 
 
 def registry_item(
-    tenant_id: int, pk: str, kind: str, expires_at_epoch: int | None = None
+    tenant_id: int, pk: str, kind: str, *, expires_at_epoch: int | None = None
 ) -> dict[str, Any]:
     shard = zlib.crc32(pk.encode()) % SHARDS
     item = {
@@ -62,14 +62,14 @@ def registry_item(
     return item
 
 
-def registration(table: str, tenant_id: int, pk: str, kind: str) -> dict[str, Any]:
+def registration(table: str, tenant_id: int, pk: str, *, kind: str) -> dict[str, Any]:
     """The registry entry as a transaction's Put, written with the partition's first item
     (unconditional: a replay writes the same item)."""
     return {"Put": {"TableName": table, "Item": registry_item(tenant_id, pk, kind)}}
 
 
 def register(
-    table: str, tenant_id: int, pk: str, kind: str, *, expires_at_epoch: int | None = None
+    table: str, tenant_id: int, pk: str, *, kind: str, expires_at_epoch: int | None = None
 ) -> None:
     """Registers the partition (a conditional put: an existing entry costs no change), once
     per warm container. Called before the partition's first write; `expires_at_epoch` for a
@@ -80,7 +80,7 @@ def register(
         with translated("partition registry"):
             dynamodb().put_item(
                 TableName=table,
-                Item=registry_item(tenant_id, pk, kind, expires_at_epoch),
+                Item=registry_item(tenant_id, pk, kind, expires_at_epoch=expires_at_epoch),
                 ConditionExpression="attribute_not_exists(pk)",
             )
     except ConditionFailed:
@@ -97,7 +97,7 @@ class Registered:
 
 
 def registered_page(
-    table: str, tenant_id: int, cursor: dict[str, Any] | None, limit: int
+    table: str, tenant_id: int, cursor: dict[str, Any] | None, *, limit: int
 ) -> tuple[list[Registered], dict[str, Any] | None]:
     """A page of the tenant's registered partitions and the cursor of the next (None at
     the end): one Query of one shard."""

@@ -26,7 +26,7 @@ class RateLimit:
         return f"{self.limit} per {hours:g} h" if hours >= 1 else f"{self.limit} per window"
 
 
-def consume(table: str, pk: str, sk_prefix: str, rate: RateLimit, now: datetime) -> None:
+def consume(table: str, pk: str, sk_prefix: str, *, rate: RateLimit, now: datetime) -> None:
     """Counts one call against the window `now` falls in; raises RateLimited when it is full.
 
     The key is the caller's (its table's layout: the tenant first); the window start is

@@ -33,7 +33,7 @@ def s3() -> "S3Client":
     return cast("S3Client", client)
 
 
-def put_object(bucket: str, key: str, body: bytes, content_type: str) -> None:
+def put_object(bucket: str, key: str, body: bytes, *, content_type: str) -> None:
     with translated(f"S3 put {key}"):
         s3().put_object(Bucket=bucket, Key=key, Body=body, ContentType=content_type)
 
@@ -98,7 +98,7 @@ def stored_object(bucket: str, key: str) -> StoredObject | None:
 
 
 def iter_object_lines(
-    bucket: str, key: str, if_match: str | None = None, chunk_bytes: int = 65_536
+    bucket: str, key: str, if_match: str | None = None, *, chunk_bytes: int = 65_536
 ) -> Iterator[bytes]:
     """The object's lines (each with its b"\\n"), streamed: never the whole object in memory.
     Only b"\\n" ends a line, so a b"\\r\\n" split across two chunks still counts once. With
@@ -118,7 +118,7 @@ def iter_object_lines(
             yield pending
 
 
-def presigned_get_url(bucket: str, key: str, expires_seconds: int, filename: str) -> str:
+def presigned_get_url(bucket: str, key: str, expires_seconds: int, *, filename: str) -> str:
     """A short-lived download link; signing is local (no call to S3)."""
     return s3().generate_presigned_url(
         "get_object",

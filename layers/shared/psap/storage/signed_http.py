@@ -12,6 +12,7 @@ import json
 import os
 import time
 import urllib.parse
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,21 +30,47 @@ def _hmac(key: bytes, message: str) -> bytes:
     return hmac.new(key, message.encode(), hashlib.sha256).digest()
 
 
+@dataclass(frozen=True)
+class HttpRequest:
+    """What SigV4 signs of a request."""
+
+    method: str
+    host: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass(frozen=True)
+class SigningKeys:
+    """The caller's AWS credentials, as the Lambda runtime hands them over."""
+
+    access_key: str
+    secret_key: str
+    session_token: str | None = None
+
+    @classmethod
+    def from_environment(cls) -> "SigningKeys":
+        return cls(
+            os.environ.get("AWS_ACCESS_KEY_ID", ""),
+            os.environ.get("AWS_SECRET_ACCESS_KEY", ""),
+            os.environ.get("AWS_SESSION_TOKEN"),
+        )
+
+
 def sign_request(
-    *,
-    method: str,
-    host: str,
-    path: str,
-    headers: dict[str, str],
-    body: bytes,
-    region: str,
-    service: str,
-    access_key: str,
-    secret_key: str,
-    session_token: str | None,
-    moment: datetime,
+    request: HttpRequest, keys: SigningKeys, *, region: str, service: str, moment: datetime
 ) -> dict[str, str]:
-    """Returns `headers` plus the SigV4 headers (X-Amz-Date, token, Authorization)."""
+    """Returns the request's headers plus the SigV4 headers (X-Amz-Date, token,
+    Authorization)."""
+    method, host, path, headers, body = (
+        request.method,
+        request.host,
+        request.path,
+        request.headers,
+        request.body,
+    )
+    access_key, secret_key, session_token = keys.access_key, keys.secret_key, keys.session_token
     amz_date = moment.strftime("%Y%m%dT%H%M%SZ")
     day = moment.strftime("%Y%m%d")
     signed = {key.lower(): value.strip() for key, value in headers.items()}
@@ -105,7 +132,7 @@ class _SignedJsonService:
         for attempt in range(3):
             if attempt:
                 time.sleep(0.05 * 2**attempt)
-            headers = sign_request(
+            unsigned = HttpRequest(
                 method="POST",
                 host=self.host,
                 path="/",
@@ -114,11 +141,12 @@ class _SignedJsonService:
                     "X-Amz-Target": f"{self.target_prefix}.{operation}",
                 },
                 body=body,
+            )
+            headers = sign_request(
+                unsigned,
+                SigningKeys.from_environment(),
                 region=self.region,
                 service=self.service,
-                access_key=os.environ.get("AWS_ACCESS_KEY_ID", ""),
-                secret_key=os.environ.get("AWS_SECRET_ACCESS_KEY", ""),
-                session_token=os.environ.get("AWS_SESSION_TOKEN"),
                 moment=datetime.now(UTC),
             )
             try:

@@ -20,11 +20,11 @@ ANSWER_BUDGET_BYTES: Final = 4_000_000
 
 
 def list_enrollments(
-    tenant_id: int, user_id: int, after: int | None = None, size: int = DEFAULT_SIZE
+    tenant_id: int, user_id: int, after: int | None = None, *, size: int = DEFAULT_SIZE
 ) -> EnrollmentSlice:
     """An existing user without enrollments has an empty list; an unknown user is 404."""
     found = store.list_enrollments(
-        tenant_id, user_id, after, min(size, MAX_SIZE), ANSWER_BUDGET_BYTES
+        tenant_id, user_id, after, size=min(size, MAX_SIZE), budget_bytes=ANSWER_BUDGET_BYTES
     )
     if found is None:
         raise NotFound(f"user {user_id} not found")

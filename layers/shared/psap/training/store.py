@@ -164,7 +164,7 @@ class EnrollmentSlice:
 
 
 def list_enrollments(
-    tenant_id: int, user_id: int, after: int | None, size: int, budget_bytes: int
+    tenant_id: int, user_id: int, after: int | None, *, size: int, budget_bytes: int
 ) -> EnrollmentSlice | None:
     """The user's enrollments with ids above `after`, by id, in full form: at most `size`,
     and fewer when the next would take their JSON past `budget_bytes` (never none while

@@ -214,6 +214,7 @@ def bulk_load_users(tenant_id: int, users: Sequence[User]) -> None:
 def list_users(
     tenant_id: int,
     filters: UserFilters,
+    *,
     sort: UserSortField,
     ascending: bool,
     page: PageRequest,
@@ -228,9 +229,8 @@ def list_users(
         _table(),
         pointer_pk(tenant_id, scope, sort),
         _ALL_POINTERS,
-        ascending,
-        page.offset,
-        page.size,
+        forward=ascending,
+        page=page,
     )
     found = get_users(tenant_id, ids)
     # A user replaced between the pointer read and the batch read is left out of this page.

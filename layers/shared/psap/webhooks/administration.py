@@ -11,6 +11,7 @@ psap.webhooks.admin_models.
 
 import re
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from psap.clock import parse_timestamp
@@ -23,10 +24,12 @@ from psap.webhooks.admin_models import (
     CreateConnectorBody,
     UpdateConnectorBody,
 )
-from psap.webhooks.catalogue import ConnectorTest, UpdateKind
+from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate
 from psap.webhooks.connectors import (
     BearerCredentialMissing,
+    ConnectorChanges,
     ConnectorWithSecret,
+    NewConnector,
     create_connector,
     update_connector,
 )
@@ -71,18 +74,20 @@ def create(tenant_id: int, body: CreateConnectorBody, now: datetime) -> Connecto
     _check_local_dev(body.local_dev)
     return create_connector(
         tenant_id,
-        name=body.name,
-        url=body.url,
-        profile=body.profile,
-        event_types=_kind_values(body.event_types),
-        bearer_credential=body.bearer_credential,
-        local_dev=body.local_dev,
+        NewConnector(
+            name=body.name,
+            url=body.url,
+            profile=body.profile,
+            event_types=_kind_values(body.event_types),
+            bearer_credential=body.bearer_credential,
+            local_dev=body.local_dev,
+        ),
         now=now,
     )
 
 
 def update(
-    tenant_id: int, connector_id: str, body: UpdateConnectorBody, now: datetime
+    tenant_id: int, connector_id: str, body: UpdateConnectorBody, *, now: datetime
 ) -> ConnectorWithSecret | Connector:
     """Over the API: changes the fields given; `eventTypes: null` given means every kind."""
     _check_local_dev(body.local_dev)
@@ -91,14 +96,16 @@ def update(
         return update_connector(
             tenant_id,
             connector_id,
+            ConnectorChanges(
+                name=body.name,
+                url=body.url,
+                profile=body.profile,
+                event_types=_kind_values(body.event_types),
+                all_event_types="event_types" in given and body.event_types is None,
+                bearer_credential=body.bearer_credential,
+                local_dev=body.local_dev,
+            ),
             now=now,
-            name=body.name,
-            url=body.url,
-            profile=body.profile,
-            event_types=_kind_values(body.event_types),
-            all_event_types="event_types" in given and body.event_types is None,
-            bearer_credential=body.bearer_credential,
-            local_dev=body.local_dev,
         )
     except BearerCredentialMissing as error:
         if body.bearer_credential is not None:
@@ -112,11 +119,13 @@ def update(
 
 
 def set_status(
-    tenant_id: int, connector_id: str, status: ConnectorStatus, now: datetime
+    tenant_id: int, connector_id: str, status: ConnectorStatus, *, now: datetime
 ) -> tuple[Connector, DeliveryJob | None]:
     """Disable (deliveries are held, see the dispatcher) or enable again (which also clears
     a 410 Gone flag, and starts the job that sends what was held); with the latest job."""
-    changed = connector_of(update_connector(tenant_id, connector_id, now=now, status=status))
+    changed = connector_of(
+        update_connector(tenant_id, connector_id, ConnectorChanges(status=status), now=now)
+    )
     return changed, latest_job(tenant_id, connector_id)
 
 
@@ -127,10 +136,11 @@ def send_test(tenant_id: int, connector_id: str, now: datetime) -> str:
         raise Conflict(f"Connector {connector_id} is {connector.status}; enable it first")
     (delivery_id,) = emit_update(
         tenant_id,
-        UpdateKind.CONNECTOR_TEST,
-        ConnectorTest(connector_id=connector.connector_id, message="test delivery"),
+        WebhookUpdate(
+            UpdateKind.CONNECTOR_TEST,
+            ConnectorTest(connector_id=connector.connector_id, message="test delivery"),
+        ),
         seed=f"test#{uuid.uuid4().hex}",
-        subject=None,
         now=now,
         only_connector=connector,
     )
@@ -142,10 +152,12 @@ def replay_one(tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
     return replay(tenant_id, delivery_id, now)
 
 
-def recover_since(tenant_id: int, connector_id: str, since: datetime, now: datetime) -> DeliveryJob:
+def recover_since(
+    tenant_id: int, connector_id: str, since: datetime, *, now: datetime
+) -> DeliveryJob:
     """Starts the job that sends again what died (and what was held) since `since`: the
     request answers at once, however many there are."""
-    return start_recover(tenant_id, connector_id, since, now)
+    return start_recover(tenant_id, connector_id, since, now=now)
 
 
 def connector_with_job(tenant_id: int, connector_id: str) -> tuple[Connector, DeliveryJob | None]:
@@ -156,20 +168,28 @@ def connector_with_job(tenant_id: int, connector_id: str) -> tuple[Connector, De
 # ---------------------------------------------------------------- the delivery log
 
 
+@dataclass(frozen=True)
+class DeliveryFilters:
+    """Which deliveries of a connector's log to show; None matches any."""
+
+    status: DeliveryStatus | None = None
+    event_type: str | None = None
+    since: datetime | None = None  # created at or after
+
+
 def delivery_log(
     tenant_id: int,
     connector_id: str,
     *,
     limit: int,
     cursor: str | None = None,
-    status: DeliveryStatus | None = None,
-    event_type: str | None = None,
-    since: datetime | None = None,
+    filters: DeliveryFilters,
 ) -> tuple[list[Delivery], str | None]:
     """A connector's deliveries, newest first, filtered; and the cursor of what follows.
 
     Reads at most LOG_EXAMINE_MAX pointers per call, so a filter that matches little in a
     large log answers a short (even empty) page with a cursor rather than reading it all."""
+    status, event_type, since = filters.status, filters.event_type, filters.since
     if not 1 <= limit <= LOG_PAGE_MAX:
         raise InvalidParameter("limit", f"from 1 to {LOG_PAGE_MAX}")
     if event_type is not None and event_type not in {kind.value for kind in UpdateKind}:

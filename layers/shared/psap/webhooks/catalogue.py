@@ -17,6 +17,7 @@ new version (and a new dataschema), additions of optional fields do not. Kinds:
 """
 
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import Literal
@@ -102,9 +103,17 @@ class WebhookEvent(WireModel):
     data: UpdateData
 
 
-def build_event(
-    tenant_id: int, kind: UpdateKind, data: UpdateData, now: datetime, subject: str | None
-) -> WebhookEvent:
+@dataclass(frozen=True)
+class WebhookUpdate:
+    """One update for the CADs: its kind, its data, and the CAD incident it is about."""
+
+    kind: UpdateKind
+    data: UpdateData
+    subject: str | None = None
+
+
+def build_event(tenant_id: int, update: WebhookUpdate, *, now: datetime) -> WebhookEvent:
+    kind, data, subject = update.kind, update.data, update.subject
     return WebhookEvent(
         id=f"evt-{uuid.uuid4().hex}",
         source=f"urn:psap:tenant:{tenant_id}",

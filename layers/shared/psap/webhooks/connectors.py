@@ -77,21 +77,41 @@ def _check_bearer(profile: SigningProfile, bearer: str | None) -> None:
         raise InvalidField("bearerCredential", f"longer than {MAX_BEARER} characters")
 
 
+@dataclass(frozen=True)
+class NewConnector:
+    """What a tenant says about a connector it creates."""
+
+    name: str
+    url: str
+    profile: SigningProfile
+    event_types: list[str] | None  # None: every kind of update
+    bearer_credential: str | None
+    local_dev: bool
+
+
+@dataclass(frozen=True)
+class ConnectorChanges:
+    """What a tenant changes of a connector; None leaves a setting as it is."""
+
+    name: str | None = None
+    url: str | None = None
+    profile: SigningProfile | None = None
+    event_types: list[str] | None = None
+    all_event_types: bool = False  # back to every kind of update
+    bearer_credential: str | None = None
+    local_dev: bool | None = None
+    status: ConnectorStatus | None = None
+
+
 def create_connector(
-    tenant_id: int,
-    *,
-    name: str,
-    url: str,
-    profile: SigningProfile,
-    event_types: list[str] | None,
-    bearer_credential: str | None,
-    local_dev: bool,
-    now: datetime,
+    tenant_id: int, settings: NewConnector, *, now: datetime
 ) -> ConnectorWithSecret:
-    name = name.strip()
+    profile, event_types = settings.profile, settings.event_types
+    bearer_credential, local_dev = settings.bearer_credential, settings.local_dev
+    name = settings.name.strip()
     if not name or len(name) > _MAX_NAME:
         raise InvalidField("name", f"a connector needs a name of 1 to {_MAX_NAME} characters")
-    url = _check_url(url, local_dev)
+    url = _check_url(settings.url, local_dev)
     _check_bearer(profile, bearer_credential)
     connector_id = f"con-{secrets.token_hex(6)}"
     signing = vault.new_signing_secret("sig-1", now)
@@ -123,21 +143,17 @@ def list_connectors(tenant_id: int) -> list[Connector]:
 
 
 def update_connector(
-    tenant_id: int,
-    connector_id: str,
-    *,
-    now: datetime,
-    name: str | None = None,
-    url: str | None = None,
-    profile: SigningProfile | None = None,
-    event_types: list[str] | None = None,
-    all_event_types: bool = False,
-    bearer_credential: str | None = None,
-    local_dev: bool | None = None,
-    status: ConnectorStatus | None = None,
+    tenant_id: int, connector_id: str, changed: ConnectorChanges, *, now: datetime
 ) -> ConnectorWithSecret | Connector:
     """Changes what is given. A new profile needs a secret in its own form, so it comes with
     a new signing secret (returned, shown once) and no overlap: the old form cannot verify."""
+    name, url, profile = changed.name, changed.url, changed.profile
+    event_types, all_event_types = changed.event_types, changed.all_event_types
+    bearer_credential, local_dev, status = (
+        changed.bearer_credential,
+        changed.local_dev,
+        changed.status,
+    )
     current = store.get_connector(tenant_id, connector_id)
     changes: dict[str, object] = {"updated_at": now}
     if name is not None:
@@ -194,20 +210,29 @@ def update_connector(
     return ConnectorWithSecret(updated, shown) if shown else updated
 
 
+@dataclass(frozen=True)
+class RotationSchedule:
+    """When a new signing secret starts signing (`lead` from now) and how long the old one
+    is still accepted after that (`overlap`)."""
+
+    overlap: timedelta
+    lead: timedelta = timedelta(0)
+
+
 def rotate_secret(
     tenant_id: int,
     connector_id: str,
-    overlap: timedelta,
-    now: datetime,
-    lead: timedelta = timedelta(0),
+    schedule: RotationSchedule,
     *,
+    now: datetime,
     rate: RateLimit | None = None,
 ) -> ConnectorWithSecret:
     """A new signing secret, signing from `now + lead`; the old one retires `overlap` later.
     With `rate` (the admin API's), each rotation counts against the tenant's limit."""
+    overlap, lead = schedule.overlap, schedule.lead
     connector = store.get_connector(tenant_id, connector_id)  # 404 before a unit is spent
     if rate is not None:
-        consume(cad_table(), f"T#{tenant_id}#RATE", "rotate-secret", rate, now)
+        consume(cad_table(), f"T#{tenant_id}#RATE", "rotate-secret", rate=rate, now=now)
     if overlap < timedelta(0) or overlap > MAX_OVERLAP:
         raise InvalidField("overlapHours", f"between 0 and {MAX_OVERLAP.days * 24} hours")
     if lead < timedelta(0) or lead > MAX_LEAD:

@@ -22,7 +22,7 @@ from psap.models import WireModel
 from psap.observability import logger
 from psap.storage.sqs import send_message, send_messages
 from psap.webhooks import store
-from psap.webhooks.catalogue import UpdateData, UpdateKind, build_event, serialize
+from psap.webhooks.catalogue import WebhookUpdate, build_event, serialize
 from psap.webhooks.models import Attempt, Connector, Delivery, DeliveryStatus, Lane
 
 RECOVER_LIMIT = 1000  # deliveries per recover command; run it again for more
@@ -47,6 +47,7 @@ class DispatchMessage(WireModel):
         tenant_id: int,
         delivery_id: str,
         attempt_count: int,
+        *,
         lane: Lane = Lane.MAIN,
         connector_id: str | None = None,
     ) -> "DispatchMessage":
@@ -73,15 +74,14 @@ def _digest(*parts: object) -> str:
 
 def emit_update(
     tenant_id: int,
-    kind: UpdateKind,
-    data: UpdateData,
+    update: WebhookUpdate,
     *,
     seed: str,
-    subject: str | None,
     now: datetime,
     only_connector: Connector | None = None,
 ) -> list[str]:
     """Creates the deliveries of one update and enqueues those not held; returns their ids."""
+    kind = update.kind
     connectors = (
         [only_connector]
         if only_connector is not None
@@ -89,7 +89,7 @@ def emit_update(
     )
     if not connectors:
         return []
-    event = build_event(tenant_id, kind, data, now, subject).model_copy(
+    event = build_event(tenant_id, update, now=now).model_copy(
         update={"id": f"evt-{_digest(tenant_id, seed, kind.value)}"}
     )
     body = serialize(event)
@@ -171,6 +171,7 @@ def recover(
     tenant_id: int,
     connector_id: str,
     since: datetime,
+    *,
     now: datetime,
     limit: int = RECOVER_LIMIT,
 ) -> list[str]:
@@ -192,7 +193,7 @@ def recover(
             continue
     while len(rearmed) < limit:
         held = store.held_deliveries(
-            tenant_id, connector_id, since, min(_RELEASE_PAGE, limit - len(rearmed))
+            tenant_id, connector_id, since, limit=min(_RELEASE_PAGE, limit - len(rearmed))
         )
         if not held:
             break

@@ -38,7 +38,7 @@ from psap.webhooks.models import (
     Lane,
 )
 from psap.webhooks.schedule import AttemptOutcome, ErrorClass, Verdict, next_step
-from psap.webhooks.signing import signature_headers
+from psap.webhooks.signing import SignedMessage, signature_headers
 from psap.webhooks.transport import LANE_TIMEOUTS, OutboundClient, outbound_client
 
 _EARLY_TOLERANCE = timedelta(seconds=1)  # SQS delays are not exact
@@ -210,9 +210,9 @@ def dispatch(
         tenant_id,
         message.delivery_id,
         message.attempt_count,
-        now + _EARLY_TOLERANCE,
-        now,
-        lease_seconds,
+        due_by=now + _EARLY_TOLERANCE,
+        now=now,
+        lease_seconds=lease_seconds,
     )
     if claimed is None:
         return _not_claimed(message, now)
@@ -224,7 +224,13 @@ def dispatch(
             logger.info(
                 "delivery held: connector not active", extra=_log(tenant_id, delivery.delivery_id)
             )
-            _tally(tenant_id, delivery.connector_id, store.AttemptTally.HELD, None, now)
+            _tally(
+                tenant_id,
+                delivery.connector_id,
+                tally=store.AttemptTally.HELD,
+                latency_ms=None,
+                now=now,
+            )
             return DispatchResult.HELD
         forget_connectors()  # enabled meanwhile: send it, with what the connector says now
         connector = _connector(tenant_id, delivery.connector_id)
@@ -235,7 +241,7 @@ def dispatch(
     started = clock.utc_now()
     timestamp = int(started.timestamp())
     outcome, signed_with = _send(
-        connector, delivery, timestamp, client or outbound_client(message.lane)
+        connector, delivery, timestamp, client=client or outbound_client(message.lane)
     )
     finished = clock.utc_now()
     fault_point("webhook.after_send")
@@ -263,19 +269,29 @@ def dispatch(
         tenant_id,
         claimed,
         store.AttemptResult(attempt, status, step.next_attempt_at, enqueued),
-        finished,
+        now=finished,
     )
     fault_point("webhook.after_attempt_recorded")
-    _tally(tenant_id, connector.connector_id, _tally_of(status), outcome.latency_ms, finished)
+    _tally(
+        tenant_id,
+        connector.connector_id,
+        tally=_tally_of(status),
+        latency_ms=outcome.latency_ms,
+        now=finished,
+    )
     if step.verdict is Verdict.GONE:
-        store.disable_connector(tenant_id, connector.connector_id, GONE_REASON, finished)
+        store.disable_connector(tenant_id, connector.connector_id, GONE_REASON, now=finished)
         forget_connectors()
     if enqueued:
         try:
             lane = Lane.SLOW if slow else Lane.MAIN
             enqueue(
                 DispatchMessage.of(
-                    tenant_id, delivery.delivery_id, attempt.number, lane, connector.connector_id
+                    tenant_id,
+                    delivery.delivery_id,
+                    attempt.number,
+                    lane=lane,
+                    connector_id=connector.connector_id,
                 ),
                 wait,
             )
@@ -308,6 +324,7 @@ def _tally_of(status: DeliveryStatus) -> store.AttemptTally:
 def _tally(
     tenant_id: int,
     connector_id: str,
+    *,
     tally: store.AttemptTally,
     latency_ms: int | None,
     now: datetime,
@@ -353,7 +370,7 @@ def _main_lane_budget_ms() -> float:
 
 
 def _send(
-    connector: Connector, delivery: Delivery, timestamp: int, client: OutboundClient
+    connector: Connector, delivery: Delivery, timestamp: int, *, client: OutboundClient
 ) -> tuple[AttemptOutcome, dict[str, str]]:
     """Signs the stored body for this attempt (a new timestamp, every active secret) and
     sends it with the CAD's bearer credential; answers the signature headers sent (never
@@ -380,10 +397,12 @@ def _send(
     signed_with = signature_headers(
         connector.profile,
         secrets.active_signing(clock.utc_now()),
-        delivery.delivery_id,
-        timestamp,
-        delivery.body,
-        delivery.event_type,
+        SignedMessage(
+            delivery.delivery_id,
+            timestamp=timestamp,
+            body=delivery.body,
+            event_type=delivery.event_type,
+        ),
     )
     headers = {**signed_with, "Content-Type": "application/json"}
     if secrets.bearer_credential:
@@ -468,7 +487,7 @@ def _enqueue_shard(bucket: str, shard: int, now: datetime) -> tuple[int, bool]:
     drained = True
     after: dict[str, object] | None = None
     while True:
-        pointers, after = store.due_page(bucket, shard, now, after, SCHEDULER_PAGE)
+        pointers, after = store.due_page(bucket, shard, now, after=after, limit=SCHEDULER_PAGE)
         messages = []
         for pointer in pointers:
             outcome = store.refile(pointer, now)

@@ -53,10 +53,12 @@ class JobStep(WireModel):
 
 def start_release(tenant_id: int, connector_id: str, now: datetime) -> DeliveryJob:
     """Starts sending the connector's held deliveries, oldest first (just enabled)."""
-    return _start(tenant_id, connector_id, DeliveryJobKind.RELEASE, None, now)
+    return _start(tenant_id, connector_id, DeliveryJobKind.RELEASE, since=None, now=now)
 
 
-def start_recover(tenant_id: int, connector_id: str, since: datetime, now: datetime) -> DeliveryJob:
+def start_recover(
+    tenant_id: int, connector_id: str, since: datetime, *, now: datetime
+) -> DeliveryJob:
     """Starts sending again the connector's dead-letter deliveries that died at or after
     `since`, then its held ones created since then. The connector must be active."""
     if since > now:
@@ -64,13 +66,14 @@ def start_recover(tenant_id: int, connector_id: str, since: datetime, now: datet
     connector = store.get_connector(tenant_id, connector_id)
     if not connector.active:
         raise Conflict(f"Connector {connector_id} is disabled; enable it first")
-    return _start(tenant_id, connector_id, DeliveryJobKind.RECOVER, since, now)
+    return _start(tenant_id, connector_id, DeliveryJobKind.RECOVER, since=since, now=now)
 
 
 def _start(
     tenant_id: int,
     connector_id: str,
     kind: DeliveryJobKind,
+    *,
     since: datetime | None,
     now: datetime,
 ) -> DeliveryJob:
@@ -192,6 +195,6 @@ def _dead_step(job: DeliveryJob, now: datetime) -> tuple[list[Delivery], int, bo
 def _held_step(job: DeliveryJob, now: datetime) -> tuple[list[Delivery], int, bool]:
     """Re-arms up to JOB_STEP held deliveries (created since `since`, for a recovery),
     oldest first; returns them, how many expired instead, and whether none is left."""
-    held = store.held_deliveries(job.tenant_id, job.connector_id, job.since, JOB_STEP)
+    held = store.held_deliveries(job.tenant_id, job.connector_id, job.since, limit=JOB_STEP)
     rearmed = _in_parallel(lambda one: rearm_held(job.tenant_id, [one], now), held)
     return rearmed, len(held) - len(rearmed), len(held) < JOB_STEP

@@ -85,6 +85,7 @@ def next_step(
     outcome: AttemptOutcome,
     attempts_made: int,
     now: datetime,
+    *,
     rng: random.Random | None = None,
 ) -> NextStep:
     """Decides the delivery's fate after its `attempts_made`-th attempt of this run."""

@@ -21,6 +21,7 @@ import base64
 import hashlib
 import hmac
 from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
 
@@ -73,32 +74,38 @@ def _mac(raw: bytes, profile: SigningProfile, *parts: bytes) -> hmac.HMAC:
     return mac
 
 
-def _standard_signature(raw: bytes, timestamp: int, delivery_id: str, body: bytes) -> str:
-    signed = f"{delivery_id}.{timestamp}.".encode()
-    digest = _mac(raw, SigningProfile.STANDARD_WEBHOOKS, signed, body).digest()
+@dataclass(frozen=True)
+class SignedMessage:
+    """What one attempt's signature covers: the delivery, the attempt's time and the exact
+    body bytes (the event type travels beside them, unsigned)."""
+
+    delivery_id: str
+    timestamp: int  # unix seconds
+    body: bytes
+    event_type: str
+
+
+def _standard_signature(raw: bytes, message: SignedMessage) -> str:
+    signed = f"{message.delivery_id}.{message.timestamp}.".encode()
+    digest = _mac(raw, SigningProfile.STANDARD_WEBHOOKS, signed, message.body).digest()
     return "v1," + base64.b64encode(digest).decode("ascii")
 
 
 def signature_headers(
-    profile: SigningProfile,
-    raw_secrets: Sequence[bytes],
-    delivery_id: str,
-    timestamp: int,
-    body: bytes,
-    event_type: str,
+    profile: SigningProfile, raw_secrets: Sequence[bytes], message: SignedMessage
 ) -> dict[str, str]:
     """The headers that authenticate one attempt (not Authorization, not Content-Type).
 
     `raw_secrets` are the secrets that sign now, newest first; there is at least one."""
+    delivery_id, timestamp, body = message.delivery_id, message.timestamp, message.body
+    event_type = message.event_type
     if not raw_secrets:
         raise ValueError("a delivery cannot be signed without a signing secret")
     if profile is SigningProfile.STANDARD_WEBHOOKS:
         return {
             "webhook-id": delivery_id,
             "webhook-timestamp": str(timestamp),
-            "webhook-signature": " ".join(
-                _standard_signature(raw, timestamp, delivery_id, body) for raw in raw_secrets
-            ),
+            "webhook-signature": " ".join(_standard_signature(raw, message) for raw in raw_secrets),
             EVENT_TYPE_HEADER: event_type,
         }
     # One digest per header (the spec's form), whatever the number of secrets signing.

@@ -141,12 +141,12 @@ class OutboundClient:
         pooled = self._take(key)
         if pooled is not None:
             try:
-                return self._send(pooled, key, request, deadline, reused=True)
+                return self._send(pooled, key, request, deadline=deadline, reused=True)
             except _StaleConnection:
                 pass  # the peer closed a kept-alive connection: one fresh try, as browsers do
         connection = self._open(destination, local_dev=local_dev, deadline=deadline)
         try:
-            return self._send(connection, key, request, deadline, reused=False)
+            return self._send(connection, key, request, deadline=deadline, reused=False)
         except _StaleConnection as error:
             raise _AttemptFailed(ErrorClass.PROTOCOL, str(error)) from error
 
@@ -182,11 +182,11 @@ class OutboundClient:
                 continue
             # A request is one write; no reason to let Nagle hold back its tail.
             raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            return self._wrap(raw, address, destination, deadline)
+            return self._wrap(raw, address, destination, deadline=deadline)
         raise problem
 
     def _wrap(
-        self, raw: socket.socket, address: IPAddress, destination: Destination, deadline: float
+        self, raw: socket.socket, address: IPAddress, destination: Destination, *, deadline: float
     ) -> _Connection:
         sock: socket.socket = raw
         if destination.scheme == "https":
@@ -207,8 +207,8 @@ class OutboundClient:
         connection: _Connection,
         key: _PoolKey,
         request: bytes,
-        deadline: float,
         *,
+        deadline: float,
         reused: bool,
     ) -> tuple[int, dict[str, str], str]:
         sock = connection.sock

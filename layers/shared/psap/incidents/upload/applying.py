@@ -28,7 +28,7 @@ from psap.storage.aws import ConditionFailed
 from psap.storage.numbered import StoredRecord
 from psap.storage.optimistic import optimistic_write
 from psap.webhooks import store as webhooks
-from psap.webhooks.catalogue import IncidentUpdated, UpdateKind
+from psap.webhooks.catalogue import IncidentUpdated, UpdateKind, WebhookUpdate
 from psap.webhooks.deliveries import emit_update
 
 CHUNK_ROWS = 100
@@ -51,6 +51,7 @@ class Applier:
         tenant_id: int,
         upload_id: str,
         clock: Callable[[], datetime],
+        *,
         redo_since: datetime | None = None,
     ) -> None:
         self.tenant_id = tenant_id
@@ -92,7 +93,9 @@ class Applier:
     def _create(self, row: ParsedRow, new_id: int) -> RowResult:
         incident = Incident.model_validate(self._fields(row))
         number = self._number(row)
-        if incidents.create_incident_with_number(self.tenant_id, new_id, incident, self.clock()):
+        if incidents.create_incident_with_number(
+            self.tenant_id, new_id, incident, now=self.clock()
+        ):
             return RowResult(line=row.line, number=number, id=new_id, outcome=RowOutcome.CREATED)
         # Someone created this number since the chunk was read: it is an update now.
         return self._update(row, self._reread(number))
@@ -122,7 +125,7 @@ class Applier:
                 )
                 return unchanged, after if redone else None
             if incidents.replace_incident_if_unchanged(
-                self.tenant_id, record, merged, self.clock()
+                self.tenant_id, record, merged, now=self.clock()
             ):
                 updated = RowResult(
                     line=row.line, number=number, id=record.id, outcome=RowOutcome.UPDATED
@@ -142,11 +145,13 @@ class Applier:
         number = self._number(row)
         emit_update(
             self.tenant_id,
-            UpdateKind.INCIDENT_UPDATED,
-            IncidentUpdated(
-                incident_id=incident_id, number=number, upload_id=self.upload_id, line=row.line
+            WebhookUpdate(
+                UpdateKind.INCIDENT_UPDATED,
+                IncidentUpdated(
+                    incident_id=incident_id, number=number, upload_id=self.upload_id, line=row.line
+                ),
+                subject=number,
             ),
             seed=f"upload:{self.upload_id}:{number}:{_content_hash(document)}",
-            subject=number,
             now=self.clock(),
         )

@@ -87,7 +87,7 @@ def _check_timestamp(value: Any, path: str) -> None:
 
 
 def _check_object(
-    value: dict[str, Any], known: frozenset[str], timestamps: frozenset[str], path: str
+    value: dict[str, Any], known: frozenset[str], timestamps: frozenset[str], *, path: str
 ) -> None:
     unknown = sorted(set(value) - known)
     if unknown:
@@ -106,7 +106,7 @@ def validated_fields(raw: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     number = raw.get("number")
     if not isinstance(number, str) or not number.strip():
         raise _Rejected("Missing field 'number': every row needs the incident number")
-    _check_object(raw, _UPLOADABLE | _IGNORED, _TIMESTAMPS, "")
+    _check_object(raw, _UPLOADABLE | _IGNORED, _TIMESTAMPS, path="")
     fields = {key: value for key, value in raw.items() if key not in _IGNORED}
     fields["number"] = number.strip()
     for name, (known, timestamps) in _NESTED.items():
@@ -119,7 +119,7 @@ def validated_fields(raw: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             for index, entry in enumerate(entries):
                 if not isinstance(entry, dict):
                     raise _Rejected(f"Invalid field '{name}[{index}]': an object is expected")
-                _check_object(entry, known, timestamps, f"{name}[{index}].")
+                _check_object(entry, known, timestamps, path=f"{name}[{index}].")
     try:
         incident = Incident.model_validate(fields)
     except ValidationError as error:

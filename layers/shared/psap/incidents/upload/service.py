@@ -135,6 +135,7 @@ def _run_rows(
     rows: Iterable[ParsedRow],
     applier: Applier,
     progress: store.Progress,
+    *,
     checkpoint: Callable[[store.Progress], bool] | None = None,
     time_is_up: Callable[[], bool] = lambda: False,
     on_results: Callable[[list[RowResult]], None] | None = None,
@@ -207,7 +208,7 @@ def upload_incidents(
         raise InvalidInput("The file is empty")
     upload_id = _new_upload_id()
     if _rough_rows(body, file_format) > INCIDENT_UPLOAD_SYNC_MAX_ROWS:
-        return _queue_inline(tenant_id, upload_id, file_format, body)
+        return _queue_inline(tenant_id, upload_id, file_format, body=body)
     rows = list(parse_rows(file_format, split_lines(body)))  # file-level errors: no write
     if not rows:
         raise InvalidInput("The file has no incidents")
@@ -231,12 +232,14 @@ def upload_incidents(
 
 
 def _queue_inline(
-    tenant_id: int, upload_id: str, file_format: UploadFormat, body: bytes
+    tenant_id: int, upload_id: str, file_format: UploadFormat, *, body: bytes
 ) -> UploadJob:
     key = _object_key(tenant_id, upload_id, file_format)
-    s3.put_object(incident_upload_bucket(), key, body, "application/octet-stream")
+    s3.put_object(incident_upload_bucket(), key, body, content_type="application/octet-stream")
     now = clock.utc_now()
-    store.create_job(tenant_id, upload_id, file_format, UploadStatus.QUEUED, key, now)
+    store.create_job(
+        tenant_id, upload_id, file_format, status=UploadStatus.QUEUED, object_key=key, now=now
+    )
     _enqueue(tenant_id, upload_id)
     note_change("incidentUpload", upload_id, "ACCEPTED")
     return _view(tenant_id, upload_id)
@@ -261,7 +264,14 @@ def create_upload(tenant_id: int, file_format: UploadFormat) -> UploadTicket:
     upload_id = _new_upload_id()
     key = _object_key(tenant_id, upload_id, file_format)
     now = clock.utc_now()
-    store.create_job(tenant_id, upload_id, file_format, UploadStatus.AWAITING_FILE, key, now)
+    store.create_job(
+        tenant_id,
+        upload_id,
+        file_format,
+        status=UploadStatus.AWAITING_FILE,
+        object_key=key,
+        now=now,
+    )
     form = s3.presigned_post(
         incident_upload_bucket(),
         key,
@@ -331,7 +341,7 @@ def run_upload(message: UploadMessage, remaining_ms: Callable[[], int]) -> str:
         return f"IGNORED_{job.status.value}"
     run_id = uuid.uuid4().hex
     now = clock.utc_now()
-    claimed = store.claim(tenant_id, upload_id, run_id, now, now - STALE_AFTER)
+    claimed = store.claim(tenant_id, upload_id, run_id, now=now, stale_before=now - STALE_AFTER)
     if claimed is None:
         return "BUSY"  # another run is alive (its own message comes back if it dies)
     fault_point("upload.after_claim")
@@ -341,14 +351,24 @@ def run_upload(message: UploadMessage, remaining_ms: Callable[[], int]) -> str:
     stored = s3.stored_object(bucket, claimed.object_key)
     reason = _unusable(stored, claimed.file_etag)
     if reason is not None:
-        store.finish(tenant_id, upload_id, run_id, UploadStatus.FAILED, progress, reason, now)
+        store.finish(
+            tenant_id,
+            upload_id,
+            run_id,
+            status=UploadStatus.FAILED,
+            progress=progress,
+            failure_reason=reason,
+            now=now,
+        )
         return "FAILED"
     applier = Applier(
         tenant_id, upload_id, clock.utc_now, redo_since=claimed.started_at if taken_over else None
     )
 
     def checkpoint(current: store.Progress) -> bool:
-        return store.save_progress(tenant_id, upload_id, run_id, current, clock.utc_now())
+        return store.save_progress(
+            tenant_id, upload_id, run_id, progress=current, heartbeat=clock.utc_now()
+        )
 
     try:
         outcome = _run_rows(
@@ -358,7 +378,7 @@ def run_upload(message: UploadMessage, remaining_ms: Callable[[], int]) -> str:
             ),
             applier,
             progress,
-            checkpoint,
+            checkpoint=checkpoint,
             time_is_up=lambda: remaining_ms() < HANDOVER_MARGIN_MS,
         )
     except StoreUnavailable:
@@ -380,10 +400,10 @@ def run_upload(message: UploadMessage, remaining_ms: Callable[[], int]) -> str:
             tenant_id,
             upload_id,
             run_id,
-            UploadStatus.FAILED,
-            progress,
-            reason,
-            clock.utc_now(),
+            status=UploadStatus.FAILED,
+            progress=progress,
+            failure_reason=reason,
+            now=clock.utc_now(),
         )
         return "FAILED"
     if outcome.lost:
@@ -391,7 +411,11 @@ def run_upload(message: UploadMessage, remaining_ms: Callable[[], int]) -> str:
     if outcome.handed_over:
         # An old heartbeat lets the next message's run claim the job at once.
         store.save_progress(
-            tenant_id, upload_id, run_id, progress, datetime(2000, 1, 1, tzinfo=UTC)
+            tenant_id,
+            upload_id,
+            run_id,
+            progress=progress,
+            heartbeat=datetime(2000, 1, 1, tzinfo=UTC),
         )
         _enqueue(tenant_id, upload_id)
         return "HANDED_OVER"
@@ -399,7 +423,15 @@ def run_upload(message: UploadMessage, remaining_ms: Callable[[], int]) -> str:
     if progress.counts.rows == 0:
         status, failure = UploadStatus.FAILED, "The file has no incidents"
     fault_point("upload.before_finish")
-    store.finish(tenant_id, upload_id, run_id, status, progress, failure, clock.utc_now())
+    store.finish(
+        tenant_id,
+        upload_id,
+        run_id,
+        status=status,
+        progress=progress,
+        failure_reason=failure,
+        now=clock.utc_now(),
+    )
     logger.info(
         "incident upload finished",
         extra={

@@ -128,6 +128,7 @@ def create_job(
     tenant_id: int,
     upload_id: str,
     file_format: UploadFormat,
+    *,
     status: UploadStatus,
     object_key: str,
     now: datetime,
@@ -142,7 +143,7 @@ def create_job(
         "createdAt": {"S": format_timestamp(now)},
     }
     # A job's id is random: the registry is how the tenant's offboarding finds it.
-    register(_table(), tenant_id, item["pk"]["S"], PartitionKind.INCIDENT_UPLOAD)
+    register(_table(), tenant_id, item["pk"]["S"], kind=PartitionKind.INCIDENT_UPLOAD)
     with translated("upload job"):
         dynamodb().put_item(
             TableName=_table(), Item=item, ConditionExpression="attribute_not_exists(pk)"
@@ -193,6 +194,7 @@ def _update(
     tenant_id: int,
     upload_id: str,
     expression: str,
+    *,
     condition: str,
     values: dict[str, Any],
     names: dict[str, str] | None = None,
@@ -223,19 +225,19 @@ def mark_queued(tenant_id: int, upload_id: str, file_etag: str) -> bool:
         tenant_id,
         upload_id,
         "SET #status = :queued, fileEtag = :etag",
-        "#status = :awaiting",
-        {
+        condition="#status = :awaiting",
+        values={
             ":queued": {"S": UploadStatus.QUEUED.value},
             ":awaiting": {"S": UploadStatus.AWAITING_FILE.value},
             ":etag": {"S": file_etag},
         },
-        {"#status": "status"},
+        names={"#status": "status"},
     )
     return item is not None
 
 
 def claim(
-    tenant_id: int, upload_id: str, run_id: str, now: datetime, stale_before: datetime
+    tenant_id: int, upload_id: str, run_id: str, *, now: datetime, stale_before: datetime
 ) -> JobRecord | None:
     """Takes a QUEUED job, or a RUNNING one whose run stopped beating before `stale_before`
     (it died, or handed over). None: finished, or another run is alive."""
@@ -244,15 +246,15 @@ def claim(
         upload_id,
         "SET #status = :running, runId = :run, heartbeatAt = :now, "
         "startedAt = if_not_exists(startedAt, :now)",
-        "#status = :queued OR (#status = :running AND heartbeatAt < :stale)",
-        {
+        condition="#status = :queued OR (#status = :running AND heartbeatAt < :stale)",
+        values={
             ":running": {"S": UploadStatus.RUNNING.value},
             ":queued": {"S": UploadStatus.QUEUED.value},
             ":run": {"S": run_id},
             ":now": {"S": format_timestamp(now)},
             ":stale": {"S": format_timestamp(stale_before)},
         },
-        {"#status": "status"},
+        names={"#status": "status"},
     )
     return _record(item) if item is not None else None
 
@@ -261,6 +263,7 @@ def save_progress(
     tenant_id: int,
     upload_id: str,
     run_id: str,
+    *,
     progress: Progress,
     heartbeat: datetime,
 ) -> bool:
@@ -270,14 +273,14 @@ def save_progress(
         tenant_id,
         upload_id,
         f"SET {_PROGRESS_SET}, heartbeatAt = :beat",
-        "runId = :run AND #status = :running",
-        {
+        condition="runId = :run AND #status = :running",
+        values={
             **_progress_values(progress),
             ":beat": {"S": format_timestamp(heartbeat)},
             ":run": {"S": run_id},
             ":running": {"S": UploadStatus.RUNNING.value},
         },
-        {"#rows": "rows", "#status": "status"},
+        names={"#rows": "rows", "#status": "status"},
     )
     return item is not None
 
@@ -286,6 +289,7 @@ def finish(
     tenant_id: int,
     upload_id: str,
     run_id: str | None,
+    *,
     status: UploadStatus,
     progress: Progress,
     failure_reason: str | None,
@@ -311,8 +315,8 @@ def finish(
         tenant_id,
         upload_id,
         f"SET {_PROGRESS_SET}, #status = :status, finishedAt = :now, failureReason = :reason",
-        condition,
-        values,
-        {"#rows": "rows", "#status": "status"},
+        condition=condition,
+        values=values,
+        names={"#rows": "rows", "#status": "status"},
     )
     return item is not None

@@ -40,7 +40,7 @@ def entry_description(entry: KnowledgeEntry | NewEntry) -> EntryDescription:
 
 
 def _new_entry_attributes(
-    tenant_id: int, knowledge_id: int, entry: NewEntry, now: datetime
+    tenant_id: int, knowledge_id: int, entry: NewEntry, *, now: datetime
 ) -> dict[str, Any]:
     stamp = format_timestamp(now)
     return {
@@ -58,20 +58,21 @@ def create_entry(tenant_id: int, entry: NewEntry, now: datetime) -> KnowledgeEnt
     """Creates an entry without a version (an operator's load: the first append gives it
     version 1) with its listing pointers and counters, in one transaction. A second entry
     with the same (provider, externalId) is a Conflict."""
-    return _create(tenant_id, next_knowledge_id(), entry, now)
+    return _create(tenant_id, next_knowledge_id(), entry, now=now)
 
 
 def _create(
     tenant_id: int,
     knowledge_id: int,
     entry: NewEntry,
+    *,
     now: datetime,
     extra_writes: Sequence[dict[str, Any]] = (),
     extra_attributes: Mapping[str, Any] | None = None,
 ) -> KnowledgeEntry:
     """create_entry, with `extra_writes` in the same transaction (a first version) and
     `extra_attributes` in the entry item."""
-    attributes = _new_entry_attributes(tenant_id, knowledge_id, entry, now) | dict(
+    attributes = _new_entry_attributes(tenant_id, knowledge_id, entry, now=now) | dict(
         extra_attributes or {}
     )
     writes: list[dict[str, Any]] = [
@@ -85,7 +86,7 @@ def _create(
     ]
     # Knowledge ids come from a sequence all tenants share: the registry lists the tenant's.
     pk = entry_pk(tenant_id, knowledge_id)
-    writes.append(registration(_table(), tenant_id, pk, PartitionKind.KNOWLEDGE))
+    writes.append(registration(_table(), tenant_id, pk, kind=PartitionKind.KNOWLEDGE))
     if entry.external_id is not None:
         writes.append(
             {
@@ -102,7 +103,11 @@ def _create(
     if entry.source is KnowledgeSource.API_IMPORT:
         writes.extend(
             listing_writes(
-                tenant_id, knowledge_id, entry.provider, entry.knowledge_type, listed=True
+                tenant_id,
+                knowledge_id,
+                entry.provider,
+                knowledge_type=entry.knowledge_type,
+                listed=True,
             )
         )
     writes.extend(extra_writes)
@@ -126,6 +131,7 @@ def create_with_version(
     tenant_id: int,
     knowledge_id: int,
     entry: NewEntry,
+    *,
     first: VersionRecord,
     api_control: Mapping[str, Any],
     publish: bool,
@@ -143,7 +149,7 @@ def create_with_version(
         tenant_id,
         knowledge_id,
         entry,
-        first.created_at,
+        now=first.created_at,
         extra_writes=[
             version_put(tenant_id, knowledge_id, version_attributes(first)),
             card_pending_write(tenant_id, knowledge_id),
@@ -183,7 +189,11 @@ def delete_entry(tenant_id: int, knowledge_id: int, now: datetime) -> bool:
     if entry.source is KnowledgeSource.API_IMPORT:
         writes.extend(
             listing_writes(
-                tenant_id, knowledge_id, entry.provider, entry.knowledge_type, listed=False
+                tenant_id,
+                knowledge_id,
+                entry.provider,
+                knowledge_type=entry.knowledge_type,
+                listed=False,
             )
         )
     if entry.external_id:
@@ -220,9 +230,15 @@ def bulk_load_entries(tenant_id: int, entries: Sequence[NewEntry], now: datetime
     first = last - len(entries) + 1
     plans: list[WritePlan] = []
     for knowledge_id, entry in zip(range(first, last + 1), entries, strict=True):
-        attributes = _new_entry_attributes(tenant_id, knowledge_id, entry, now)
+        attributes = _new_entry_attributes(tenant_id, knowledge_id, entry, now=now)
         plan = (
-            _listing_plan(tenant_id, knowledge_id, entry.provider, entry.knowledge_type, True)
+            _listing_plan(
+                tenant_id,
+                knowledge_id,
+                entry.provider,
+                knowledge_type=entry.knowledge_type,
+                listed=True,
+            )
             if entry.source is KnowledgeSource.API_IMPORT
             else WritePlan()
         )

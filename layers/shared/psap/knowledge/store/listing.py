@@ -40,7 +40,7 @@ _SUMMARY_ATTRIBUTES = (
 
 
 def _listing_plan(
-    tenant_id: int, knowledge_id: int, provider: str, knowledge_type: KnowledgeType, listed: bool
+    tenant_id: int, knowledge_id: int, provider: str, *, knowledge_type: KnowledgeType, listed: bool
 ) -> WritePlan:
     """The pointers and counters that add (listed=True) or remove an entry from the listing."""
     plan = WritePlan()
@@ -57,11 +57,14 @@ def listing_writes(
     tenant_id: int,
     knowledge_id: int,
     provider: str,
+    *,
     knowledge_type: KnowledgeType,
     listed: bool,
 ) -> list[dict[str, Any]]:
     """Transaction items that add (listed=True) or remove an entry from the listing."""
-    plan = _listing_plan(tenant_id, knowledge_id, provider, knowledge_type, listed)
+    plan = _listing_plan(
+        tenant_id, knowledge_id, provider, knowledge_type=knowledge_type, listed=listed
+    )
     return plan.transaction_items(_table())
 
 
@@ -97,10 +100,11 @@ def list_entries(
     tenant_id: int,
     provider: str | None,
     knowledge_type: KnowledgeType | None,
+    *,
     page: PageRequest,
 ) -> tuple[list["ExternalKnowledgeDto"], int]:
     """One page of listed entries sorted by id (as DTOs), and the total for the filters."""
-    entries, total = list_entry_records(tenant_id, provider, knowledge_type, page)
+    entries, total = list_entry_records(tenant_id, provider, knowledge_type, page=page)
     return [summary_dto(entry) for entry in entries], total
 
 
@@ -108,6 +112,7 @@ def list_entry_records(
     tenant_id: int,
     provider: str | None,
     knowledge_type: KnowledgeType | None,
+    *,
     page: PageRequest,
 ) -> tuple[list[KnowledgeEntry], int]:
     """One page of listed entries sorted by id (summary fields only), and the total."""
@@ -116,7 +121,11 @@ def list_entry_records(
     if page.offset >= total:
         return [], total
     ids = listing.page_of_pointers(
-        _table(), listing_pk(tenant_id, scope), _POINTERS, True, page.offset, page.size
+        _table(),
+        listing_pk(tenant_id, scope),
+        _POINTERS,
+        forward=True,
+        page=page,
     )
     if not ids:
         return [], total

@@ -96,7 +96,12 @@ def as_stored(moment: datetime) -> datetime:
 
 
 def new_version(
-    version: KnowledgeVersion, version_id: int, now: datetime, author: str, stored: StoredDocument
+    version: KnowledgeVersion,
+    version_id: int,
+    now: datetime,
+    *,
+    author: str,
+    stored: StoredDocument,
 ) -> VersionRecord:
     return VersionRecord(
         version=version,

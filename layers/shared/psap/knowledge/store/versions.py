@@ -28,7 +28,7 @@ from psap.knowledge.store.records import (
 from psap.storage import documents, listing
 from psap.storage.attributes import Item, from_item, marshal, to_item
 from psap.storage.aws import ConditionFailed, translated
-from psap.storage.documents import PackedDocument, pack_document, unpack_document
+from psap.storage.documents import OverflowObject, PackedDocument, pack_document, unpack_document
 from psap.storage.dynamodb import batch_get, dynamodb, read_item, transact_write
 from psap.storage.queries import query_page
 
@@ -88,9 +88,7 @@ def store_document(bucket: str, object_key: str, document: Mapping[str, Any]) ->
     packed = pack_document(
         document,
         inline_bytes=INLINE_DOCUMENT_BYTES,
-        bucket=bucket,
-        object_key=object_key,
-        content_type="application/zlib",
+        overflow=OverflowObject(bucket, object_key, "application/zlib"),
     )
     return StoredDocument(packed.inline, packed.object_key, packed.raw_bytes, packed.stored_bytes)
 
@@ -152,6 +150,7 @@ def write_version(
     tenant_id: int,
     knowledge_id: int,
     expected_version: int,
+    *,
     expected_edit_seq: int,
     entry_changes: Mapping[str, Any],
     version_attributes: Mapping[str, Any],
@@ -197,9 +196,9 @@ def append_version(tenant_id: int, entry: KnowledgeEntry, changes: EntryChanges)
         tenant_id,
         entry.id,
         entry.latest_version,
-        entry.service_edit_seq,
-        updated,
-        version_attributes(version),
+        expected_edit_seq=entry.service_edit_seq,
+        entry_changes=updated,
+        version_attributes=version_attributes(version),
     )
     return replace(
         entry,
@@ -287,6 +286,7 @@ def set_published_version(
     tenant_id: int,
     entry: KnowledgeEntry,
     version: KnowledgeVersion | None,
+    *,
     now: datetime,
 ) -> KnowledgeEntry:
     """Publishes `version` (or unpublishes with None): exactly one published version, since
@@ -336,6 +336,7 @@ def complete_card(
     tenant_id: int,
     knowledge_id: int,
     generation: int,
+    *,
     result: CardRecord,
     processed_at: datetime,
     digested_version: KnowledgeVersion | None = None,

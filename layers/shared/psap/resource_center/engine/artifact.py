@@ -201,7 +201,7 @@ def checkpoint_artifact(embedded: dict[bytes, Floats], model_id: str) -> IndexAr
 
 
 def save_checkpoint(bucket: str, artifact: IndexArtifact) -> None:
-    put_object(bucket, CHECKPOINT_KEY, to_bytes(artifact), "application/octet-stream")
+    put_object(bucket, CHECKPOINT_KEY, to_bytes(artifact), content_type="application/octet-stream")
 
 
 def load_checkpoint(bucket: str) -> IndexArtifact | None:
@@ -226,7 +226,7 @@ def artifact_key(index_version: int) -> str:
 
 def save(bucket: str, artifact: IndexArtifact) -> str:
     key = artifact_key(artifact.index_version)
-    put_object(bucket, key, to_bytes(artifact), "application/octet-stream")
+    put_object(bucket, key, to_bytes(artifact), content_type="application/octet-stream")
     return key
 
 

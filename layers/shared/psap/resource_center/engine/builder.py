@@ -90,6 +90,7 @@ def _embed(
     documents: Sequence[CatalogItem],
     rows: list[int],
     encoder: DocumentEncoder,
+    *,
     passages: Passages,
     should_stop: Callable[[], bool],
 ) -> dict[bytes, Vectors]:
@@ -110,6 +111,7 @@ def build_artifact(
     items: Sequence[CatalogItem],
     index_version: int,
     built_at: str,
+    *,
     encoder: DocumentEncoder,
     reuse: Sequence[IndexArtifact] = (),
     passages: Passages = DEFAULT_PASSAGES,
@@ -122,7 +124,7 @@ def build_artifact(
     hashes = np.array([item.content_hash.encode() for item in documents], dtype="S64")
     found = _reusable_vectors(reuse, passages.model_id)
     missing = [row for row, item in enumerate(documents) if item.content_hash.encode() not in found]
-    embedded = _embed(documents, missing, encoder, passages, should_stop)
+    embedded = _embed(documents, missing, encoder, passages=passages, should_stop=should_stop)
     blocks = [found.get(bytes(h)) for h in hashes]
     vectors = [
         block if block is not None else embedded[bytes(h)]

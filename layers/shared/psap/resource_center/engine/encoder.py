@@ -76,7 +76,7 @@ class Passages:
     def model_id(self) -> str:
         return f"{MODEL_ID}/passages-{self.tokens}-{self.overlap}-{self.title_tokens}"
 
-    def windows(self, title: list[int], body: list[int], cls: int, sep: int) -> list[list[int]]:
+    def windows(self, title: list[int], body: list[int], cls: int, *, sep: int) -> list[list[int]]:
         """[CLS] title body-window [SEP], consecutive windows sharing `overlap` tokens."""
         lead = [cls, *title[: self.title_tokens]]
         room = self.tokens - len(lead) - 1
@@ -148,7 +148,7 @@ class SentenceEncoder:
         texts = [text for document in documents for text in document]
         encoded = self._tokenizer.encode_batch(texts, add_special_tokens=False)
         return [
-            passages.windows(encoded[2 * row].ids, encoded[2 * row + 1].ids, cls, sep)
+            passages.windows(encoded[2 * row].ids, encoded[2 * row + 1].ids, cls, sep=sep)
             for row in range(len(documents))
         ]
 

@@ -43,7 +43,7 @@ class Hits:
     fused: Ranking  # (position, fused score), best first
 
 
-def _top(scores: npt.NDArray[np.float32], allowed: Mask, floor: float, limit: int) -> Ranking:
+def _top(scores: npt.NDArray[np.float32], allowed: Mask, floor: float, *, limit: int) -> Ranking:
     eligible = np.flatnonzero(allowed & (scores >= floor))
     if len(eligible) > limit:
         eligible = eligible[np.argpartition(-scores[eligible], limit - 1)[:limit]]
@@ -99,18 +99,19 @@ class SearchIndex:
     ) -> Ranking:
         scores = self.keyword_scores(terms)
         # A BM25 score of 0 means no query term occurs: not a keyword hit.
-        return _top(scores, allowed, float(np.nextafter(np.float32(0), np.float32(1))), limit)
+        return _top(scores, allowed, float(np.nextafter(np.float32(0), np.float32(1))), limit=limit)
 
     def semantic_ranking(
         self,
         vector: Vector,
         allowed: Mask,
         limit: int = CANDIDATES_PER_RANKER,
+        *,
         floor: float = MIN_SEMANTIC_SIMILARITY,
     ) -> Ranking:
         if self.size == 0:
             return []
-        return _top(self.semantic_scores(vector), allowed, floor, limit)
+        return _top(self.semantic_scores(vector), allowed, floor, limit=limit)
 
     def semantic_scores(self, vector: Vector) -> npt.NDArray[np.float32]:
         """Every document's similarity to the query, from its passages' similarities."""
@@ -130,6 +131,7 @@ class SearchIndex:
         terms: list[str],
         vector: Vector,
         allowed: Mask,
+        *,
         method: FusionMethod | Fusion = FusionMethod.MIN_MAX,
     ) -> Hits:
         keyword = self.keyword_ranking(terms, allowed)

@@ -85,7 +85,7 @@ def list_connectors(tenant_id: int) -> list[Connector]:
     ]
 
 
-def disable_connector(tenant_id: int, connector_id: str, reason: str, now: datetime) -> None:
+def disable_connector(tenant_id: int, connector_id: str, reason: str, *, now: datetime) -> None:
     """Disables an active connector for a reason (410 Gone): its updates are held from now."""
     stamp = format_timestamp(now)
     _update(

@@ -63,7 +63,7 @@ def create_delivery(
         else:
             return DeliveryStatus.HELD
     stamp = format_timestamp(now)
-    due = _due_pointer(tenant_id, new.delivery_id, 0, now, enqueued=True)
+    due = _due_pointer(tenant_id, new.delivery_id, 0, due_at=now, enqueued=True)
     pending = {
         "status": DeliveryStatus.PENDING.value,
         "nextAttemptAt": stamp,
@@ -73,7 +73,7 @@ def create_delivery(
     try:
         transact_write(
             [
-                *_new_delivery_puts(tenant_id, new, now, pending),
+                *_new_delivery_puts(tenant_id, new, now, state=pending),
                 {"Put": {"TableName": _table(), "Item": to_item(due)}},
             ]
         )
@@ -88,15 +88,15 @@ def _create_held(tenant_id: int, new: NewDelivery, now: datetime) -> None:
     held = {"status": DeliveryStatus.HELD.value, "heldSk": held_sk}
     transact_write(
         [
-            *_new_delivery_puts(tenant_id, new, now, held),
-            _held_pointer_put(tenant_id, new.connector_id, held_sk, now),
+            *_new_delivery_puts(tenant_id, new, now, state=held),
+            _held_pointer_put(tenant_id, new.connector_id, held_sk, now=now),
             _connector_not_active(tenant_id, new.connector_id),
         ]
     )
 
 
 def _new_delivery_puts(
-    tenant_id: int, new: NewDelivery, now: datetime, state: dict[str, Any]
+    tenant_id: int, new: NewDelivery, now: datetime, *, state: dict[str, Any]
 ) -> list[dict[str, Any]]:
     """The two writes every new delivery starts with: the record (only if it is not there
     yet: ids are derived, so a retry finds it) with its `state` (status and pointer keys),
@@ -140,7 +140,7 @@ def _new_delivery_puts(
 
 
 def _held_pointer_put(
-    tenant_id: int, connector_id: str, held_sk: str, now: datetime
+    tenant_id: int, connector_id: str, held_sk: str, *, now: datetime
 ) -> dict[str, Any]:
     return {
         "Put": {
@@ -158,17 +158,17 @@ def _held_pointer_put(
 
 
 def _due_pointer(
-    tenant_id: int, delivery_id: str, attempt_count: int, due_at: datetime, *, enqueued: bool
+    tenant_id: int, delivery_id: str, attempt_count: int, *, due_at: datetime, enqueued: bool
 ) -> dict[str, Any]:
     """The delivery's entry in the due index. When an SQS message (delay <= 15 min) carries
     the attempt, the scheduler need only look LOST_MESSAGE_GRACE after it is due (when that
     message seems lost); otherwise when it is due."""
     look_at = due_at + LOST_MESSAGE_GRACE if enqueued else due_at
-    return _due_item(tenant_id, delivery_id, attempt_count, due_at, look_at=look_at)
+    return _due_item(tenant_id, delivery_id, attempt_count, due_at=due_at, look_at=look_at)
 
 
 def _due_item(
-    tenant_id: int, delivery_id: str, attempt_count: int, due_at: datetime, *, look_at: datetime
+    tenant_id: int, delivery_id: str, attempt_count: int, *, due_at: datetime, look_at: datetime
 ) -> dict[str, Any]:
     """A due pointer filed under `look_at`. No TTL: it must not vanish unsent."""
     pk, sk = due_key(tenant_id, delivery_id, look_at)
@@ -214,6 +214,7 @@ def claim(
     tenant_id: int,
     delivery_id: str,
     attempt_count: int,
+    *,
     due_by: datetime,
     now: datetime,
     lease_seconds: int = LEASE_SECONDS,
@@ -271,7 +272,7 @@ class AttemptResult:
     enqueued: bool  # an SQS message will carry the next attempt (delay <= 15 min)
 
 
-def record_attempt(tenant_id: int, claimed: Claim, result: AttemptResult, now: datetime) -> None:
+def record_attempt(tenant_id: int, claimed: Claim, result: AttemptResult, *, now: datetime) -> None:
     """Writes the attempt and the delivery's new state at once, if the lease is still ours."""
     delivery = claimed.delivery
     stamp = format_timestamp(now)
@@ -311,7 +312,7 @@ def record_attempt(tenant_id: int, claimed: Claim, result: AttemptResult, now: d
             tenant_id,
             delivery.delivery_id,
             attempt.number,
-            result.next_attempt_at,
+            due_at=result.next_attempt_at,
             enqueued=result.enqueued,
         )
         kept_key = _key(due["pk"], due["sk"])
@@ -404,7 +405,7 @@ def hold(tenant_id: int, claimed: Claim, now: datetime) -> bool:
                         },
                     }
                 },
-                _held_pointer_put(tenant_id, delivery.connector_id, held_sk, now),
+                _held_pointer_put(tenant_id, delivery.connector_id, held_sk, now=now),
                 *unfiled,
                 _connector_not_active(tenant_id, delivery.connector_id),
             ]
@@ -423,7 +424,7 @@ class HeldDelivery:
 
 
 def held_deliveries(
-    tenant_id: int, connector_id: str, since: datetime | None, limit: int
+    tenant_id: int, connector_id: str, since: datetime | None, *, limit: int
 ) -> list[HeldDelivery]:
     """A connector's held deliveries created at or after `since`, oldest first."""
     condition, values = "pk = :p", {":p": {"S": _held_pk(tenant_id, connector_id)}}
@@ -485,7 +486,7 @@ def rearm(tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
     current = _delivery(item)
     stamp = format_timestamp(now)
     # Its message is sent right after (by the caller): the scheduler looks only if it is lost.
-    due = _due_pointer(tenant_id, delivery_id, current.attempt_count, now, enqueued=True)
+    due = _due_pointer(tenant_id, delivery_id, current.attempt_count, due_at=now, enqueued=True)
     writes: list[dict[str, Any]] = [
         {
             "Update": {
@@ -563,17 +564,17 @@ def list_attempts(tenant_id: int, delivery_id: str) -> list[Attempt]:
 
 
 def list_deliveries(
-    tenant_id: int, connector_id: str, limit: int, before: str | None = None
+    tenant_id: int, connector_id: str, limit: int, *, before: str | None = None
 ) -> tuple[list[Delivery], str | None]:
     """A connector's deliveries, newest first: one keys-only Query and one BatchGetItem."""
-    return _page_of(tenant_id, _listing_pk(tenant_id, connector_id), limit, before)
+    return _page_of(tenant_id, _listing_pk(tenant_id, connector_id), limit, before=before)
 
 
 def list_dead(
-    tenant_id: int, connector_id: str, limit: int, before: str | None = None
+    tenant_id: int, connector_id: str, limit: int, *, before: str | None = None
 ) -> tuple[list[Delivery], str | None]:
     """A connector's dead-letter deliveries (failed, stopped by 410, expired), newest first."""
-    return _page_of(tenant_id, _dead_pk(tenant_id, connector_id), limit, before)
+    return _page_of(tenant_id, _dead_pk(tenant_id, connector_id), limit, before=before)
 
 
 def dead_since(tenant_id: int, connector_id: str, since: datetime) -> Iterator[str]:
@@ -587,7 +588,7 @@ def dead_since(tenant_id: int, connector_id: str, since: datetime) -> Iterator[s
 
 
 def _page_of(
-    tenant_id: int, pk: str, limit: int, before: str | None
+    tenant_id: int, pk: str, limit: int, *, before: str | None
 ) -> tuple[list[Delivery], str | None]:
     condition = "pk = :p AND sk < :before" if before else "pk = :p"
     values = {":p": {"S": pk}}

@@ -41,7 +41,7 @@ class DuePointer:
 
 
 def due_page(
-    bucket: str, shard: int, until: datetime, after: dict[str, Any] | None, limit: int
+    bucket: str, shard: int, until: datetime, *, after: dict[str, Any] | None, limit: int
 ) -> tuple[list[DuePointer], dict[str, Any] | None]:
     """Up to `limit` pointers of one minute's shard to look at by `until`, and where the next
     page starts (None: that was all). One Query."""
@@ -83,7 +83,7 @@ def refile(pointer: DuePointer, now: datetime) -> Refiled:
         pointer.tenant_id,
         pointer.delivery_id,
         pointer.attempt_count,
-        pointer.due_at,
+        due_at=pointer.due_at,
         look_at=now + LOST_MESSAGE_GRACE,
     )
     if _key(moved["pk"], moved["sk"]) == pointer.key:
