@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import secrets
 import socket
@@ -325,6 +326,22 @@ def invoke_main(
     except InvokeError as error:
         print(f"error: {error}", file=stderr)
         return 2
+    except BrokenPipeError:
+        # A reader that stopped early (`psap-local invoke --list | head -3`) is not an
+        # error; Python would otherwise print a traceback, then another one at exit.
+        _quiet_closed_stdout()
+        return 0
+
+
+def _quiet_closed_stdout() -> None:
+    """Points stdout at /dev/null, so the interpreter's final flush finds nothing to write."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # a test's StringIO has no descriptor
+        pass
+    finally:
+        os.close(devnull)
 
 
 def _invoke(arguments: argparse.Namespace, stdin: IO[str], stdout: IO[str], *, err: IO[str]) -> int:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from local.invoke import invoke_main
 from local.stack import main
 
 FIXTURE_TEMPLATE = Path(__file__).parent / "fixtures" / "template.yaml"
@@ -260,3 +261,18 @@ def test_print_event_fills_unique_and_invokes_nothing(capsys, tmp_path, no_stack
     ids = [json.loads(out)["externalId"] for _, out, _ in (first, second)]
     assert ids[0].startswith("gc-") and ids[0] != ids[1] and "${" not in ids[0]
     assert "REPORT" not in first[2]
+
+
+class _ClosedPipe(io.StringIO):
+    """A stdout whose reader has gone (`psap-local invoke --list | head -1`)."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_a_list_read_by_a_reader_that_stops_early_ends_quietly(tmp_path: Path) -> None:
+    # When the listing's reader stops early
+    errors = io.StringIO()
+    code = invoke_main(["--list"], tmp_path / "stack.json", stdout=_ClosedPipe(), stderr=errors)
+    # Then it ends with success and says nothing, as `ls | head` does
+    assert (code, errors.getvalue()) == (0, "")
