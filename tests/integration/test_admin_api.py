@@ -650,6 +650,26 @@ def test_recover_resends_dead_deliveries_since_a_time(
     assert (shown["state"], shown["released"]) == ("DONE", 1)
 
 
+def test_recover_takes_any_year_in_utc_and_the_connector_still_shows(admin: AdminApi) -> None:
+    # Given an active connector
+    path = connector_path(new_connector(admin))
+    recover = "/connectors/{connectorId}/deliveries/recover"
+    # When a recovery starts from a time before year 1000, written with an odd offset
+    recovered = admin.call(
+        "POST", recover, path=path, body={"since": "0917-09-24T02:32:06.2+14:09"}
+    )
+    # Then the job shows it in the spec's format, four-digit year, and so does the connector
+    assert recovered.status == 202
+    assert recovered.body["since"] == "0917-09-23T12:23:06.200Z"
+    shown = admin.call("GET", "/connectors/{connectorId}", path=path)
+    assert shown.status == 200 and shown.body["deliveryJob"]["since"] == recovered.body["since"]
+    # And a time that has no UTC instant within years 1-9999 is a 400 naming the field
+    before_time = admin.call(
+        "POST", recover, path=path, body={"since": "0001-01-01T00:00:00+14:00"}
+    )
+    assert before_time.status == 400 and "since" in before_time.body["info"]
+
+
 # ---------------------------------------------------------------- credentials
 
 

@@ -7,6 +7,7 @@ import pytest
 from psap.clock import format_timestamp, parse_timestamp
 from psap.paging import PageRequest, total_pages
 from psap.storage.attributes import from_item, marshal, to_item, unmarshal
+from psap.storage.ordering import SourceOrder
 
 
 @pytest.mark.parametrize(
@@ -28,6 +29,14 @@ def test_timestamps_are_iso_8601_utc_with_milliseconds_and_z() -> None:
     assert parse_timestamp("2026-11-23T02:32:15.123Z") == datetime(
         2026, 11, 23, 2, 32, 15, 123000, tzinfo=UTC
     )
+
+
+def test_timestamps_keep_four_digit_years_so_every_one_has_the_same_width() -> None:
+    # A caller may send any year; strftime on glibc writes year 917 as "917".
+    moment = datetime(917, 9, 23, 12, 23, 6, 200000, tzinfo=UTC)
+    assert format_timestamp(moment) == "0917-09-23T12:23:06.200Z"
+    assert SourceOrder(moment, 7).key() == "0917-09-23T12:23:06.200000Z#00000000000000000007"
+    assert format_timestamp(moment) < format_timestamp(datetime(2026, 1, 1, tzinfo=UTC))
 
 
 def test_attribute_values_round_trip() -> None:

@@ -50,8 +50,21 @@ def _iso_date(value: Any) -> Any:
     raise ValueError("an ISO 8601 date (YYYY-MM-DD) is expected")
 
 
+def _representable_in_utc(moment: datetime) -> datetime:
+    """A time whose UTC instant falls outside years 1-9999 (`0001-01-01T00:00+14:00`) cannot
+    be stored, compared or shown: it is bad input, not a server error later."""
+    if moment.tzinfo is not None:
+        try:
+            moment.astimezone(UTC)
+        except OverflowError as error:
+            raise ValueError("a time between years 0001 and 9999 in UTC is expected") from error
+    return moment
+
+
 # A date-time as sent: an ISO 8601 string, offset kept as given (no number, no bare date).
-StrictDateTime = Annotated[datetime, BeforeValidator(_iso_date_time)]
+StrictDateTime = Annotated[
+    datetime, BeforeValidator(_iso_date_time), AfterValidator(_representable_in_utc)
+]
 # `<date>`: strictly YYYY-MM-DD.
 StrictDate = Annotated[date, BeforeValidator(_iso_date)]
 
@@ -65,6 +78,7 @@ def _assume_utc(moment: datetime) -> datetime:
 Timestamp = Annotated[
     datetime,
     BeforeValidator(_iso_date_time),
+    AfterValidator(_representable_in_utc),
     AfterValidator(_assume_utc),
     PlainSerializer(format_timestamp, return_type=str, when_used="json-unless-none"),
     WithJsonSchema(

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 
+from psap.clock import format_timestamp_micro
+
 
 @dataclass(frozen=True, order=True)
 class SourceOrder:
@@ -22,7 +24,7 @@ class SourceOrder:
         """Fixed width, microseconds: string order in DynamoDB equals time-then-sequence
         order (`2026-11-23T02:32:15.123456Z#00000000000000000007`)."""
         moment = self.time if self.time.tzinfo else self.time.replace(tzinfo=UTC)
-        stamp = moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        stamp = format_timestamp_micro(moment)
         if self.sequence < 0:
             raise ValueError("sequence must not be negative")
         return f"{stamp}#{self.sequence:020d}"
