@@ -100,9 +100,9 @@ _RAW_BODY_SCHEMAS: dict[str, dict[str, dict[str, Any]]] = {
         "application/x-ndjson": _FILE,
         "application/jsonl": _FILE,
     },
-    "uploadRadioTraffic": {
-        "application/x-subrip": _FILE,
-        "application/json": {"$ref": "#/components/schemas/RadioTrafficUpload"},
+    "uploadRadioTraffic": {"application/x-subrip": _FILE},
+    "uploadRadioTrafficJson": {
+        "application/json": {"$ref": "#/components/schemas/RadioTrafficUpload"}
     },
 }
 

@@ -74,16 +74,21 @@ class MediaApi(HandlerHarness):
         tenant: int | None = None,
         *,
         permissions: str | None = None,
-        base64_body: bool = False,
+        json_form: bool = False,
         **query: Any,
     ) -> tuple[int, Any]:
+        """The raw form's operation, or with `json_form` the JSON form's."""
         event = self.load_event(UPLOAD)
+        if json_form:
+            json_path = "/api/v1/external/media/radio-traffic/json"
+            event["resource"] = event["path"] = json_path
+            event["requestContext"]["resourcePath"] = json_path
+            event["requestContext"]["path"] = "/prod" + json_path
         event["headers"]["Content-Type"] = content_type
         event["multiValueHeaders"]["Content-Type"] = [content_type]
         with_query(event, {name: str(value) for name, value in query.items() if value is not None})
-        raw = body.encode("utf-8") if isinstance(body, str) else body
-        if base64_body or isinstance(body, bytes):
-            event["body"], event["isBase64Encoded"] = base64.b64encode(raw).decode(), True
+        if isinstance(body, bytes):
+            event["body"], event["isBase64Encoded"] = base64.b64encode(body).decode(), True
         else:
             event["body"], event["isBase64Encoded"] = body, False
         return self._call(UPLOAD, event, tenant, permissions=permissions)
@@ -108,7 +113,9 @@ class MediaApi(HandlerHarness):
         )
 
     def upload_json(self, document: dict[str, Any], **kwargs: Any) -> tuple[int, Any]:
-        return self.upload(json.dumps(document), content_type="application/json", **kwargs)
+        return self.upload(
+            json.dumps(document), content_type="application/json", json_form=True, **kwargs
+        )
 
     def media(
         self, media_id: int | str, tenant: int | None = None, permissions: str | None = None

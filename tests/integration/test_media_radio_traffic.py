@@ -4,6 +4,7 @@ tables and buckets built from template.yaml."""
 
 import base64
 import codecs
+import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 from types import ModuleType
@@ -164,8 +165,7 @@ def test_json_upload_with_base64_content_is_the_same_upload(api: MediaApi) -> No
 def test_an_api_gateway_base64_body_is_decoded(api: MediaApi) -> None:
     given_event(api.tenant)
     status, media = api.upload(
-        RADIO_TRAFFIC,
-        base64_body=True,
+        RADIO_TRAFFIC.encode(),  # bytes: sent base64-encoded, as API Gateway passes binary
         eventId=EVENT_ID,
         channel="C1",
         recordingStartedAt="2026-01-05T14:00:00Z",
@@ -289,12 +289,12 @@ def test_json_upload_errors_name_the_field(api: MediaApi) -> None:
     assert status == 400 and "'contentBase64'" in body["info"]
     status, body = api.upload_json({**document, "contentBase64": None})
     assert status == 400 and "'contentBase64'" in body["info"]
-    status, body = api.upload("{not json", content_type="application/json")
+    status, body = api.upload("{not json", content_type="application/json", json_form=True)
     assert status == 400 and "not valid JSON" in body["info"]
-    # The JSON form carries its fields in the body only.
+    # The JSON form carries its fields in the body only: query parameters are refused.
     encoded = base64.b64encode(RADIO_TRAFFIC.encode()).decode()
     status, body = api.upload_json({**document, "contentBase64": encoded}, channel="C2")
-    assert status == 400 and "query parameters" in body["info"]
+    assert status == 400 and "query parameters (channel)" in body["info"]
     assert_nothing_stored(api)
 
 
@@ -308,6 +308,30 @@ def test_another_content_type_is_415(api: MediaApi) -> None:
         recordingStartedAt="2026-01-05T14:00:00Z",
     )
     assert (status, body["reason"]) == (415, "UNSUPPORTED_MEDIA_TYPE")
+    assert_nothing_stored(api)
+
+
+def test_each_form_sent_to_the_other_operation_is_415_naming_the_right_one(
+    api: MediaApi,
+) -> None:
+    # Given an event, and the two forms of one upload
+    given_event(api.tenant)
+    fields: dict[str, Any] = {
+        "eventId": EVENT_ID,
+        "channel": "C1",
+        "recordingStartedAt": "2026-01-05T14:00:00Z",
+    }
+    encoded = base64.b64encode(RADIO_TRAFFIC.encode()).decode()
+    # When the JSON document goes to the raw form's operation
+    status, body = api.upload(
+        json.dumps({**fields, "contentBase64": encoded}),
+        content_type="application/json",
+        **fields,
+    )
+    # Then it is 415 naming the JSON form's operation, and the other way round
+    assert status == 415 and "POST /api/v1/external/media/radio-traffic/json" in body["info"]
+    status, body = api.upload(RADIO_TRAFFIC, json_form=True)
+    assert status == 415 and body["info"].endswith("POST /api/v1/external/media/radio-traffic")
     assert_nothing_stored(api)
 
 

@@ -58,13 +58,31 @@ def test_the_knowledge_media_type_is_the_one_in_the_document() -> None:
             "/api/v1/external/incidents/upload",
             {"text/csv", "application/x-ndjson", "application/jsonl"},
         ),
-        ("/api/v1/external/media/radio-traffic", {"application/json", "application/x-subrip"}),
+        ("/api/v1/external/media/radio-traffic", {"application/x-subrip"}),
+        ("/api/v1/external/media/radio-traffic/json", {"application/json"}),
     ],
 )
 def test_operations_that_read_their_own_body_document_it(path: str, media_types: set[str]) -> None:
     operation = _document()["paths"][path]["post"]
     assert set(operation["requestBody"]["content"]) == media_types
     assert {"400", "413", "415"} <= set(operation["responses"])
+
+
+def test_the_radio_traffic_forms_are_two_operations_each_saying_all_it_takes() -> None:
+    # The raw form's fields are its query parameters (channel and start time required); the
+    # JSON form takes none, its fields are the body's.
+    paths = _document()["paths"]
+    raw = paths["/api/v1/external/media/radio-traffic"]["post"]
+    parameters = {entry["name"]: entry["required"] for entry in raw["parameters"]}
+    assert parameters == {
+        "channel": True,
+        "recordingStartedAt": True,
+        "eventId": False,
+        "incidentNumber": False,
+    }
+    as_json = paths["/api/v1/external/media/radio-traffic/json"]["post"]
+    assert as_json["operationId"] == "uploadRadioTrafficJson"
+    assert "parameters" not in as_json
 
 
 def test_every_operation_with_a_body_documents_its_body_and_413_415() -> None:

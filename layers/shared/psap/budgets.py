@@ -56,6 +56,7 @@ _BULK = frozenset(
         ("POST", "/api/v1/external/incidents/uploads"),
         ("POST", "/api/v1/external/incidents/uploads/{uploadId}/start"),
         ("POST", "/api/v1/external/media/radio-traffic"),
+        ("POST", "/api/v1/external/media/radio-traffic/json"),
     }
 )
 _ADMIN_PREFIX = "/api/v1/external/admin/"

@@ -51,6 +51,8 @@ class BodyRule:
     # A file whose rows the operation checks one by one (encoding and text policy included),
     # rejecting a bad row alone: here only its media type and size are checked.
     checked_by_row: bool = False
+    # Media types another operation takes (media type, that operation): a 415 says where to go.
+    elsewhere: tuple[tuple[str, str], ...] = ()
 
     @property
     def accepted(self) -> str:
@@ -75,8 +77,10 @@ def media_type_of(content_type: str | None, rule: BodyRule) -> str:
     media_type = media_type.strip().lower()
     if media_type not in rule.media_types:
         given = media_type or "none"
+        where = dict(rule.elsewhere).get(media_type)
+        hint = f"; a {media_type} body is {where}" if where else ""
         raise UnsupportedMediaType(
-            f"Content-Type {given[:100]!r} is not accepted here; use one of: {rule.accepted}"
+            f"Content-Type {given[:100]!r} is not accepted here; use one of: {rule.accepted}" + hint
         )
     for parameter in parameters.split(";"):
         name, _, value = parameter.partition("=")

@@ -21,6 +21,9 @@ from psap.limits import (
 )
 
 P = Permission
+RADIO_TRAFFIC_PATH = "/api/v1/external/media/radio-traffic"
+RADIO_TRAFFIC_JSON_PATH = "/api/v1/external/media/radio-traffic/json"
+SRT_MEDIA_TYPE = "application/x-subrip"
 
 # Every body goes through psap.http.body.decode_body with its operation's rule.
 JSON_BODY = BodyRule(max_bytes=SMALL_JSON_BODY_LIMIT)
@@ -31,9 +34,17 @@ CAD_BODY = BodyRule(
     media_types=frozenset({JSON_MEDIA_TYPE, "application/cloudevents+json"}),
     json_types=frozenset({JSON_MEDIA_TYPE, "application/cloudevents+json"}),
 )
-RADIO_TRAFFIC_BODY = BodyRule(
+# The radio-traffic upload's two forms, one operation each (psap.media.ingest): a body of
+# the other form is told where it goes.
+RADIO_TRAFFIC_FILE_BODY = BodyRule(
     max_bytes=MAX_UPLOAD_BODY_BYTES,
-    media_types=frozenset({JSON_MEDIA_TYPE, "application/x-subrip"}),
+    media_types=frozenset({SRT_MEDIA_TYPE}),
+    json_types=frozenset(),
+    elsewhere=((JSON_MEDIA_TYPE, f"POST {RADIO_TRAFFIC_JSON_PATH}"),),
+)
+RADIO_TRAFFIC_JSON_BODY = BodyRule(
+    max_bytes=MAX_UPLOAD_BODY_BYTES,
+    elsewhere=((SRT_MEDIA_TYPE, f"POST {RADIO_TRAFFIC_PATH}"),),
 )
 # JSON Lines and CSV rows are checked row by row (psap.incidents.upload.parsing: UTF-8 and
 # the text policy included): a bad row is rejected alone, the others applied.
@@ -123,10 +134,13 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/api/v1/external/mcp/resources/resource-center/search"): Operation(
         "searchResourceCenter"
     ),
-    # Media ingest (issue 6 part 2): the body limit lets a JSON upload carry a base64 file of
+    # Media ingest: the body limit lets a JSON upload carry a base64 file of
     # psap.limits.MAX_SRT_BYTES; the logic checks the file's own size (413) too.
-    ("POST", "/api/v1/external/media/radio-traffic"): Operation(
-        "uploadRadioTraffic", (P.MANAGE_EVENTS,), body=RADIO_TRAFFIC_BODY
+    ("POST", RADIO_TRAFFIC_PATH): Operation(
+        "uploadRadioTraffic", (P.MANAGE_EVENTS,), body=RADIO_TRAFFIC_FILE_BODY
+    ),
+    ("POST", RADIO_TRAFFIC_JSON_PATH): Operation(
+        "uploadRadioTrafficJson", (P.MANAGE_EVENTS,), body=RADIO_TRAFFIC_JSON_BODY
     ),
     ("GET", "/api/v1/external/mcp/resources/media/{mediaId}"): Operation(
         "getMedia", (P.BROWSE_EVENTS, P.MANAGE_EVENTS)

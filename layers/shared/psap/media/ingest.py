@@ -1,11 +1,14 @@
-"""POST /api/v1/external/media/radio-traffic: an SRT transcript of a radio channel, for an event.
+"""Radio-traffic uploads: an SRT transcript of a radio channel, for an event.
 
-Two forms of the same upload:
-- raw: Content-Type application/x-subrip, the file as the body, and the fields as query
-  parameters (eventId or incidentNumber, channel, recordingStartedAt);
-- JSON: Content-Type application/json, {eventId | incidentNumber, channel,
-  recordingStartedAt, contentBase64}.
-Any other media type is 415.
+Two operations, one upload:
+- POST /api/v1/external/media/radio-traffic (raw): Content-Type application/x-subrip, the
+  file as the body, the fields as query parameters (eventId or incidentNumber, channel,
+  recordingStartedAt);
+- POST /api/v1/external/media/radio-traffic/json: Content-Type application/json,
+  {eventId | incidentNumber, channel, recordingStartedAt, contentBase64}, no query parameters.
+Two paths rather than one with two media types, so that each form's parameters and body are
+stated by the contract instead of by a rule only the description can say. The other form's
+media type is 415 naming the operation that takes it (psap.http.operations).
 
 Checks, all before anything is written: the form (415, 400), the file's size (413), the
 file itself (400, psap.media.subrip), then the event (404; an incident without an event is
@@ -24,7 +27,7 @@ from pydantic import ValidationError
 from psap.audit.changes import note_change
 from psap.clock import utc_now
 from psap.config import media_bucket
-from psap.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge, UnsupportedMediaType
+from psap.errors import Conflict, InvalidInput, NotFound, PayloadTooLarge
 from psap.events import store as events_store
 from psap.events.models import Event
 from psap.incidents import store as incidents_store
@@ -33,8 +36,6 @@ from psap.media import store, subrip
 from psap.media.models import RadioTrafficMedia, RadioTrafficUpload, TranscriptSegment
 from psap.observability import logger
 
-SRT_MEDIA_TYPE = "application/x-subrip"
-JSON_MEDIA_TYPE = "application/json"
 _MAX_CHANNEL_CHARS = 100
 
 
@@ -46,17 +47,6 @@ class RadioTrafficTarget:
     incident_number: str | None = None
     channel: str | None = None
     recording_started_at: datetime | None = None
-
-    def given(self) -> bool:
-        return any(
-            value is not None
-            for value in (
-                self.event_id,
-                self.incident_number,
-                self.channel,
-                self.recording_started_at,
-            )
-        )
 
 
 @dataclass(frozen=True)
@@ -83,28 +73,19 @@ class UploadOutcome:
 
 
 def upload_radio_traffic(
-    tenant_id: int,
-    content_type: str | None,
-    parameters: RadioTrafficTarget,
-    *,
-    body: bytes,
-    now: datetime | None = None,
+    tenant_id: int, target: RadioTrafficTarget, *, body: bytes, now: datetime | None = None
 ) -> UploadOutcome:
-    media_type = (content_type or "").partition(";")[0].strip().lower()
-    if media_type == SRT_MEDIA_TYPE:
-        return ingest(tenant_id, parameters, body, now=now)
-    if media_type == JSON_MEDIA_TYPE:
-        if parameters.given():
-            raise InvalidInput(
-                "With a JSON body, give eventId/incidentNumber, channel and "
-                "recordingStartedAt in the body, not as query parameters"
-            )
-        target, content = _json_upload(body)
-        return ingest(tenant_id, target, content, now=now)
-    raise UnsupportedMediaType(
-        f"Content-Type must be {SRT_MEDIA_TYPE} (the file, fields as query parameters) "
-        f"or {JSON_MEDIA_TYPE} (fields and contentBase64)"
-    )
+    """The raw form: the file as the body, the fields as query parameters (the body rule of
+    the operation has admitted application/x-subrip only)."""
+    return ingest(tenant_id, target, body, now=now)
+
+
+def upload_radio_traffic_json(
+    tenant_id: int, *, body: bytes, now: datetime | None = None
+) -> UploadOutcome:
+    """The JSON form: the fields and the file (contentBase64) in one JSON body."""
+    target, content = _json_upload(body)
+    return ingest(tenant_id, target, content, now=now)
 
 
 def ingest(
