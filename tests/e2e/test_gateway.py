@@ -61,6 +61,7 @@ def test_options_on_a_known_resource_names_its_methods(stack: dict[str, Any]) ->
     assert answer.content == b""
 
 
+@pytest.mark.spec("data-auth-rule-1", "errors-401-body")
 def test_missing_authorization_is_401_without_calling_the_authorizer(
     stack: dict[str, Any], stack_log: Callable[[], str]
 ) -> None:

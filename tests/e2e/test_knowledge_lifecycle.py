@@ -76,6 +76,7 @@ def ready_card(partner: dict[str, Any], knowledge_id: int, version: int) -> dict
         time.sleep(0.3)
 
 
+@pytest.mark.spec("versioning-rule-2")
 def test_knowledge_lifecycle_over_http(partner: dict[str, Any]) -> None:
     # Given a target card, loaded first (rule 8)
     target = call(

@@ -174,6 +174,7 @@ def test_a_missing_permission_is_a_tool_error_naming_it(harness: McpHarness) -> 
     }
 
 
+@pytest.mark.spec("service-tenant-from-credential")
 def test_another_tenants_id_is_not_found_by_tool_and_by_resource(harness: McpHarness) -> None:
     theirs = seed_tenant(OTHER, seed=4102)
     incident_id = theirs.incidents[0].id
