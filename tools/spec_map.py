@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.spec_rules import OPEN_ITEMS, RULES, RULES_BY_ID, SpecRule
+from tools.spec_rules import OPEN_ITEMS, RULES, RULES_BY_ID, SECTIONS, SpecRule
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
@@ -90,9 +90,7 @@ def scan_file(path: Path, *, root: Path = ROOT) -> list[MarkedTest]:
 
 def scan(tests: Path = TESTS, *, root: Path = ROOT) -> list[MarkedTest]:
     """Every marked test under tests/, checked against the catalog."""
-    marked = [
-        test for path in sorted(tests.rglob("*.py")) for test in scan_file(path, root=root)
-    ]
+    marked = [test for path in sorted(tests.rglob("*.py")) for test in scan_file(path, root=root)]
     unknown = [
         f"{test.node_id}: {rule_id!r}"
         for test in marked
@@ -104,7 +102,7 @@ def scan(tests: Path = TESTS, *, root: Path = ROOT) -> list[MarkedTest]:
     return sorted(marked)
 
 
-def tests_by_rule(marked: list[MarkedTest]) -> dict[str, list[str]]:
+def rule_to_tests(marked: list[MarkedTest]) -> dict[str, list[str]]:
     found: dict[str, list[str]] = defaultdict(list)
     for test in marked:
         for rule_id in dict.fromkeys(test.rule_ids):
@@ -113,7 +111,7 @@ def tests_by_rule(marked: list[MarkedTest]) -> dict[str, list[str]]:
 
 
 def untested_rules(marked: list[MarkedTest]) -> list[SpecRule]:
-    return [rule for rule in RULES if not tests_by_rule(marked)[rule.id]]
+    return [rule for rule in RULES if not rule_to_tests(marked)[rule.id]]
 
 
 _HEADER = """\
@@ -141,20 +139,19 @@ lists every marked test, and this page groups them by rule.
 
 
 def render(marked: list[MarkedTest]) -> str:
-    by_rule = tests_by_rule(marked)
+    by_rule = rule_to_tests(marked)
     untested = [rule for rule in RULES if not by_rule[rule.id]]
     lines = [_HEADER]
     lines.append(
         f"{len(RULES)} rules; {len(RULES) - len(untested)} with at least one test, "
         f"{len(untested)} without; {len(marked)} marked tests.\n"
     )
-    sections: dict[str, list[SpecRule]] = defaultdict(list)
-    for rule in RULES:
-        sections[rule.section.title].append(rule)
-    for title, rules in sections.items():
-        anchor = rules[0].section.anchor
-        lines.append(f"## {title}\n")
-        lines.append(f"Spec: [{title}](../spec.md#{anchor})\n")
+    for section in SECTIONS:
+        rules = [rule for rule in RULES if rule.section == section]
+        if not rules:
+            continue
+        lines.append(f"## {section.title}\n")
+        lines.append(f"Spec: [{section.title}](../spec.md#{section.anchor})\n")
         lines.append("| Rule | What it says | Tests |")
         lines.append("|---|---|---|")
         for rule in rules:
@@ -202,7 +199,8 @@ def main() -> int:
         return 0
     current = PAGE.read_text(encoding="utf-8") if PAGE.exists() else ""
     if current != text:
-        print(f"{PAGE.relative_to(ROOT)} is stale: run `python -m tools.spec_map --write`", file=sys.stderr)
+        stale = f"{PAGE.relative_to(ROOT)} is stale: run `python -m tools.spec_map --write`"
+        print(stale, file=sys.stderr)
         return 1
     print(f"{PAGE.relative_to(ROOT)} is up to date")
     return 0

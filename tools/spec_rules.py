@@ -32,7 +32,9 @@ class SpecRule:
 
 SERVICE = SpecSection("What the service does", "what-the-service-does")
 RESOURCES = SpecSection("Resources and their fields", "resources-and-their-fields")
-KNOWLEDGE = SpecSection("Knowledge rules (create, append, read)", "knowledge-rules-create-append-read")
+KNOWLEDGE = SpecSection(
+    "Knowledge rules (create, append, read)", "knowledge-rules-create-append-read"
+)
 KNOWLEDGE_CARD = SpecSection(
     "Knowledge card (mcp knowledge card response)", "knowledge-card-mcp-knowledge-card-response"
 )
@@ -53,6 +55,25 @@ EVENTS = SpecSection("Events", "events")
 ERRORS = SpecSection("Errors", "errors")
 LIMITS = SpecSection("Limits", "limits")
 VERSIONING = SpecSection("Versioning", "versioning")
+# In the spec's order: the page lists the rules section by section, as the spec reads.
+SECTIONS = (
+    SERVICE,
+    RESOURCES,
+    KNOWLEDGE,
+    KNOWLEDGE_CARD,
+    STATES,
+    ENDPOINTS,
+    KNOWLEDGE_LIST,
+    KNOWLEDGE_OPERATIONS,
+    AUTHENTICATION,
+    DATA_AUTH,
+    CAD_AUTH,
+    WEBHOOK_PROFILE,
+    EVENTS,
+    ERRORS,
+    LIMITS,
+    VERSIONING,
+)
 
 _KNOWLEDGE_RULES = (
     "a top-level `apiControl` object on each request says which sections the API owns",
@@ -69,8 +90,7 @@ _KNOWLEDGE_RULES = (
     "an unresolvable `targetExternalId` rejects the whole request with 400",
     "`target*` fields are stored at write time and read back as stored, whatever happened "
     "to the target since",
-    "create gives every item of every content list a `referenceId`; ids sent on create are "
-    "ignored",
+    "create gives every item of every content list a `referenceId`; ids sent on create are ignored",
     "create and append answer the `referenceId`s, and GET reads them back",
     "on append a sent `referenceId` updates that item in place; an omitted one makes a new "
     "item with a fresh id",
@@ -96,8 +116,7 @@ _DATA_AUTH_RULES = (
 )
 
 _CAD_AUTH_RULES = (
-    "`POST /cad/v1/incidents` takes a provisioned, customer-scoped API key as a bearer "
-    "credential",
+    "`POST /cad/v1/incidents` takes a provisioned, customer-scoped API key as a bearer credential",
     "the customer comes from the credential; the envelope's `tenantId` is a cross-check only, "
     "never used for routing",
 )
@@ -134,19 +153,13 @@ RULES: tuple[SpecRule, ...] = (
     SpecRule(
         "service-tenant-from-credential",
         SERVICE,
-        "every call is scoped to the tenant of its credential; another tenant's ids are "
-        "not found",
+        "every call is scoped to the tenant of its credential; another tenant's ids are not found",
     ),
     # Field rules of the resources, where the spec states one beyond a type.
     SpecRule(
         "resources-timestamps-and-dates",
         RESOURCES,
         "`<ts>` fields are ISO 8601 UTC date-times and `<date>` fields are `YYYY-MM-DD`",
-    ),
-    SpecRule(
-        "resources-path-ids-are-integers",
-        ENDPOINTS,
-        "`userId`, `incidentId`, `eventId` and `knowledgeId` in a path are integers",
     ),
     SpecRule(
         "resources-knowledge-summary-fields",
@@ -218,6 +231,11 @@ RULES: tuple[SpecRule, ...] = (
         "an enrollment's `status` is one of the six states of the spec",
     ),
     *_numbered("knowledge-list", KNOWLEDGE_LIST, _KNOWLEDGE_LIST_RULES),
+    SpecRule(
+        "endpoints-path-ids-are-integers",
+        ENDPOINTS,
+        "`userId`, `incidentId`, `eventId` and `knowledgeId` in a path are integers",
+    ),
     # The Endpoints table's permission column, one rule per operation.
     SpecRule(
         "endpoints-permission-knowledge-list",
@@ -240,7 +258,9 @@ RULES: tuple[SpecRule, ...] = (
         "an incident read needs Browse Events or Manage Events",
     ),
     SpecRule(
-        "endpoints-permission-event", ENDPOINTS, "an event read needs Browse Events or Manage Events"
+        "endpoints-permission-event",
+        ENDPOINTS,
+        "an event read needs Browse Events or Manage Events",
     ),
     SpecRule(
         "endpoints-permission-knowledge-card",

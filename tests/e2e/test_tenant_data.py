@@ -145,7 +145,7 @@ def test_permissions_over_http(stack: dict[str, Any]) -> None:
     assert get(stack, "/user", no_knowledge).status_code == 200
 
 
-@pytest.mark.spec("resources-path-ids-are-integers", "errors-error-info")
+@pytest.mark.spec("endpoints-path-ids-are-integers", "errors-error-info")
 def test_bad_ids_and_parameters_are_400_error_info(stack: dict[str, Any]) -> None:
     answer = get(stack, "/mcp/resources/events/EV-1", admin(stack))
     assert answer.status_code == 400 and "'eventId'" in answer.json()["info"]

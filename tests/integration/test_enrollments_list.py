@@ -239,7 +239,7 @@ def test_tenant_isolation_another_tenants_user_is_404(api: TenantDataApi, people
     assert body["reason"] == "NOT_FOUND"
 
 
-@pytest.mark.spec("resources-path-ids-are-integers")
+@pytest.mark.spec("endpoints-path-ids-are-integers")
 def test_a_user_id_that_is_not_an_integer_is_400_naming_it(api: TenantDataApi) -> None:
     for user_id in ("abc", "1.5", "9" * 40 + "x"):
         status, body = api.enrollments(user_id)

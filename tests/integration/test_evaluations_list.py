@@ -279,7 +279,7 @@ def test_a_document_larger_than_one_item_is_split_and_joined(
     assert small["results"][0]["id"] == EVALUATION["results"][0]["id"]
 
 
-@pytest.mark.spec("errors-error-info", "resources-path-ids-are-integers")
+@pytest.mark.spec("errors-error-info", "endpoints-path-ids-are-integers")
 def test_bad_parameters_are_400_error_info_naming_the_parameter(api: TenantDataApi) -> None:
     for query, parameter in [
         ({"status": "MAYBE"}, "status"),

@@ -65,7 +65,7 @@ def test_tenant_isolation_another_tenants_event_is_404(api: TenantDataApi) -> No
     assert api.event(EVENT["id"], tenant=api.other_tenant)[0] == 200
 
 
-@pytest.mark.spec("resources-path-ids-are-integers")
+@pytest.mark.spec("endpoints-path-ids-are-integers")
 def test_an_event_id_that_is_not_an_integer_is_400_naming_it(api: TenantDataApi) -> None:
     status, body = api.event("EV-2026-0100001")
     assert status == 400

@@ -78,7 +78,7 @@ def test_tenant_isolation_another_tenants_incident_is_404(api: TenantDataApi) ->
     assert api.incident(INCIDENT["id"], tenant=api.other_tenant)[0] == 200
 
 
-@pytest.mark.spec("resources-path-ids-are-integers")
+@pytest.mark.spec("endpoints-path-ids-are-integers")
 def test_an_incident_id_that_is_not_an_integer_is_400_naming_it(api: TenantDataApi) -> None:
     for incident_id in ("26-0100001", "1e3", "x"):
         status, body = api.incident(incident_id)
