@@ -18,6 +18,7 @@ def _request_line(log: str, request_id: str) -> str:
     return lines[0]
 
 
+@pytest.mark.spec("errors-error-info")
 def test_unknown_path_is_404_error_info(stack: dict[str, Any]) -> None:
     answer = httpx.get(stack["baseUrl"] + "/api/v1/external/no-such-thing", timeout=30)
     assert answer.status_code == 404

@@ -496,6 +496,7 @@ def spec_receiver_accepts(secrets: list[str], headers: dict[str, str], body: byt
     )
 
 
+@pytest.mark.spec("webhook-profile-rule-3", "webhook-profile-rule-5")
 def test_during_a_rotation_a_spec_receiver_holding_both_secrets_accepts_every_delivery(
     cad: CadFunctions, receiver: Receiver, fake_clock: Clock
 ) -> None:

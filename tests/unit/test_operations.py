@@ -18,6 +18,7 @@ def template_routes() -> set[tuple[str, str]]:
     }
 
 
+@pytest.mark.spec("data-auth-rule-2")
 def test_every_route_of_the_template_declares_its_permissions() -> None:
     # A console API route is its admin operation (psap.console.paths).
     missing = {(method, api_resource(path)) for method, path in template_routes()} - set(OPERATIONS)

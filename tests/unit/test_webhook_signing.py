@@ -84,7 +84,7 @@ def test_baseline_signature_is_lowercase_hex_hmac_sha256_of_timestamp_id_and_raw
     assert headers["X-SVC-Delivery-Id"] == "dlv-1"
 
 
-@pytest.mark.spec("webhook-profile-rule-4", "limits-timestamp-tolerance")
+@pytest.mark.spec("webhook-profile-rule-4", "limits-timestamp-tolerance", "webhook-profile-rule-2")
 def test_a_timestamp_more_than_300_s_from_now_is_rejected_either_way() -> None:
     secret = presented_secret(RAW, SigningProfile.BASELINE)
     for offset, verdict in [(-300, True), (300, True), (-301, False), (301, False)]:
