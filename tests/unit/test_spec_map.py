@@ -2,6 +2,7 @@
 page is what the markers make, every rule has a test, the catalog follows docs/spec.md, and a
 marker naming anything but a rule of the catalog fails collection."""
 
+import ast
 import functools
 import re
 from pathlib import Path
@@ -55,6 +56,32 @@ def test_committed_spec_rules_page_is_up_to_date() -> None:
 def test_every_rule_of_the_spec_has_a_test() -> None:
     untested = [rule_id for rule_id, tests in rule_to_tests(marked_tests()).items() if not tests]
     assert untested == [], "rules without a @pytest.mark.spec test"
+
+
+# `test_rule4_...` or `test_versioning_rule2_...`: a name that cites a rule by its number.
+_NAMED_RULE = re.compile(r"^test_(?:(?P<section>[a-z]+)_)?rule(?P<number>\d+)_")
+
+
+def test_a_test_named_after_a_rule_number_is_marked_with_that_rule() -> None:
+    # The number alone is ambiguous (rule 4 of the knowledge rules, rule 4 of the list's):
+    # the marker says which section's rule it is, and must agree with the name.
+    marked = {test.node_id: test.rule_ids for test in marked_tests()}
+    disagreeing = []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.FunctionDef) or not (named := _NAMED_RULE.match(node.name)):
+                continue
+            section, number = named.group("section"), named.group("number")
+            node_id = f"{path.relative_to(ROOT).as_posix()}::{node.name}"
+            cited = [
+                rule_id
+                for rule_id in marked.get(node_id, ())
+                if rule_id.endswith(f"-rule-{number}")
+                and (section is None or rule_id == f"{section}-rule-{number}")
+            ]
+            if not cited:
+                disagreeing.append(node_id)
+    assert disagreeing == []
 
 
 def test_every_numbered_rule_of_the_spec_is_in_the_catalog_or_left_open() -> None:
