@@ -167,8 +167,9 @@ def render(marked: list[MarkedTest]) -> str:
     lines.append("")
     lines.append("## Left open by the specification\n")
     lines.append(
-        'The spec marks these "not shown": they are design choices, recorded in the '
-        "[decisions](../decisions/index.md), not rules, and no test claims them.\n"
+        'The spec marks these "not shown": they are left to the design (the '
+        "[decisions](../decisions/index.md) record the choices made), not rules of the spec, "
+        "and a marker may not name them.\n"
     )
     for item in OPEN_ITEMS:
         lines.append(

@@ -328,18 +328,22 @@ RULES: tuple[SpecRule, ...] = (
     *_numbered("versioning", VERSIONING, _VERSIONING_RULES),
 )
 
-# Items the spec leaves open ("not shown"): the design decides them (docs/decisions/).
+# Items the spec leaves open ("not shown"): the design decides them (docs/decisions/). Their
+# summaries are shown on the generated page, which lives in docs/reference/: links are
+# relative to it.
 OPEN_ITEMS: tuple[SpecRule, ...] = (
     SpecRule(
         "data-auth-rule-5",
         DATA_AUTH,
-        "token issuance, lifetime and format: see decisions/api.md",
+        "token issuance, lifetime and format: opaque random tokens, stored hashed, expiring "
+        "([credentials](../decisions/api.md))",
     ),
     SpecRule(
         "data-auth-rule-6",
         DATA_AUTH,
-        "the permission for the evaluations list and for resource-center search: see "
-        "decisions/api.md",
+        "the permission for the evaluations list (ours: View QA, [decisions](../decisions/api.md))"
+        " and for resource-center search (any valid partner credential, "
+        "[decisions](../decisions/resource-center.md))",
     ),
     SpecRule(
         "versioning-rule-5",
