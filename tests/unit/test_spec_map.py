@@ -58,8 +58,9 @@ def test_every_rule_of_the_spec_has_a_test() -> None:
     assert untested == [], "rules without a @pytest.mark.spec test"
 
 
-# `test_rule4_...` or `test_versioning_rule2_...`: a name that cites a rule by its number.
-_NAMED_RULE = re.compile(r"^test_(?:(?P<section>[a-z]+)_)?rule(?P<number>\d+)_")
+# `test_rule4_...`, `test_versioning_rule2_...`, `test_knowledge_list_rule4_...`: a name that
+# cites a rule by its number, with or without its section (the id's prefix, `_` for `-`).
+_NAMED_RULE = re.compile(r"^test_(?:(?P<section>[a-z_]+?)_)?rule(?P<number>\d+)_")
 
 
 def test_a_test_named_after_a_rule_number_is_marked_with_that_rule() -> None:
@@ -72,6 +73,7 @@ def test_a_test_named_after_a_rule_number_is_marked_with_that_rule() -> None:
             if not isinstance(node, ast.FunctionDef) or not (named := _NAMED_RULE.match(node.name)):
                 continue
             section, number = named.group("section"), named.group("number")
+            section = section.replace("_", "-") if section else None
             node_id = f"{path.relative_to(ROOT).as_posix()}::{node.name}"
             cited = [
                 rule_id
