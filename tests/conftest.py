@@ -53,6 +53,9 @@ from psap.storage.sqs import sqs
 from psap.webhooks.secrets import secrets_manager
 from tests.support.embedded_aws import TemplateResources
 
+# Checks every `@pytest.mark.spec(...)` id against the rule catalog at collection.
+pytest_plugins = ("tests.support.spec_marker",)
+
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE: StackTemplate = load_template()
 # Powertools Metrics reads its namespace when psap.observability is first imported, which can

@@ -60,6 +60,7 @@ def received(stack: dict[str, Any], receipt_id: str) -> dict[str, Any]:
     raise AssertionError(f"no delivery for {receipt_id} within {WAIT_SECONDS} s")
 
 
+@pytest.mark.spec("cad-auth-rule-1", "events-delivery-headers", "webhook-profile-rule-3")
 def test_a_cad_incident_comes_back_as_a_verified_webhook_and_reads_through_the_api(
     stack: dict[str, Any], stack_log: Any
 ) -> None:
@@ -97,6 +98,7 @@ def test_a_cad_incident_comes_back_as_a_verified_webhook_and_reads_through_the_a
     assert incident["notes"][0]["note"] == "Two vehicles"
 
 
+@pytest.mark.spec("auth-credential-per-direction")
 def test_a_partner_credential_cannot_submit_cad_incidents(stack: dict[str, Any]) -> None:
     tenant = stack["tenants"][0]
     status, body = call(
@@ -109,6 +111,7 @@ def test_a_partner_credential_cannot_submit_cad_incidents(stack: dict[str, Any])
     assert body == {"info": "Authentication required", "reason": "UNAUTHENTICATED"}
 
 
+@pytest.mark.spec("auth-credential-per-direction")
 def test_a_cad_credential_cannot_read_the_data_interface(stack: dict[str, Any]) -> None:
     tenant = stack["tenants"][0]
     status, _ = call(
@@ -119,6 +122,7 @@ def test_a_cad_credential_cannot_read_the_data_interface(stack: dict[str, Any]) 
     assert status == 401
 
 
+@pytest.mark.spec("cad-auth-rule-2")
 def test_the_envelope_naming_another_tenant_is_403(stack: dict[str, Any]) -> None:
     mine, theirs = stack["tenants"][0], stack["tenants"][1]
     status, body = call(

@@ -18,6 +18,7 @@ def _request_line(log: str, request_id: str) -> str:
     return lines[0]
 
 
+@pytest.mark.spec("errors-error-info")
 def test_unknown_path_is_404_error_info(stack: dict[str, Any]) -> None:
     answer = httpx.get(stack["baseUrl"] + "/api/v1/external/no-such-thing", timeout=30)
     assert answer.status_code == 404
@@ -61,6 +62,7 @@ def test_options_on_a_known_resource_names_its_methods(stack: dict[str, Any]) ->
     assert answer.content == b""
 
 
+@pytest.mark.spec("data-auth-rule-1", "errors-401-body")
 def test_missing_authorization_is_401_without_calling_the_authorizer(
     stack: dict[str, Any], stack_log: Callable[[], str]
 ) -> None:

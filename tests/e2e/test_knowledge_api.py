@@ -23,6 +23,7 @@ def credentials(stack: dict[str, Any], tenant_index: int = 0) -> dict[str, str]:
     return tenant_credentials
 
 
+@pytest.mark.spec("data-auth-rule-1")
 def test_demo_admin_credential_lists_its_tenants_knowledge(stack: dict[str, Any]) -> None:
     answer = get(stack, LIST, credentials(stack)["admin"])
     assert answer.status_code == 200
@@ -31,6 +32,7 @@ def test_demo_admin_credential_lists_its_tenants_knowledge(stack: dict[str, Any]
     assert [item["id"] for item in body["items"]] == sorted(stack["tenants"][0]["knowledgeIds"])
 
 
+@pytest.mark.spec("service-tenant-from-credential")
 def test_tenant_isolation_over_http(stack: dict[str, Any]) -> None:
     first = get(stack, LIST, credentials(stack, 0)["admin"]).json()
     second = get(stack, LIST, credentials(stack, 1)["admin"]).json()
@@ -39,6 +41,7 @@ def test_tenant_isolation_over_http(stack: dict[str, Any]) -> None:
     assert first_ids and second_ids and not first_ids & second_ids
 
 
+@pytest.mark.spec("data-auth-rule-1", "errors-401-body")
 def test_missing_token_is_401_with_the_exact_error_info(stack: dict[str, Any]) -> None:
     answer = get(stack, LIST)
     assert answer.status_code == 401
@@ -48,6 +51,7 @@ def test_missing_token_is_401_with_the_exact_error_info(stack: dict[str, Any]) -
 @pytest.mark.parametrize(
     "authorization", ["Bearer not-a-real-token", "Bearer", "Basic dXNlcjpwYXNz", "not-a-token"]
 )
+@pytest.mark.spec("data-auth-rule-1", "errors-401-body")
 def test_invalid_authorization_header_is_401(stack: dict[str, Any], authorization: str) -> None:
     answer = httpx.get(
         stack["baseUrl"] + LIST, headers={"Authorization": authorization}, timeout=30
@@ -56,16 +60,19 @@ def test_invalid_authorization_header_is_401(stack: dict[str, Any], authorizatio
     assert answer.json() == {"info": "Authentication required", "reason": "UNAUTHENTICATED"}
 
 
+@pytest.mark.spec("auth-credential-per-direction")
 def test_cad_credential_is_401_on_the_data_interface(stack: dict[str, Any]) -> None:
     answer = get(stack, LIST, credentials(stack)["cad"])
     assert answer.status_code == 401
     assert answer.json() == {"info": "Authentication required", "reason": "UNAUTHENTICATED"}
 
 
+@pytest.mark.spec("endpoints-permission-knowledge-list")
 def test_read_only_credential_may_list(stack: dict[str, Any]) -> None:
     assert get(stack, LIST, credentials(stack)["readOnly"]).status_code == 200
 
 
+@pytest.mark.spec("errors-403-body", "data-auth-rule-2")
 def test_credential_without_knowledge_permissions_is_403_with_the_exact_body(
     stack: dict[str, Any],
 ) -> None:
@@ -77,6 +84,7 @@ def test_credential_without_knowledge_permissions_is_403_with_the_exact_body(
     )
 
 
+@pytest.mark.spec("knowledge-list-rule-4")
 def test_pagination_over_http(stack: dict[str, Any]) -> None:
     token = credentials(stack)["admin"]
     expected = sorted(stack["tenants"][0]["knowledgeIds"])
@@ -89,6 +97,7 @@ def test_pagination_over_http(stack: dict[str, Any]) -> None:
     assert bad.status_code == 400 and "'size'" in bad.json()["info"]
 
 
+@pytest.mark.spec("knowledge-list-rule-5")
 def test_filters_over_http(stack: dict[str, Any]) -> None:
     token = credentials(stack)["admin"]
     body = get(stack, LIST, token, knowledgeType="INSTRUCTION_CARD").json()

@@ -76,6 +76,21 @@ def ready_card(partner: dict[str, Any], knowledge_id: int, version: int) -> dict
         time.sleep(0.3)
 
 
+@pytest.mark.spec(
+    "versioning-rule-2",
+    "knowledge-rule-3",
+    "knowledge-rule-7",
+    "knowledge-rule-8",
+    "knowledge-rule-10",
+    "knowledge-rule-11",
+    "knowledge-rule-13",
+    "knowledge-rule-14",
+    "knowledge-rule-15",
+    "knowledge-reference-id-formats",
+    "errors-400-unknown-reference-id",
+    "resources-knowledge-card-prefers-edits",
+    "knowledge-list-rule-1",
+)
 def test_knowledge_lifecycle_over_http(partner: dict[str, Any]) -> None:
     # Given a target card, loaded first (rule 8)
     target = call(

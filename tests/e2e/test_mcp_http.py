@@ -174,6 +174,7 @@ def test_templates_read_the_rest_body(stack: dict[str, Any]) -> None:
     assert read == {uri: rest(stack, path, admin) for uri, path in paths.items()}
 
 
+@pytest.mark.spec("data-auth-rule-2")
 def test_permissions_come_from_the_rest_table(stack: dict[str, Any]) -> None:
     data = facts(stack)
 
@@ -200,6 +201,7 @@ def test_permissions_come_from_the_rest_table(stack: dict[str, Any]) -> None:
     )
 
 
+@pytest.mark.spec("service-tenant-from-credential")
 def test_a_tenant_reads_its_own_data_only(stack: dict[str, Any]) -> None:
     theirs = facts(stack, tenant=1)
     their_incident, their_event = theirs["incidentIds"][0], theirs["eventIds"][0]

@@ -52,6 +52,7 @@ def test_the_seeded_catalog_is_searchable_right_after_start(stack: dict[str, Any
     assert any("<mark>" in result["matchedSnippet"] for result in body["results"])
 
 
+@pytest.mark.spec("resources-search-license-and-import-status")
 def test_license_status_is_the_searching_tenants(stack: dict[str, Any]) -> None:
     assert PROTOCOL_LICENSE in DEMO_LICENSES[0] and PROTOCOL_LICENSE not in DEMO_LICENSES[1]
     query = {"q": "cardiac arrest protocol refresher compressions", "pageSize": 50}
@@ -62,6 +63,7 @@ def test_license_status_is_the_searching_tenants(stack: dict[str, Any]) -> None:
     assert second[CPR_REFRESHER]["licensed"] is False
 
 
+@pytest.mark.spec("resources-search-license-and-import-status")
 def test_import_status_is_the_searching_tenants(stack: dict[str, Any]) -> None:
     # The demo's first tenant imported both items; the rebid article changed since.
     cpr = {"q": "cardiac arrest protocol refresher", "pageSize": 50}
@@ -74,6 +76,7 @@ def test_import_status_is_the_searching_tenants(stack: dict[str, Any]) -> None:
     assert second_rebid[ALI_REBID]["importStatus"] == "NOT_IMPORTED"
 
 
+@pytest.mark.spec("data-auth-rule-4")
 def test_a_credential_without_resource_center_access_gets_help_articles_only(
     stack: dict[str, Any],
 ) -> None:

@@ -68,6 +68,7 @@ def test_a_trainees_enrollments_with_task_lists_and_consistent_counters(
     assert (nobody.status_code, nobody.json()) == (200, [])
 
 
+@pytest.mark.spec("states-enrollment-status")
 def test_every_enrollment_state_appears_in_the_demo_tenant(stack: dict[str, Any]) -> None:
     data = tenant(stack)["tenantData"]
     seen: set[str] = set()
@@ -108,6 +109,7 @@ def test_an_incident_and_its_event_name_each_other(stack: dict[str, Any]) -> Non
     assert event["personnel"] and event["media"]
 
 
+@pytest.mark.spec("service-tenant-from-credential")
 def test_tenant_isolation_another_tenants_ids_are_404(stack: dict[str, Any]) -> None:
     theirs = tenant(stack, 1)["tenantData"]
     for path in (
@@ -122,6 +124,7 @@ def test_tenant_isolation_another_tenants_ids_are_404(stack: dict[str, Any]) -> 
         assert get(stack, path, admin(stack, 1)).status_code == 200, path
 
 
+@pytest.mark.spec("endpoints-permission-users", "endpoints-permission-incident", "data-auth-rule-2")
 def test_permissions_over_http(stack: dict[str, Any]) -> None:
     data = tenant(stack)["tenantData"]
     read_only = tenant(stack)["credentials"]["readOnly"]  # VIEW_KNOWLEDGE, BROWSE_EVENTS, VIEW_QA
@@ -142,6 +145,7 @@ def test_permissions_over_http(stack: dict[str, Any]) -> None:
     assert get(stack, "/user", no_knowledge).status_code == 200
 
 
+@pytest.mark.spec("endpoints-path-ids-are-integers", "errors-error-info")
 def test_bad_ids_and_parameters_are_400_error_info(stack: dict[str, Any]) -> None:
     answer = get(stack, "/mcp/resources/events/EV-1", admin(stack))
     assert answer.status_code == 400 and "'eventId'" in answer.json()["info"]

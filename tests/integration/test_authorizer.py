@@ -56,6 +56,7 @@ def issue(tenant: int, kind: CredentialKind, *permissions: Permission, **extra: 
     return issued.token
 
 
+@pytest.mark.spec("data-auth-rule-1", "service-tenant-from-credential")
 def test_valid_partner_token_is_allowed_with_tenant_and_permissions_in_context(
     tenant: int, authorizer: Any, load_event: Any, lambda_context: Any
 ) -> None:
@@ -78,6 +79,7 @@ def test_valid_partner_token_is_allowed_with_tenant_and_permissions_in_context(
     "authorization",
     [None, "", "Bearer", "Bearer ", "Basic dXNlcjpwYXNz", "Bearer unknown-token", "token"],
 )
+@pytest.mark.spec("data-auth-rule-1")
 def test_missing_or_invalid_token_is_unauthorized(
     tenant: int, authorizer: Any, load_event: Any, lambda_context: Any, authorization: str | None
 ) -> None:
@@ -85,6 +87,7 @@ def test_missing_or_invalid_token_is_unauthorized(
         authorizer("partner").handler(request(load_event, authorization), lambda_context)
 
 
+@pytest.mark.spec("data-auth-rule-1")
 def test_revoked_token_is_unauthorized(
     tenant: int, authorizer: Any, load_event: Any, lambda_context: Any
 ) -> None:
@@ -95,6 +98,7 @@ def test_revoked_token_is_unauthorized(
         authorizer("partner").handler(request(load_event, f"Bearer {token}"), lambda_context)
 
 
+@pytest.mark.spec("data-auth-rule-1")
 def test_expired_token_is_unauthorized(tenant: int, load_event: Any) -> None:
     # Given a credential that expires in an hour, when it is used two hours later
     token = issue(
@@ -117,6 +121,7 @@ def test_expired_token_is_unauthorized(tenant: int, load_event: Any) -> None:
     assert refusal.value.why == "expired credential"
 
 
+@pytest.mark.spec("auth-credential-per-direction")
 def test_cad_credential_never_passes_the_data_interface(
     tenant: int, authorizer: Any, load_event: Any, lambda_context: Any
 ) -> None:
@@ -125,6 +130,7 @@ def test_cad_credential_never_passes_the_data_interface(
         authorizer("partner").handler(request(load_event, f"Bearer {token}"), lambda_context)
 
 
+@pytest.mark.spec("auth-credential-per-direction", "cad-auth-rule-1")
 def test_partner_credential_never_passes_cad_intake(
     tenant: int, authorizer: Any, load_event: Any, lambda_context: Any
 ) -> None:
@@ -137,6 +143,7 @@ def test_partner_credential_never_passes_cad_intake(
         authorizer("cad").handler(event, lambda_context)
 
 
+@pytest.mark.spec("cad-auth-rule-1", "cad-auth-rule-2")
 def test_cad_credential_passes_cad_intake_for_its_own_tenant_only(
     tenant: int, authorizer: Any, load_event: Any, lambda_context: Any
 ) -> None:

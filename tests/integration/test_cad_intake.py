@@ -25,6 +25,7 @@ from tests.integration.cad_support import (
 __all__ = ["cad", "cad_aws"]  # fixtures used by name
 
 
+@pytest.mark.spec("cad-auth-rule-1")
 def test_a_valid_submission_is_stored_queued_and_answered_202_with_a_receipt(
     cad: CadFunctions,
 ) -> None:
@@ -122,6 +123,7 @@ def test_an_in_flight_record_left_by_a_dead_request_is_taken_over(
     assert body["receiptId"] != "rcpt-dead"
 
 
+@pytest.mark.spec("cad-auth-rule-2")
 def test_idempotency_is_per_tenant(cad: CadFunctions) -> None:
     mine = cad.submit(flat_submission(tenant=None))
     theirs = cad.submit(flat_submission(tenant=None, priority="5"), tenant=OTHER_TENANT)
@@ -130,6 +132,7 @@ def test_idempotency_is_per_tenant(cad: CadFunctions) -> None:
 
 
 @pytest.mark.parametrize("spelling", ["tenantId", "tenantid"])
+@pytest.mark.spec("cad-auth-rule-2", "errors-error-info")
 def test_tenant_id_of_another_tenant_is_403_error_info(cad: CadFunctions, spelling: str) -> None:
     submission = flat_submission(tenant=None)
     submission[spelling] = OTHER_TENANT
@@ -140,23 +143,27 @@ def test_tenant_id_of_another_tenant_is_403_error_info(cad: CadFunctions, spelli
     assert drain("CadIntakeQueue") == []
 
 
+@pytest.mark.spec("cad-auth-rule-2")
 def test_tenant_id_is_a_cross_check_only_absent_is_accepted(cad: CadFunctions) -> None:
     status, _ = cad.submit(flat_submission(tenant=None))
     assert status == 202
 
 
+@pytest.mark.spec("cad-auth-rule-2")
 def test_tenant_id_as_a_string_of_the_right_tenant_is_accepted(cad: CadFunctions) -> None:
     submission = flat_submission(tenant=None)
     submission["tenantid"] = str(TENANT)
     assert cad.submit(submission)[0] == 202
 
 
+@pytest.mark.spec("auth-credential-per-direction", "cad-auth-rule-1", "errors-401-body")
 def test_a_partner_credential_on_the_cad_path_is_401(cad: CadFunctions) -> None:
     status, body = cad.submit(flat_submission(), kind="partner")
     assert status == 401
     assert body == {"info": "Authentication required", "reason": "UNAUTHENTICATED"}
 
 
+@pytest.mark.spec("cad-auth-rule-1")
 def test_a_request_without_authorizer_context_is_401(cad: CadFunctions) -> None:
     event = cad.load_event("cad_intake")
     event["requestContext"].pop("authorizer")
@@ -178,6 +185,7 @@ def test_a_request_without_authorizer_context_is_401(cad: CadFunctions) -> None:
         ({"sequence": -1}, "$.sequence"),
     ],
 )
+@pytest.mark.spec("errors-error-info")
 def test_invalid_submissions_are_400_error_info_with_the_json_path(
     cad: CadFunctions, change: dict[str, Any], path: str
 ) -> None:

@@ -311,6 +311,7 @@ def test_an_earlier_failing_try_is_retried_silently(
     assert drain("WebhookQueue") == []
 
 
+@pytest.mark.spec("service-tenant-from-credential")
 def test_incidents_of_one_tenant_are_not_visible_to_another(cad: CadFunctions) -> None:
     process(cad, flat_submission())
     assert incidents.find_incident_id(TENANT, "2026-000123") is not None

@@ -57,6 +57,7 @@ def enrollment(**changes: Any) -> PhaseEnrollment:
     return PhaseEnrollment.model_validate(record)
 
 
+@pytest.mark.spec("resources-enrollment-fields")
 def test_enrollment_shape_is_the_specs_field_for_field(api: TenantDataApi, people: None) -> None:
     # Given an enrollment with every field of the spec's tables set
     assert put_enrollment(api.tenant, enrollment()) is UpsertOutcome.CREATED
@@ -68,6 +69,7 @@ def test_enrollment_shape_is_the_specs_field_for_field(api: TenantDataApi, peopl
     assert strict_json(listed) == strict_json(for_tenant(ENROLLMENT, api.tenant))
 
 
+@pytest.mark.spec("resources-enrollment-fields", "versioning-rule-3")
 def test_key_sets_of_every_nested_shape(api: TenantDataApi, people: None) -> None:
     put_enrollment(api.tenant, enrollment())
     (listed,) = api.enrollments(TRAINEE)[1]
@@ -87,6 +89,7 @@ def test_key_sets_of_every_nested_shape(api: TenantDataApi, people: None) -> Non
     assert set(task_list["groups"][0]) == SPEC_FIELDS["taskListGroup"]
 
 
+@pytest.mark.spec("resources-nested-enrollment-fields")
 def test_nested_enrollments_carry_id_through_signoff_id_only(
     api: TenantDataApi, people: None
 ) -> None:
@@ -97,6 +100,7 @@ def test_nested_enrollments_carry_id_through_signoff_id_only(
     assert strict_json(nested) == strict_json(for_tenant(ENROLLMENT_SUMMARY, api.tenant))
 
 
+@pytest.mark.spec("resources-timestamps-and-dates")
 def test_dates_are_yyyy_mm_dd_and_timestamps_iso_utc_with_ms(
     api: TenantDataApi, people: None
 ) -> None:
@@ -136,12 +140,14 @@ def test_task_list_counters_are_computed_from_the_items(api: TenantDataApi, peop
     assert sum(counters.values()) == 2 * len(task_list["items"])
 
 
+@pytest.mark.spec("states-enrollment-status")
 def test_status_is_one_of_the_six_states(api: TenantDataApi, people: None) -> None:
     for status in EnrollmentStatus:
         put_enrollment(api.tenant, enrollment(status=status.value))
         assert api.enrollments(TRAINEE)[1][0]["status"] == status.value
 
 
+@pytest.mark.spec("states-enrollment-status")
 def test_a_status_outside_the_six_states_is_refused_on_import() -> None:
     with pytest.raises(ValueError, match="status"):
         enrollment(status="ON_HOLD")
@@ -218,12 +224,14 @@ def test_an_existing_user_with_no_enrollments_is_an_empty_list(
     assert api.enrollments(OFFICER["id"]) == (200, [])
 
 
+@pytest.mark.spec("errors-error-info")
 def test_unknown_user_is_404_error_info(api: TenantDataApi, people: None) -> None:
     status, body = api.enrollments(424242)
     assert status == 404
     assert body == {"info": "user 424242 not found", "reason": "NOT_FOUND"}
 
 
+@pytest.mark.spec("service-tenant-from-credential")
 def test_tenant_isolation_another_tenants_user_is_404(api: TenantDataApi, people: None) -> None:
     put_enrollment(api.tenant, enrollment())
     status, body = api.enrollments(TRAINEE, tenant=api.other_tenant)
@@ -231,6 +239,7 @@ def test_tenant_isolation_another_tenants_user_is_404(api: TenantDataApi, people
     assert body["reason"] == "NOT_FOUND"
 
 
+@pytest.mark.spec("endpoints-path-ids-are-integers")
 def test_a_user_id_that_is_not_an_integer_is_400_naming_it(api: TenantDataApi) -> None:
     for user_id in ("abc", "1.5", "9" * 40 + "x"):
         status, body = api.enrollments(user_id)
@@ -238,6 +247,7 @@ def test_a_user_id_that_is_not_an_integer_is_400_naming_it(api: TenantDataApi) -
         assert "'userId'" in body["info"]
 
 
+@pytest.mark.spec("endpoints-permission-enrollments", "data-auth-rule-2")
 def test_permission_manage_phases_is_required(api: TenantDataApi, people: None) -> None:
     status, body = api.call(
         "enrollments_list", path={"userId": str(TRAINEE)}, permissions="MANAGE_USERS,VIEW_QA"

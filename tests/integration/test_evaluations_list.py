@@ -59,6 +59,7 @@ def ids(body: dict[str, Any]) -> list[int]:
     return [item["id"] for item in body["content"]]
 
 
+@pytest.mark.spec("resources-evaluation-fields")
 def test_evaluation_shape_is_the_specs_field_for_field(api: TenantDataApi) -> None:
     # Given an evaluation with every field of the spec's tables set
     put_evaluation(api.tenant, QaEvaluation.model_validate(EVALUATION))
@@ -70,6 +71,9 @@ def test_evaluation_shape_is_the_specs_field_for_field(api: TenantDataApi) -> No
     assert strict_json(listed) == strict_json(for_tenant(EVALUATION, api.tenant))
 
 
+@pytest.mark.spec(
+    "resources-evaluation-fields", "resources-nested-enrollment-fields", "versioning-rule-3"
+)
 def test_key_sets_of_every_nested_shape(api: TenantDataApi) -> None:
     put_evaluation(api.tenant, QaEvaluation.model_validate(EVALUATION))
     (listed,) = api.evaluations(QA_USER)[1]["content"]
@@ -135,6 +139,7 @@ def test_default_order_is_newest_first_and_asc_reverses_it(api: TenantDataApi) -
     assert newest["sort"] == {"empty": False, "sorted": True, "unsorted": False}
 
 
+@pytest.mark.spec("resources-spring-page-fields")
 def test_spring_page_arithmetic_and_size_cap(api: TenantDataApi) -> None:
     bulk_load_evaluations(api.tenant, [brief(n, day(n)) for n in range(1, 56)])
     _, capped = api.evaluations(QA_USER, size="500")
@@ -274,6 +279,7 @@ def test_a_document_larger_than_one_item_is_split_and_joined(
     assert small["results"][0]["id"] == EVALUATION["results"][0]["id"]
 
 
+@pytest.mark.spec("errors-error-info", "endpoints-path-ids-are-integers")
 def test_bad_parameters_are_400_error_info_naming_the_parameter(api: TenantDataApi) -> None:
     for query, parameter in [
         ({"status": "MAYBE"}, "status"),
@@ -303,6 +309,7 @@ def test_unknown_user_is_404_and_a_known_user_without_evaluations_is_an_empty_pa
     assert (status, body["totalElements"], body["content"]) == (200, 0, [])
 
 
+@pytest.mark.spec("service-tenant-from-credential")
 def test_tenant_isolation_another_tenants_user_is_404(api: TenantDataApi) -> None:
     put_evaluation(api.tenant, evaluation(1, day(1)))
     status, body = api.evaluations(QA_USER, tenant=api.other_tenant)

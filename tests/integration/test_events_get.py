@@ -29,6 +29,7 @@ def api(
     return TenantDataApi(import_function, load_event, lambda_context)
 
 
+@pytest.mark.spec("resources-event-fields")
 def test_event_shape_is_the_specs_field_for_field(api: TenantDataApi) -> None:
     import_event(api.tenant, Event.model_validate(EVENT), NOW)
     status, body = api.event(EVENT["id"])
@@ -52,22 +53,26 @@ def test_an_event_linked_by_the_cad_names_its_incident(api: TenantDataApi) -> No
     assert incident_body["event"] == {"id": event.id, "number": "EV-5"}
 
 
+@pytest.mark.spec("errors-error-info")
 def test_unknown_event_is_404_error_info(api: TenantDataApi) -> None:
     assert api.event(5555) == (404, {"info": "event 5555 not found", "reason": "NOT_FOUND"})
 
 
+@pytest.mark.spec("service-tenant-from-credential")
 def test_tenant_isolation_another_tenants_event_is_404(api: TenantDataApi) -> None:
     import_event(api.other_tenant, Event.model_validate(EVENT), NOW)
     assert api.event(EVENT["id"])[0] == 404
     assert api.event(EVENT["id"], tenant=api.other_tenant)[0] == 200
 
 
+@pytest.mark.spec("endpoints-path-ids-are-integers")
 def test_an_event_id_that_is_not_an_integer_is_400_naming_it(api: TenantDataApi) -> None:
     status, body = api.event("EV-2026-0100001")
     assert status == 400
     assert "'eventId'" in body["info"]
 
 
+@pytest.mark.spec("endpoints-permission-event", "data-auth-rule-2")
 def test_browse_or_manage_events_may_read_and_others_get_the_naming_403(
     api: TenantDataApi,
 ) -> None:

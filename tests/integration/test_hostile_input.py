@@ -365,6 +365,7 @@ def test_an_audit_export_with_a_number_for_a_date_or_an_unknown_filter_is_400(
         ("knowledge_list", "query", "provider", "NENA\u0000"),
     ],
 )
+@pytest.mark.spec("endpoints-path-ids-are-integers", "errors-error-info")
 def test_parameters_beyond_their_bounds_or_not_strictly_parsed_are_400(
     routes: WriteRoutes, function: str, where: str, name: str, value: str
 ) -> None:

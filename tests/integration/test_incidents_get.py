@@ -27,6 +27,7 @@ def api(
     return TenantDataApi(import_function, load_event, lambda_context)
 
 
+@pytest.mark.spec("resources-incident-fields")
 def test_incident_shape_is_the_specs_field_for_field(api: TenantDataApi) -> None:
     # Given an incident with every field of the spec's Incident table set
     import_incident(api.tenant, Incident.model_validate(INCIDENT), NOW)
@@ -61,6 +62,7 @@ def test_an_incident_from_the_cad_reads_with_nulls_empty_arrays_and_its_service_
     )
 
 
+@pytest.mark.spec("errors-error-info")
 def test_unknown_incident_is_404_error_info(api: TenantDataApi) -> None:
     assert api.incident(987654) == (
         404,
@@ -68,6 +70,7 @@ def test_unknown_incident_is_404_error_info(api: TenantDataApi) -> None:
     )
 
 
+@pytest.mark.spec("service-tenant-from-credential")
 def test_tenant_isolation_another_tenants_incident_is_404(api: TenantDataApi) -> None:
     import_incident(api.other_tenant, Incident.model_validate(INCIDENT), NOW)
     status, body = api.incident(INCIDENT["id"])
@@ -75,6 +78,7 @@ def test_tenant_isolation_another_tenants_incident_is_404(api: TenantDataApi) ->
     assert api.incident(INCIDENT["id"], tenant=api.other_tenant)[0] == 200
 
 
+@pytest.mark.spec("endpoints-path-ids-are-integers")
 def test_an_incident_id_that_is_not_an_integer_is_400_naming_it(api: TenantDataApi) -> None:
     for incident_id in ("26-0100001", "1e3", "x"):
         status, body = api.incident(incident_id)
@@ -82,6 +86,7 @@ def test_an_incident_id_that_is_not_an_integer_is_400_naming_it(api: TenantDataA
         assert "'incidentId'" in body["info"]
 
 
+@pytest.mark.spec("endpoints-permission-incident", "data-auth-rule-2")
 def test_browse_or_manage_events_may_read_and_others_get_the_naming_403(
     api: TenantDataApi,
 ) -> None:

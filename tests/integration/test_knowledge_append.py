@@ -36,6 +36,7 @@ def flags(**changes: bool) -> dict[str, bool]:
     return {**ALL_API, **changes}
 
 
+@pytest.mark.spec("versioning-rule-2")
 def test_append_answers_201_with_the_full_entry_at_the_new_version(api: KnowledgeApi) -> None:
     entry = api.created(card_payload())
     appended = api.appended(
@@ -63,12 +64,14 @@ def test_append_through_the_sample_event(api: KnowledgeApi) -> None:
     assert (status, body["version"]) == (201, 2), body
 
 
+@pytest.mark.spec("knowledge-rule-1")
 def test_rule1_api_control_declares_the_owner_of_each_section(api: KnowledgeApi) -> None:
     entry = api.created(card_payload(apiControl=flags(media=False, links=False)))
     assert entry["apiControl"] == flags(media=False, links=False)
     assert api.read(entry["id"])["apiControl"] == flags(media=False, links=False)
 
 
+@pytest.mark.spec("knowledge-rule-2")
 def test_rule2_api_owned_sections_are_overwritten_whole_on_append(api: KnowledgeApi) -> None:
     # Given version 1 with content in every section
     entry = api.created(card_payload())
@@ -88,6 +91,7 @@ def test_rule2_api_owned_sections_are_overwritten_whole_on_append(api: Knowledge
     assert appended["media"] == []
 
 
+@pytest.mark.spec("knowledge-rule-3")
 def test_rule3_service_owned_sections_are_carried_forward_automatically(api: KnowledgeApi) -> None:
     # Given spoken instructions and CAD actions owned by the service, seeded on create
     control = flags(spokenInstructions=False, cadActions=False)
@@ -110,6 +114,7 @@ def test_rule3_service_owned_sections_are_carried_forward_automatically(api: Kno
         ("media", {"media": [{"mediaType": "IMAGE", "url": "x"}]}, "media"),
     ],
 )
+@pytest.mark.spec("knowledge-rule-3", "errors-error-info")
 def test_rule3_an_append_that_sends_a_service_owned_section_is_400_naming_it(
     api: KnowledgeApi, flag: str, payload: dict[str, Any], named: str
 ) -> None:
@@ -122,6 +127,7 @@ def test_rule3_an_append_that_sends_a_service_owned_section_is_400_naming_it(
     assert writes_of(stored_items()) == before
 
 
+@pytest.mark.spec("knowledge-rule-4")
 def test_rule4_an_append_whose_api_control_differs_is_400(api: KnowledgeApi) -> None:
     entry = api.created(card_payload(apiControl=flags(media=False)))
     before = writes_of(stored_items())
@@ -132,6 +138,7 @@ def test_rule4_an_append_whose_api_control_differs_is_400(api: KnowledgeApi) -> 
     assert api.read(entry["id"])["apiControl"] == flags(media=False)
 
 
+@pytest.mark.spec("knowledge-rule-4")
 def test_rule4_flags_left_out_mean_true_so_an_equal_control_may_omit_them(
     api: KnowledgeApi,
 ) -> None:
@@ -139,12 +146,14 @@ def test_rule4_flags_left_out_mean_true_so_an_equal_control_may_omit_them(
     assert api.append(entry["id"], {"apiControl": {"media": False}})[0] == 201
 
 
+@pytest.mark.spec("knowledge-rule-1")
 def test_rule1_an_append_without_api_control_is_400(api: KnowledgeApi) -> None:
     entry = api.created(card_payload())
     status, body = api.append(entry["id"], {"questionList": []})
     assert status == 400 and "'apiControl'" in body["info"]
 
 
+@pytest.mark.spec("knowledge-rule-13")
 def test_rule13_a_supplied_reference_id_updates_that_item_in_place(api: KnowledgeApi) -> None:
     entry = api.created(card_payload())
     root = entry["questionList"][0]
@@ -173,6 +182,7 @@ def test_rule13_a_supplied_reference_id_updates_that_item_in_place(api: Knowledg
     )
 
 
+@pytest.mark.spec("knowledge-rule-13")
 def test_rule13_an_omitted_reference_id_adds_a_new_item_with_a_fresh_id(api: KnowledgeApi) -> None:
     entry = api.created(card_payload())
     kept = entry["spokenInstructions"][0]["referenceId"]
@@ -191,6 +201,7 @@ def test_rule13_an_omitted_reference_id_adds_a_new_item_with_a_fresh_id(api: Kno
     assert second["referenceId"].startswith("si-") and second["referenceId"] != kept
 
 
+@pytest.mark.spec("knowledge-rule-14", "errors-400-unknown-reference-id")
 def test_rule14_a_reference_id_not_in_the_previous_version_is_400_naming_it(
     api: KnowledgeApi,
 ) -> None:
@@ -209,6 +220,7 @@ def test_rule14_a_reference_id_not_in_the_previous_version_is_400_naming_it(
     assert api.read(entry["id"])["latestVersion"] == 1
 
 
+@pytest.mark.spec("knowledge-rule-14", "errors-400-unknown-reference-id")
 def test_rule14_an_id_only_an_older_version_had_is_not_in_the_previous_version(
     api: KnowledgeApi,
 ) -> None:
@@ -228,6 +240,7 @@ def test_rule14_an_id_only_an_older_version_had_is_not_in_the_previous_version(
     assert status == 400 and dropped in body["info"]
 
 
+@pytest.mark.spec("versioning-rule-2")
 def test_older_versions_are_immutable_and_read_back_as_stored(api: KnowledgeApi) -> None:
     entry = api.created(card_payload())
     api.appended(entry["id"], {"apiControl": flags(), "name": "Renamed", "questionList": []})
@@ -277,6 +290,7 @@ def test_without_publish_an_append_is_a_draft_beside_the_published_version(
     assert (appended["publishedVersion"], appended["published"]) == (1, False)
 
 
+@pytest.mark.spec("service-tenant-from-credential")
 def test_append_to_an_unknown_or_other_tenants_id_is_404(api: KnowledgeApi) -> None:
     entry = api.created(card_payload())
     assert api.append(entry["id"] + 100, {"apiControl": flags()})[0] == 404
@@ -285,6 +299,7 @@ def test_append_to_an_unknown_or_other_tenants_id_is_404(api: KnowledgeApi) -> N
     assert api.read(entry["id"])["latestVersion"] == 1
 
 
+@pytest.mark.spec("endpoints-permission-knowledge-write-and-read", "data-auth-rule-3")
 def test_append_needs_manage_knowledge(api: KnowledgeApi) -> None:
     entry = api.created(card_payload())
     assert api.append(entry["id"], {"apiControl": flags()}, permissions=VIEW)[0] == 403
@@ -317,6 +332,7 @@ def test_an_entry_adopted_outside_the_api_gets_its_version_1_by_append(api: Know
         ('{"apiControl": {}, "name": "' + "x" * 1_100_000 + '"}', 413),
     ],
 )
+@pytest.mark.spec("errors-error-info")
 def test_bad_append_bodies_are_error_info_and_nothing_is_written(
     api: KnowledgeApi, raw: str, status: int
 ) -> None:

@@ -48,6 +48,7 @@ def ready_card(api: KnowledgeApi, knowledge_id: int, **options: Any) -> dict[str
     return dict(card)
 
 
+@pytest.mark.spec("resources-knowledge-card-fields")
 def test_card_has_the_fields_of_the_spec(api: KnowledgeApi) -> None:
     entry = api.created(card_payload())
     card = ready_card(api, entry["id"])
@@ -76,6 +77,7 @@ def test_card_is_pending_until_the_digest_worker_has_run(api: KnowledgeApi) -> N
     assert len(api.pending_digests()) == 1
 
 
+@pytest.mark.spec("versioning-rule-2", "resources-knowledge-card-fields")
 def test_versioning_rule2_card_shows_the_latest_version_its_id_and_whether_it_is_active(
     api: KnowledgeApi,
 ) -> None:
@@ -88,6 +90,7 @@ def test_versioning_rule2_card_shows_the_latest_version_its_id_and_whether_it_is
     assert card["active"] is True
 
 
+@pytest.mark.spec("resources-knowledge-card-fields")
 def test_card_holds_one_digest_per_section_of_the_latest_version(api: KnowledgeApi) -> None:
     entry = api.created(card_payload(apiControl={**ALL_API, "media": False}))
     card = ready_card(api, entry["id"])
@@ -103,6 +106,7 @@ def test_card_holds_one_digest_per_section_of_the_latest_version(api: KnowledgeA
     assert by_name["links"]["contentHash"].startswith("sha256:")
 
 
+@pytest.mark.spec("knowledge-rule-5")
 def test_rule5_effective_display_condition_is_stored_and_shown_on_the_card(
     api: KnowledgeApi,
 ) -> None:
@@ -208,6 +212,7 @@ def test_digest_sample_event_is_handled(api: KnowledgeApi, load_event: Any) -> N
 
 
 @pytest.mark.parametrize("permissions", ["VIEW_KNOWLEDGE", "MANAGE_KNOWLEDGE", "ADMIN"])
+@pytest.mark.spec("endpoints-permission-knowledge-card")
 def test_view_manage_knowledge_or_admin_may_read_the_card(
     api: KnowledgeApi, permissions: str
 ) -> None:
@@ -215,6 +220,7 @@ def test_view_manage_knowledge_or_admin_may_read_the_card(
     assert api.card(entry["id"], permissions=permissions)[0] == 200
 
 
+@pytest.mark.spec("endpoints-permission-knowledge-card", "data-auth-rule-2")
 def test_card_without_view_manage_or_admin_is_403_naming_them(api: KnowledgeApi) -> None:
     entry = api.created(card_payload())
     status, body = api.card(entry["id"], permissions="MANAGE_USERS")
@@ -224,6 +230,7 @@ def test_card_without_view_manage_or_admin_is_403_naming_them(api: KnowledgeApi)
     )
 
 
+@pytest.mark.spec("service-tenant-from-credential")
 def test_card_of_an_unknown_or_other_tenants_entry_is_404(api: KnowledgeApi) -> None:
     entry = api.created(card_payload())
     assert api.card(entry["id"], tenant=OTHER_TENANT)[0] == 404

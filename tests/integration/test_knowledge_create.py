@@ -47,6 +47,7 @@ def reference_ids(entry: dict[str, Any]) -> dict[str, list[str]]:
     return found
 
 
+@pytest.mark.spec("versioning-rule-2")
 def test_create_answers_201_with_the_full_entry_at_version_1(api: KnowledgeApi) -> None:
     # Given the sample create event (a linking card), its link target loaded first
     api.created(
@@ -67,12 +68,14 @@ def test_create_answers_201_with_the_full_entry_at_version_1(api: KnowledgeApi) 
     assert entry == api.read(entry["id"])
 
 
+@pytest.mark.spec("resources-timestamps-and-dates")
 def test_create_stamps_created_at_and_updated_at_with_the_write_time(api: KnowledgeApi) -> None:
     entry = api.created(card_payload())
     assert entry["createdAt"] == entry["updatedAt"] == entry["versionCreatedAt"]
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", entry["createdAt"])
 
 
+@pytest.mark.spec("knowledge-rule-11", "knowledge-reference-id-formats")
 def test_rule11_create_assigns_a_reference_id_in_its_format_to_every_item(
     api: KnowledgeApi,
 ) -> None:
@@ -95,6 +98,7 @@ def test_rule11_create_assigns_a_reference_id_in_its_format_to_every_item(
     assert len(every) == len(set(every)) == 6
 
 
+@pytest.mark.spec("knowledge-rule-11")
 def test_rule11_reference_ids_supplied_on_create_are_ignored_and_not_stored(
     api: KnowledgeApi,
 ) -> None:
@@ -106,12 +110,14 @@ def test_rule11_reference_ids_supplied_on_create_are_ignored_and_not_stored(
     assert "si-aaaaaaaa" not in json.dumps(api.read(entry["id"]))
 
 
+@pytest.mark.spec("knowledge-rule-12")
 def test_rule12_reference_ids_are_echoed_and_read_back_by_get(api: KnowledgeApi) -> None:
     entry = api.created(card_payload())
     assert reference_ids(api.read(entry["id"])) == reference_ids(entry)
     assert reference_ids(api.read(entry["id"], version=1)) == reference_ids(entry)
 
 
+@pytest.mark.spec("knowledge-rule-15")
 def test_rule15_media_client_ids_are_repointed_at_the_assigned_md_ids(api: KnowledgeApi) -> None:
     # Given media with a supplied id and with a clientId, and fields that name them
     payload = card_payload(
@@ -134,6 +140,7 @@ def test_rule15_media_client_ids_are_repointed_at_the_assigned_md_ids(api: Knowl
     assert "clientId" not in entry["media"][1]
 
 
+@pytest.mark.spec("knowledge-rule-15", "errors-error-info")
 def test_rule15_a_reference_to_an_unknown_media_id_is_400_and_nothing_is_written(
     api: KnowledgeApi,
 ) -> None:
@@ -267,6 +274,9 @@ def test_body_over_1_mb_is_413_and_nothing_is_written(api: KnowledgeApi) -> None
     assert stored_objects() == []
 
 
+@pytest.mark.spec(
+    "endpoints-permission-knowledge-write-and-read", "data-auth-rule-3", "data-auth-rule-2"
+)
 def test_create_needs_manage_knowledge(api: KnowledgeApi) -> None:
     status, body = api.create(card_payload(), permissions=VIEW)
     assert status == 403
@@ -281,6 +291,7 @@ def test_403_comes_before_body_validation_and_the_size_limit(api: KnowledgeApi) 
     assert api.call("knowledge_create", raw_body="x" * 1_100_000, permissions=VIEW)[0] == 403
 
 
+@pytest.mark.spec("service-tenant-from-credential")
 def test_tenant_isolation_an_entry_of_another_tenant_reads_as_unknown(api: KnowledgeApi) -> None:
     entry = api.created(card_payload())
     status, body = api.get(entry["id"], tenant=OTHER_TENANT)
@@ -295,11 +306,13 @@ def test_every_key_written_by_a_create_begins_with_the_tenant(api: KnowledgeApi)
 
 
 @pytest.mark.parametrize("permissions", ["VIEW_KNOWLEDGE", "MANAGE_KNOWLEDGE"])
+@pytest.mark.spec("endpoints-permission-knowledge-write-and-read", "data-auth-rule-3")
 def test_get_accepts_view_or_manage_knowledge(api: KnowledgeApi, permissions: str) -> None:
     entry = api.created(card_payload())
     assert api.get(entry["id"], permissions=permissions)[0] == 200
 
 
+@pytest.mark.spec("endpoints-permission-knowledge-write-and-read", "data-auth-rule-2")
 def test_get_without_knowledge_permissions_is_403_with_the_spec_message(api: KnowledgeApi) -> None:
     entry = api.created(card_payload())
     status, body = api.get(entry["id"], permissions="MANAGE_USERS")

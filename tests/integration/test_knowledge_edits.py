@@ -42,6 +42,7 @@ def run_admin(*arguments: str) -> int:
     return admin.main([*tables, *arguments])
 
 
+@pytest.mark.spec("knowledge-rule-3", "resources-knowledge-card-prefers-edits")
 def test_rule3_an_edit_through_the_admin_cli_is_preferred_by_the_card(
     api: KnowledgeApi, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -80,6 +81,7 @@ def test_rule3_an_edit_through_the_admin_cli_is_preferred_by_the_card(
     assert "spokenInstructions\t2 items" in listed and "supervisor" in listed
 
 
+@pytest.mark.spec("knowledge-rule-3")
 def test_rule3_an_edit_is_carried_forward_by_the_next_append(api: KnowledgeApi) -> None:
     entry = api.created(card_payload(apiControl=SERVICE_INSTRUCTIONS))
     result = edit_service_section(
@@ -99,12 +101,14 @@ def test_rule3_an_edit_is_carried_forward_by_the_next_append(api: KnowledgeApi) 
     assert third["spokenInstructions"] == appended["spokenInstructions"]
 
 
+@pytest.mark.spec("knowledge-rule-1")
 def test_an_edit_of_an_api_owned_section_is_refused(api: KnowledgeApi) -> None:
     entry = api.created(card_payload(apiControl=SERVICE_INSTRUCTIONS))
     with pytest.raises(InvalidInput, match="owned by the API"):
         edit_service_section(TENANT, entry["id"], Section.QUESTION_LIST, items=[], editor="ops")
 
 
+@pytest.mark.spec("knowledge-rule-13", "knowledge-rule-14")
 def test_edit_reference_ids_follow_rules_13_and_14(api: KnowledgeApi) -> None:
     entry = api.created(card_payload(apiControl=SERVICE_INSTRUCTIONS))
     with pytest.raises(InvalidInput, match="si-00000000"):
@@ -126,6 +130,7 @@ def test_edit_items_are_validated_like_the_payload_naming_the_field(api: Knowled
         )
 
 
+@pytest.mark.spec("knowledge-rule-7")
 def test_edited_links_are_resolved_like_any_write(api: KnowledgeApi) -> None:
     target = api.created(card_payload(name="CPR", external_id="ic-cpr"))
     control = {**ALL_API, "links": False}
@@ -183,6 +188,7 @@ def test_a_concurrent_edit_fails_an_appends_conditional_write_so_it_reads_again(
         )
 
 
+@pytest.mark.spec("service-tenant-from-credential")
 def test_an_edit_of_another_tenants_entry_is_not_found(api: KnowledgeApi) -> None:
     entry = api.created(card_payload(apiControl=SERVICE_INSTRUCTIONS))
     with pytest.raises(NotFound):

@@ -41,6 +41,7 @@ def linking(*targets: str, external_id: str = "gc-linking", **fields: Any) -> di
     return card_payload(external_id=external_id, actions={"links": links}, **fields)
 
 
+@pytest.mark.spec("knowledge-rule-7")
 def test_rule7_a_link_names_its_target_by_external_id_and_stores_the_resolved_target(
     api: KnowledgeApi,
 ) -> None:
@@ -55,6 +56,7 @@ def test_rule7_a_link_names_its_target_by_external_id_and_stores_the_resolved_ta
     assert link["targetProvider"] == "NENA"
 
 
+@pytest.mark.spec("knowledge-rule-7")
 def test_rule7_the_target_is_looked_up_under_the_same_provider_only(api: KnowledgeApi) -> None:
     # Given the same externalId under two providers
     target(api, provider="APCO")
@@ -68,24 +70,28 @@ def test_rule7_the_target_is_looked_up_under_the_same_provider_only(api: Knowled
     assert status == 400 and "'ic-apco-only'" in body["info"]
 
 
+@pytest.mark.spec("knowledge-rule-8")
 def test_rule8_the_target_need_not_be_published(api: KnowledgeApi) -> None:
     cpr = target(api)
     assert cpr["publishedVersion"] is None
     assert api.create(linking("ic-cpr"))[0] == 201
 
 
+@pytest.mark.spec("knowledge-rule-8", "service-tenant-from-credential")
 def test_rule8_the_target_must_be_loaded_in_the_same_tenant(api: KnowledgeApi) -> None:
     target(api, tenant=OTHER_TENANT)
     status, body = api.create(linking("ic-cpr"))
     assert status == 400 and "'ic-cpr'" in body["info"]
 
 
+@pytest.mark.spec("knowledge-rule-8")
 def test_rule8_a_card_cannot_link_to_itself_on_create_it_is_not_loaded_yet(
     api: KnowledgeApi,
 ) -> None:
     assert api.create(linking("gc-linking"))[0] == 400
 
 
+@pytest.mark.spec("knowledge-rule-9", "errors-400-unresolved-link-target")
 def test_rule9_an_unresolved_target_rejects_the_whole_create_nothing_written(
     api: KnowledgeApi,
 ) -> None:
@@ -99,6 +105,7 @@ def test_rule9_an_unresolved_target_rejects_the_whole_create_nothing_written(
     assert writes_of(stored_items()) == before
 
 
+@pytest.mark.spec("knowledge-rule-9", "errors-400-unresolved-link-target")
 def test_rule9_an_unresolved_target_rejects_the_whole_append_nothing_written(
     api: KnowledgeApi,
 ) -> None:
@@ -118,6 +125,7 @@ def test_rule9_an_unresolved_target_rejects_the_whole_append_nothing_written(
     assert api.read(entry["id"])["latestVersion"] == 1
 
 
+@pytest.mark.spec("knowledge-rule-10")
 def test_rule10_target_fields_read_back_as_stored_after_the_target_is_renamed(
     api: KnowledgeApi,
 ) -> None:
@@ -128,6 +136,7 @@ def test_rule10_target_fields_read_back_as_stored_after_the_target_is_renamed(
     assert link["targetDocumentName"] == "CPR Instructions"
 
 
+@pytest.mark.spec("knowledge-rule-10")
 def test_rule10_target_fields_read_back_as_stored_after_the_target_is_deleted(
     api: KnowledgeApi,
 ) -> None:
@@ -141,6 +150,7 @@ def test_rule10_target_fields_read_back_as_stored_after_the_target_is_deleted(
     )
 
 
+@pytest.mark.spec("knowledge-rule-7")
 def test_rule7_resolved_on_every_write_a_deleted_target_no_longer_resolves(
     api: KnowledgeApi,
 ) -> None:
@@ -155,6 +165,7 @@ def test_rule7_resolved_on_every_write_a_deleted_target_no_longer_resolves(
     assert link["targetKnowledgeId"] == successor["id"] != cpr["id"]
 
 
+@pytest.mark.spec("knowledge-rule-6")
 def test_rule6_links_follow_the_links_flag_like_any_action_set(api: KnowledgeApi) -> None:
     # Given links owned by the service
     target(api)
@@ -167,6 +178,7 @@ def test_rule6_links_follow_the_links_flag_like_any_action_set(api: KnowledgeApi
     assert appended["actions"]["links"] == entry["actions"]["links"]
 
 
+@pytest.mark.spec("knowledge-rule-13")
 def test_link_reference_ids_follow_rules_13_and_14(api: KnowledgeApi) -> None:
     target(api)
     target(api, external_id="ic-aed")
@@ -179,6 +191,7 @@ def test_link_reference_ids_follow_rules_13_and_14(api: KnowledgeApi) -> None:
     assert second["referenceId"] != kept
 
 
+@pytest.mark.spec("knowledge-rule-10")
 def test_read_only_target_fields_sent_back_are_ignored(api: KnowledgeApi) -> None:
     cpr = target(api)
     entry = api.created(linking("ic-cpr"))

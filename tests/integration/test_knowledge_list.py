@@ -62,6 +62,7 @@ def ids(body: dict[str, Any]) -> list[int]:
     return [item["id"] for item in body["items"]]
 
 
+@pytest.mark.spec("knowledge-list-rule-1")
 def test_rule1_lists_only_api_import_entries_that_are_not_deleted(call: Any) -> None:
     # Given an API entry, a service-side entry and a deleted API entry
     kept = add(TENANT, "Chest Pain")
@@ -76,6 +77,12 @@ def test_rule1_lists_only_api_import_entries_that_are_not_deleted(call: Any) -> 
     assert body["totalItems"] == 1
 
 
+@pytest.mark.spec(
+    "knowledge-list-rule-1",
+    "resources-knowledge-summary-fields",
+    "resources-knowledge-page-fields",
+    "resources-timestamps-and-dates",
+)
 def test_rule1_items_are_summaries_with_every_field_of_the_dto(call: Any) -> None:
     add(TENANT, "Choking", description="Adult and child", external_id="gc-choking")
     status, body = call()
@@ -100,6 +107,7 @@ def test_rule1_items_are_summaries_with_every_field_of_the_dto(call: Any) -> Non
     assert set(body) == {"items", "page", "size", "totalItems", "totalPages"}
 
 
+@pytest.mark.spec("knowledge-list-rule-3")
 def test_rule3_results_are_sorted_by_id(call: Any) -> None:
     created = [
         add(TENANT, f"Card {n}", provider=provider)
@@ -110,6 +118,12 @@ def test_rule3_results_are_sorted_by_id(call: Any) -> None:
     assert ids(body) == sorted(created)
 
 
+@pytest.mark.spec(
+    "knowledge-list-rule-4",
+    "limits-page-size-default",
+    "limits-page-number-base",
+    "resources-knowledge-page-fields",
+)
 def test_rule4_page_is_zero_based_and_size_defaults_to_50(call: Any) -> None:
     created = add_many(TENANT, 53)
     status, first = call()
@@ -125,6 +139,9 @@ def test_rule4_page_is_zero_based_and_size_defaults_to_50(call: Any) -> None:
     assert ids(second) == created[50:]
 
 
+@pytest.mark.spec(
+    "knowledge-list-rule-4", "limits-page-size-cap", "resources-knowledge-page-fields"
+)
 def test_rule4_size_above_200_is_silently_reduced_to_200(call: Any) -> None:
     created = add_many(TENANT, 201)
     status, body = call({"size": "5000"})
@@ -134,6 +151,7 @@ def test_rule4_size_above_200_is_silently_reduced_to_200(call: Any) -> None:
     assert body["totalPages"] == 2
 
 
+@pytest.mark.spec("knowledge-list-rule-5")
 def test_rule5_provider_filters_by_exact_match(call: Any) -> None:
     nena = add(TENANT, "One", provider="NENA")
     add(TENANT, "Two", provider="NENA-2")
@@ -142,6 +160,7 @@ def test_rule5_provider_filters_by_exact_match(call: Any) -> None:
     assert (status, ids(body), body["totalItems"]) == (200, [nena], 1)
 
 
+@pytest.mark.spec("knowledge-list-rule-5")
 def test_rule5_knowledge_type_filters_by_exact_match(call: Any) -> None:
     add(TENANT, "Card", kind=G)
     instruction = add(TENANT, "Instruction", kind=IC)
@@ -149,6 +168,7 @@ def test_rule5_knowledge_type_filters_by_exact_match(call: Any) -> None:
     assert (status, ids(body), body["totalItems"]) == (200, [instruction], 1)
 
 
+@pytest.mark.spec("knowledge-list-rule-5")
 def test_rule5_both_filters_combine_and_omitting_one_means_no_filtering(call: Any) -> None:
     wanted = add(TENANT, "A", provider="APCO", kind=P)
     add(TENANT, "B", provider="APCO", kind=G)
@@ -171,6 +191,7 @@ def test_provider_with_separator_characters_does_not_leak_into_other_filters(cal
     assert ids(body) == [odd]
 
 
+@pytest.mark.spec("resources-knowledge-page-fields")
 def test_page_past_the_end_is_empty_with_the_true_totals(call: Any) -> None:
     for n in range(3):
         add(TENANT, f"Card {n}")
@@ -246,6 +267,7 @@ def test_empty_tenant_lists_nothing(call: Any) -> None:
         ({"knowledgeType": "FLOWCHART"}, "knowledgeType"),
     ],
 )
+@pytest.mark.spec("errors-error-info")
 def test_bad_input_is_400_error_info_naming_the_parameter(
     call: Any, query: dict[str, str], parameter: str
 ) -> None:
@@ -257,12 +279,14 @@ def test_bad_input_is_400_error_info_naming_the_parameter(
 
 
 @pytest.mark.parametrize("permissions", ["VIEW_KNOWLEDGE", "MANAGE_KNOWLEDGE"])
+@pytest.mark.spec("endpoints-permission-knowledge-list", "data-auth-rule-3")
 def test_view_or_manage_knowledge_may_list(call: Any, permissions: str) -> None:
     add(TENANT, "Card")
     status, body = call(permissions=permissions)
     assert (status, body["totalItems"]) == (200, 1)
 
 
+@pytest.mark.spec("errors-403-body", "data-auth-rule-2", "endpoints-permission-knowledge-list")
 def test_403_body_is_exact_for_a_token_without_knowledge_permissions(
     list_handler: Any, load_event: Any, lambda_context: Any
 ) -> None:
@@ -282,6 +306,7 @@ def test_403_comes_before_parameter_validation(call: Any) -> None:
     assert body["reason"] == "FORBIDDEN"
 
 
+@pytest.mark.spec("errors-401-body")
 def test_request_without_authorizer_context_is_401(
     list_handler: Any, load_event: Any, lambda_context: Any
 ) -> None:
@@ -295,6 +320,7 @@ def test_request_without_authorizer_context_is_401(
     }
 
 
+@pytest.mark.spec("service-tenant-from-credential")
 def test_tenant_isolation_a_token_never_sees_another_tenants_entries(call: Any) -> None:
     mine = add(TENANT, "Mine", provider="Shared")
     add(OTHER_TENANT, "Theirs", provider="Shared")

@@ -35,6 +35,7 @@ def drafts(api: KnowledgeApi) -> dict[str, Any]:
     return dict(api.read(entry["id"]))
 
 
+@pytest.mark.spec("versioning-rule-2")
 def test_versioning_rule2_publishing_makes_exactly_one_version_published(
     api: KnowledgeApi, drafts: dict[str, Any]
 ) -> None:
@@ -74,6 +75,7 @@ def test_publishing_a_version_that_does_not_exist_is_404(
     assert api.read(drafts["id"])["publishedVersion"] is None
 
 
+@pytest.mark.spec("resources-knowledge-summary-fields")
 def test_unpublish_leaves_published_version_null(api: KnowledgeApi, drafts: dict[str, Any]) -> None:
     api.publish(drafts["id"], 3)
     status, summary = api.unpublish(drafts["id"])
@@ -83,6 +85,7 @@ def test_unpublish_leaves_published_version_null(api: KnowledgeApi, drafts: dict
     assert api.unpublish(drafts["id"]) == (200, summary)
 
 
+@pytest.mark.spec("data-auth-rule-3")
 def test_publish_and_unpublish_need_manage_knowledge(
     api: KnowledgeApi, drafts: dict[str, Any]
 ) -> None:
@@ -90,6 +93,7 @@ def test_publish_and_unpublish_need_manage_knowledge(
     assert api.unpublish(drafts["id"], permissions=VIEW)[0] == 403
 
 
+@pytest.mark.spec("service-tenant-from-credential")
 def test_publish_of_another_tenants_entry_is_404(api: KnowledgeApi, drafts: dict[str, Any]) -> None:
     assert api.publish(drafts["id"], 1, tenant=OTHER_TENANT)[0] == 404
     assert api.unpublish(drafts["id"], tenant=OTHER_TENANT)[0] == 404
@@ -104,6 +108,7 @@ def test_publish_through_the_sample_event(api: KnowledgeApi) -> None:
     assert unpublished[1]["publishedVersion"] is None
 
 
+@pytest.mark.spec("knowledge-list-rule-1")
 def test_delete_is_204_and_the_list_omits_the_entry_with_counters_right(api: KnowledgeApi) -> None:
     kept = api.created(card_payload(external_id="gc-kept"))
     gone = api.created(card_payload(external_id="gc-gone"))

@@ -159,6 +159,7 @@ def test_each_tool_answers_the_rest_body_as_structured_content_and_text(
         assert result.structured_content == expected, name
 
 
+@pytest.mark.spec("data-auth-rule-2")
 def test_a_missing_permission_is_a_tool_error_naming_it(harness: McpHarness) -> None:
     dataset = seed_tenant(TENANT)
 
@@ -174,6 +175,7 @@ def test_a_missing_permission_is_a_tool_error_naming_it(harness: McpHarness) -> 
     }
 
 
+@pytest.mark.spec("service-tenant-from-credential")
 def test_another_tenants_id_is_not_found_by_tool_and_by_resource(harness: McpHarness) -> None:
     theirs = seed_tenant(OTHER, seed=4102)
     incident_id = theirs.incidents[0].id

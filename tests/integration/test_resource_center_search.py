@@ -153,6 +153,7 @@ def by_external_id(body: dict[str, Any], ids: dict[str, int]) -> dict[str, dict[
     return {names[result["id"]]: result for result in body["results"]}
 
 
+@pytest.mark.spec("resources-search-fields")
 def test_results_have_every_field_of_the_spec_and_the_page_fields(
     call: Any, catalog_ids: dict[str, int]
 ) -> None:
@@ -199,6 +200,7 @@ def test_an_item_sharing_no_keyword_with_the_query_is_found_by_meaning(
     assert catalog_ids["help-password"] in {result["id"] for result in body["results"]}
 
 
+@pytest.mark.spec("resources-search-license-and-import-status")
 def test_licensed_is_true_when_the_tenant_holds_the_license_or_none_is_needed(
     call: Any, catalog_ids: dict[str, int]
 ) -> None:
@@ -266,6 +268,7 @@ def test_licenses_are_read_once_per_cache_period_per_tenant(
     assert reads == ["LICENSES"]  # only the tenant not yet cached
 
 
+@pytest.mark.spec("resources-search-license-and-import-status")
 def test_import_status_not_imported_imported_and_update_available(
     call: Any, catalog_ids: dict[str, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -286,6 +289,7 @@ def test_import_status_not_imported_imported_and_update_available(
     assert results["help-password"]["importStatus"] == "NOT_IMPORTED"
 
 
+@pytest.mark.spec("resources-search-license-and-import-status", "service-tenant-from-credential")
 def test_tenant_b_imports_and_licenses_never_affect_tenant_a(
     call: Any, catalog_ids: dict[str, int]
 ) -> None:
@@ -299,6 +303,7 @@ def test_tenant_b_imports_and_licenses_never_affect_tenant_a(
     assert by_external_id(theirs, catalog_ids)["help-rebid"]["licensed"] is True
 
 
+@pytest.mark.spec("data-auth-rule-4")
 def test_without_resource_center_access_only_help_articles_are_returned_or_counted(
     call: Any, catalog_ids: dict[str, int]
 ) -> None:
@@ -314,6 +319,7 @@ def test_without_resource_center_access_only_help_articles_are_returned_or_count
     assert limited["totalHits"] == len(limited["results"])
 
 
+@pytest.mark.spec("data-auth-rule-4")
 def test_without_resource_center_access_asking_for_coaching_content_finds_nothing(
     call: Any, catalog_ids: dict[str, int]
 ) -> None:
@@ -322,6 +328,7 @@ def test_without_resource_center_access_asking_for_coaching_content_finds_nothin
 
 
 @pytest.mark.parametrize("permissions", ["ADMIN", "RESOURCE_CENTER_PUBLISH"])
+@pytest.mark.spec("data-auth-rule-4")
 def test_admin_or_resource_center_publish_sees_coaching_content(
     call: Any, catalog_ids: dict[str, int], permissions: str
 ) -> None:
@@ -422,6 +429,7 @@ def test_before_any_index_exists_search_answers_empty(call: Any) -> None:
         ({"q": "cpr", "category": "  "}, "category"),
     ],
 )
+@pytest.mark.spec("errors-error-info")
 def test_bad_input_is_400_error_info_naming_the_parameter(
     call: Any, query: dict[str, str], parameter: str
 ) -> None:
@@ -432,6 +440,7 @@ def test_bad_input_is_400_error_info_naming_the_parameter(
     assert body["reason"] == "INVALID_PARAMETER"
 
 
+@pytest.mark.spec("errors-401-body")
 def test_request_without_authorizer_context_is_401(
     search_handler: Any, load_event: Any, lambda_context: Any
 ) -> None:

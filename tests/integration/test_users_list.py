@@ -43,6 +43,7 @@ def ids(body: dict[str, Any]) -> list[int]:
     return [item["id"] for item in body["content"]]
 
 
+@pytest.mark.spec("resources-user-fields")
 def test_user_shape_is_the_specs_field_for_field(api: TenantDataApi) -> None:
     # Given a user with every field of the spec's User table set
     put_user(api.tenant, User.model_validate(USER))
@@ -55,6 +56,7 @@ def test_user_shape_is_the_specs_field_for_field(api: TenantDataApi) -> None:
     assert strict_json(listed) == strict_json({**USER, "tenantId": api.tenant})
 
 
+@pytest.mark.spec("resources-user-fields")
 def test_absent_user_fields_are_null_not_missing(api: TenantDataApi) -> None:
     put_user(api.tenant, User(id=5))
     _, body = api.users()
@@ -64,6 +66,7 @@ def test_absent_user_fields_are_null_not_missing(api: TenantDataApi) -> None:
     assert listed["tenantId"] == api.tenant  # the tenant written to, whatever the record said
 
 
+@pytest.mark.spec("resources-spring-page-fields")
 def test_spring_page_of_an_empty_tenant(api: TenantDataApi) -> None:
     status, body = api.users()
     assert status == 200
@@ -89,6 +92,7 @@ def test_spring_page_of_an_empty_tenant(api: TenantDataApi) -> None:
     }
 
 
+@pytest.mark.spec("resources-spring-page-fields")
 def test_spring_page_arithmetic_first_middle_last_and_past_the_end(api: TenantDataApi) -> None:
     load(api.tenant, [user(n) for n in range(1, 26)])  # 25 users, pages of 10: 10, 10, 5
     _, first = api.users(size="10")
@@ -113,6 +117,7 @@ def test_spring_page_arithmetic_first_middle_last_and_past_the_end(api: TenantDa
     }
 
 
+@pytest.mark.spec("resources-spring-page-fields")
 def test_exactly_full_pages_have_no_extra_page(api: TenantDataApi) -> None:
     load(api.tenant, [user(n) for n in range(1, 21)])
     _, body = api.users()
@@ -169,6 +174,7 @@ BAD_PARAMETERS = [
 ]
 
 
+@pytest.mark.spec("errors-error-info")
 def test_bad_parameters_are_400_error_info_naming_the_parameter(api: TenantDataApi) -> None:
     for query, parameter in BAD_PARAMETERS:
         status, body = api.users(query=query)
@@ -230,6 +236,7 @@ def test_put_user_and_bulk_load_store_the_same_items(api: TenantDataApi) -> None
     assert len(items(api.tenant)) == 1 + 8 * 4 + 8  # user, pointers, counters
 
 
+@pytest.mark.spec("endpoints-permission-users", "data-auth-rule-2")
 def test_permission_manage_users_is_required_with_the_naming_message(
     api: TenantDataApi,
 ) -> None:
@@ -241,6 +248,7 @@ def test_permission_manage_users_is_required_with_the_naming_message(
     }
 
 
+@pytest.mark.spec("service-tenant-from-credential")
 def test_tenant_isolation_a_token_sees_only_its_tenants_users(api: TenantDataApi) -> None:
     load(api.tenant, [user(1)])
     load(api.other_tenant, [user(2), user(3)])

@@ -133,6 +133,7 @@ def test_local_dev_mode_allows_http_on_loopback_only(cad_aws: None) -> None:
         create("http://10.0.0.5/hook", local_dev=True)
 
 
+@pytest.mark.spec("webhook-profile-rule-1", "auth-credential-per-direction")
 def test_baseline_needs_the_bearer_credential_the_cad_issued(cad_aws: None) -> None:
     with pytest.raises(InvalidInput):
         create(bearer_credential=None)
@@ -256,6 +257,7 @@ def test_disable_and_enable(cad_aws: None) -> None:
     assert store.get_connector(TENANT, connector_id).active
 
 
+@pytest.mark.spec("service-tenant-from-credential")
 def test_another_tenants_connector_is_not_found(cad_aws: None) -> None:
     created = add_connector("http://127.0.0.1:9/")
     with pytest.raises(NotFound):

@@ -85,6 +85,13 @@ def verify(connector: ConnectorWithSecret, headers: dict[str, str], body: bytes)
     return verified.timestamp
 
 
+@pytest.mark.spec(
+    "webhook-profile-rule-1",
+    "webhook-profile-rule-2",
+    "webhook-profile-rule-5",
+    "events-delivery-headers",
+    "events-retry-keeps-id-and-body",
+)
 def test_500_twice_then_200_is_three_attempts_same_id_and_body_new_valid_signatures(
     cad: CadFunctions, receiver: Receiver, fake_clock: Clock
 ) -> None:
@@ -125,6 +132,7 @@ def test_500_twice_then_200_is_three_attempts_same_id_and_body_new_valid_signatu
     assert all(a.latency_ms >= 0 for a in attempts)
 
 
+@pytest.mark.spec("webhook-profile-rule-5")
 def test_the_body_is_serialized_once_and_sent_as_stored(
     cad: CadFunctions, receiver: Receiver
 ) -> None:
@@ -236,6 +244,7 @@ def test_every_attempt_of_the_schedule_failing_leaves_a_dead_letter_delivery(
     assert [d.delivery_id for d in dead] == [delivery_id]
 
 
+@pytest.mark.spec("events-retry-keeps-id-and-body")
 def test_recover_since_resends_dead_deliveries_with_the_same_id_and_body(
     cad: CadFunctions, receiver: Receiver, fake_clock: Clock
 ) -> None:
@@ -260,6 +269,7 @@ def test_recover_since_resends_dead_deliveries_with_the_same_id_and_body(
     assert store.list_dead(TENANT, connector_id, 10)[0] == []
 
 
+@pytest.mark.spec("events-retry-keeps-id-and-body")
 def test_replay_of_a_delivered_delivery_keeps_its_id_and_body(
     cad: CadFunctions, receiver: Receiver, fake_clock: Clock
 ) -> None:
@@ -292,6 +302,7 @@ def test_standard_webhooks_profile_verifies_with_the_public_library(
     assert "X-SVC-Signature" not in request.headers
 
 
+@pytest.mark.spec("webhook-profile-rule-6", "versioning-rule-4")
 def test_raw_body_profile_signs_the_body_only_and_fails_a_baseline_check(
     cad: CadFunctions, receiver: Receiver
 ) -> None:
@@ -305,6 +316,7 @@ def test_raw_body_profile_signs_the_body_only_and_fails_a_baseline_check(
         verify_delivery(connector.signing_secret, request.headers, request.body)
 
 
+@pytest.mark.spec("webhook-profile-rule-6", "versioning-rule-4")
 def test_an_exception_profile_does_not_weaken_other_connectors(
     cad: CadFunctions, receiver: Receiver
 ) -> None:
@@ -484,6 +496,7 @@ def spec_receiver_accepts(secrets: list[str], headers: dict[str, str], body: byt
     )
 
 
+@pytest.mark.spec("webhook-profile-rule-3", "webhook-profile-rule-5")
 def test_during_a_rotation_a_spec_receiver_holding_both_secrets_accepts_every_delivery(
     cad: CadFunctions, receiver: Receiver, fake_clock: Clock
 ) -> None:

@@ -6,11 +6,13 @@ from psap.auth.permissions import Permission, denial_message, parse_permissions
 from psap.auth.tokens import bearer_token, new_token, token_hash
 
 
+@pytest.mark.spec("errors-403-body")
 def test_403_message_for_the_knowledge_list_is_the_spec_text() -> None:
     message = denial_message((Permission.VIEW_KNOWLEDGE, Permission.MANAGE_KNOWLEDGE))
     assert message == "Access denied — View Knowledge or Manage Knowledge permission required"
 
 
+@pytest.mark.spec("endpoints-permission-knowledge-card")
 def test_403_message_lists_three_permissions_in_the_same_pattern() -> None:
     message = denial_message(
         (Permission.VIEW_KNOWLEDGE, Permission.MANAGE_KNOWLEDGE, Permission.ADMIN)
@@ -38,6 +40,7 @@ def test_unknown_permission_names_grant_nothing() -> None:
         (None, None),
     ],
 )
+@pytest.mark.spec("data-auth-rule-1")
 def test_bearer_token_parsing(header: str | None, token: str | None) -> None:
     assert bearer_token(header) == token
 

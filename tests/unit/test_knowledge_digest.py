@@ -1,5 +1,7 @@
 """Section digests of the knowledge card (psap.knowledge.digest): what an assistant reads."""
 
+import pytest
+
 from psap.knowledge.content import (
     Link,
     Question,
@@ -31,6 +33,7 @@ def questions() -> list[RootQuestion]:
     return [root]
 
 
+@pytest.mark.spec("knowledge-rule-5")
 def test_rule5_question_digest_shows_each_questions_effective_condition_and_id() -> None:
     digest = section_digest(Section.QUESTION_LIST, questions())
     assert "1 root question, 1 related question in 1 group" in digest

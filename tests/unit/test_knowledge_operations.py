@@ -26,6 +26,7 @@ CARD = "/api/v1/external/mcp/resources/knowledge/{knowledgeId}/card"
         ("GET", CARD, (P.VIEW_KNOWLEDGE, P.MANAGE_KNOWLEDGE, P.ADMIN)),
     ],
 )
+@pytest.mark.spec("endpoints-permission-knowledge-write-and-read", "data-auth-rule-3")
 def test_knowledge_operations_need_the_permissions_of_the_spec(
     method: str, path: str, permissions: tuple[P, ...]
 ) -> None:

@@ -16,6 +16,9 @@ def test_committed_openapi_document_is_up_to_date() -> None:
     )
 
 
+@pytest.mark.spec(
+    "versioning-rule-1", "endpoints-permission-knowledge-list", "resources-knowledge-page-fields"
+)
 def test_document_describes_the_knowledge_list_with_error_info_and_permissions() -> None:
     document = json.loads(DOCUMENT.read_text(encoding="utf-8"))
     assert document["info"]["version"] == "1.0"

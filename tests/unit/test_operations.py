@@ -1,5 +1,7 @@
 """The permission table and the template's routes must agree, both ways."""
 
+import pytest
+
 from local.template import load_template
 from psap.auth.permissions import Permission
 from psap.console.paths import api_resource, is_console_api
@@ -16,6 +18,7 @@ def template_routes() -> set[tuple[str, str]]:
     }
 
 
+@pytest.mark.spec("data-auth-rule-2")
 def test_every_route_of_the_template_declares_its_permissions() -> None:
     # A console API route is its admin operation (psap.console.paths).
     missing = {(method, api_resource(path)) for method, path in template_routes()} - set(OPERATIONS)
@@ -27,6 +30,7 @@ def test_every_declared_operation_is_a_route_of_the_template() -> None:
     assert not stale, f"operations no route serves: {stale}"
 
 
+@pytest.mark.spec("endpoints-permission-knowledge-list")
 def test_knowledge_list_needs_view_or_manage_knowledge() -> None:
     operation = OPERATIONS[("GET", "/api/v1/external/knowledge")]
     assert operation.any_of == (Permission.VIEW_KNOWLEDGE, Permission.MANAGE_KNOWLEDGE)

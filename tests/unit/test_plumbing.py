@@ -17,12 +17,14 @@ def test_total_pages(total: int, size: int, pages: int) -> None:
     assert total_pages(total, size) == pages
 
 
+@pytest.mark.spec("limits-page-size-cap")
 def test_page_request_caps_size_silently_and_computes_offset() -> None:
     request = PageRequest.capped(page=3, size=5000, cap=200)
     assert (request.size, request.offset) == (200, 600)
     assert PageRequest.capped(page=0, size=7, cap=200).size == 7
 
 
+@pytest.mark.spec("resources-timestamps-and-dates")
 def test_timestamps_are_iso_8601_utc_with_milliseconds_and_z() -> None:
     moment = datetime(2026, 11, 23, 4, 32, 15, 123456, tzinfo=timezone(timedelta(hours=2)))
     assert format_timestamp(moment) == "2026-11-23T02:32:15.123Z"

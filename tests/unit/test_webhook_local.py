@@ -3,6 +3,8 @@
 import json
 from typing import Any
 
+import pytest
+
 from local.cad_receiver import CadReceiver, Endpoint
 from local.runtime import InvokeResult
 from local.schedules import ScheduleDriver, schedule_events
@@ -37,6 +39,7 @@ def receiver() -> CadReceiver:
     return running
 
 
+@pytest.mark.spec("events-duplicates-by-delivery-id", "webhook-profile-rule-4")
 def test_the_sample_receiver_accepts_a_verified_delivery_then_flags_its_duplicate() -> None:
     cad = receiver()
     try:
@@ -49,6 +52,7 @@ def test_the_sample_receiver_accepts_a_verified_delivery_then_flags_its_duplicat
         cad.server.server_close()
 
 
+@pytest.mark.spec("webhook-profile-rule-1", "webhook-profile-rule-4")
 def test_the_sample_receiver_rejects_a_bad_signature_a_wrong_bearer_and_unknown_paths() -> None:
     cad = receiver()
     try:

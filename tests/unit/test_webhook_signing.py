@@ -47,10 +47,12 @@ KIT_VECTORS = [v for v in VECTORS if v["profile"] != "standard-webhooks"]
 
 
 @pytest.mark.parametrize("vector", KIT_VECTORS, ids=[v["name"] for v in KIT_VECTORS])
+@pytest.mark.spec("webhook-profile-rule-3", "webhook-profile-rule-4")
 def test_the_receiver_kit_gives_every_vector_its_expected_verdict(vector: dict[str, Any]) -> None:
     assert kit_verdict(vector) == vector["expected"]
 
 
+@pytest.mark.spec("webhook-profile-rule-3")
 def test_the_committed_vectors_are_what_the_service_signer_produces() -> None:
     # Regenerate with `python -m tools.webhook_vectors --write` after a signing change.
     assert VECTORS_FILE.read_text(encoding="utf-8") == webhook_vectors.render()
@@ -68,6 +70,7 @@ def test_vectors_cover_accept_and_reject_for_both_profiles() -> None:
     }
 
 
+@pytest.mark.spec("webhook-profile-rule-2", "webhook-profile-rule-3", "events-delivery-headers")
 def test_baseline_signature_is_lowercase_hex_hmac_sha256_of_timestamp_id_and_raw_body() -> None:
     headers = signature_headers(
         SigningProfile.BASELINE,
@@ -81,6 +84,7 @@ def test_baseline_signature_is_lowercase_hex_hmac_sha256_of_timestamp_id_and_raw
     assert headers["X-SVC-Delivery-Id"] == "dlv-1"
 
 
+@pytest.mark.spec("webhook-profile-rule-4", "limits-timestamp-tolerance", "webhook-profile-rule-2")
 def test_a_timestamp_more_than_300_s_from_now_is_rejected_either_way() -> None:
     secret = presented_secret(RAW, SigningProfile.BASELINE)
     for offset, verdict in [(-300, True), (300, True), (-301, False), (301, False)]:
@@ -97,6 +101,7 @@ def test_a_timestamp_more_than_300_s_from_now_is_rejected_either_way() -> None:
         assert accepted is verdict, offset
 
 
+@pytest.mark.spec("webhook-profile-rule-6")
 def test_profile_isolation_a_no_timestamp_request_fails_on_a_baseline_receiver() -> None:
     secret = presented_secret(RAW, SigningProfile.BASELINE)
     raw_headers = signature_headers(
@@ -141,6 +146,7 @@ def test_standard_webhooks_rotation_sends_one_signature_per_active_secret() -> N
         Webhook(presented_secret(secret, SigningProfile.STANDARD_WEBHOOKS)).verify(BODY, headers)
 
 
+@pytest.mark.spec("webhook-profile-rule-4")
 def test_the_kit_refuses_parsed_text_instead_of_raw_bytes() -> None:
     secret = presented_secret(RAW, SigningProfile.BASELINE)
     headers = signature_headers(
@@ -152,6 +158,7 @@ def test_the_kit_refuses_parsed_text_instead_of_raw_bytes() -> None:
         verify_delivery(secret, headers, BODY.decode(), now=1000)  # type: ignore[arg-type]
 
 
+@pytest.mark.spec("events-duplicates-by-delivery-id")
 def test_the_deduplicator_reports_a_repeated_delivery_id_as_a_duplicate() -> None:
     seen = Deduplicator(window_seconds=60)
     assert seen.first_time("dlv-1", now=0)

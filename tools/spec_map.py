@@ -1,0 +1,211 @@
+"""Generates docs/reference/spec-rules.md: each rule of the specification and the tests
+that prove it, from the `@pytest.mark.spec(...)` markers of tests/ and the rule catalog
+(tools/spec_rules.py). Rules without a test are listed as such.
+
+The markers are read from the test files' syntax trees, not by collecting them with pytest:
+that takes seconds instead of a minute, and needs no fixture or environment. Collection
+checks the same ids (tests/support/spec_marker.py), so the two cannot disagree on what a
+valid id is; a marker written where this scan cannot see it (on a class, in `pytestmark`,
+in `pytest.param`) is refused here, so none is missed.
+
+    python -m tools.spec_map --write   # regenerate the committed page
+    python -m tools.spec_map --check   # exit 1 when the committed page is stale
+"""
+
+import argparse
+import ast
+import sys
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from tools.spec_rules import OPEN_ITEMS, RULES, RULES_BY_ID, SECTIONS, SpecRule
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests"
+PAGE = ROOT / "docs" / "reference" / "spec-rules.md"
+
+
+class MarkerError(ValueError):
+    """A `spec` marker the scan cannot read, or one naming an id the catalog lacks."""
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class MarkedTest:
+    # `tests/unit/test_x.py::test_y` (or `...::TestClass::test_y`), as pytest names it.
+    node_id: str
+    rule_ids: tuple[str, ...]
+
+
+def _is_spec_reference(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Attribute)
+        and node.attr == "spec"
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == "mark"
+    )
+
+
+def _test_functions(
+    body: list[ast.stmt], prefix: str
+) -> Iterator[tuple[str, ast.FunctionDef | ast.AsyncFunctionDef]]:
+    for statement in body:
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield f"{prefix}::{statement.name}", statement
+        elif isinstance(statement, ast.ClassDef):
+            yield from _test_functions(statement.body, f"{prefix}::{statement.name}")
+
+
+def scan_file(path: Path, *, root: Path = ROOT) -> list[MarkedTest]:
+    """The tests of one file that carry `spec` markers, with the rule ids they name."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    where = path.relative_to(root).as_posix()
+    marked: list[MarkedTest] = []
+    read_decorators: set[int] = set()
+    for node_id, function in _test_functions(tree.body, where):
+        rule_ids: list[str] = []
+        for decorator in function.decorator_list:
+            if not (isinstance(decorator, ast.Call) and _is_spec_reference(decorator.func)):
+                continue
+            read_decorators.add(id(decorator.func))
+            if decorator.keywords or not decorator.args:
+                raise MarkerError(f"{node_id}: spec() takes one or more rule ids and nothing else")
+            for argument in decorator.args:
+                if not (isinstance(argument, ast.Constant) and isinstance(argument.value, str)):
+                    raise MarkerError(f"{node_id}: spec() takes string literals only")
+                rule_ids.append(argument.value)
+        if rule_ids:
+            if not function.name.startswith("test"):
+                raise MarkerError(f"{node_id}: a spec marker belongs on a test function")
+            marked.append(MarkedTest(node_id, tuple(rule_ids)))
+    for node in ast.walk(tree):
+        if _is_spec_reference(node) and id(node) not in read_decorators:
+            raise MarkerError(
+                f"{where}:{getattr(node, 'lineno', '?')}: a spec marker must be a decorator "
+                "of a test function, where tools/spec_map.py reads it"
+            )
+    return marked
+
+
+def scan(tests: Path = TESTS, *, root: Path = ROOT) -> list[MarkedTest]:
+    """Every marked test under tests/, checked against the catalog."""
+    marked = [test for path in sorted(tests.rglob("*.py")) for test in scan_file(path, root=root)]
+    unknown = [
+        f"{test.node_id}: {rule_id!r}"
+        for test in marked
+        for rule_id in test.rule_ids
+        if rule_id not in RULES_BY_ID
+    ]
+    if unknown:
+        raise MarkerError("not rules of tools/spec_rules.py:\n" + "\n".join(unknown))
+    return sorted(marked)
+
+
+def rule_to_tests(marked: list[MarkedTest]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = defaultdict(list)
+    for test in marked:
+        for rule_id in dict.fromkeys(test.rule_ids):
+            found[rule_id].append(test.node_id)
+    return {rule.id: sorted(found.get(rule.id, [])) for rule in RULES}
+
+
+def untested_rules(marked: list[MarkedTest]) -> list[SpecRule]:
+    return [rule for rule in RULES if not rule_to_tests(marked)[rule.id]]
+
+
+_HEADER = """\
+# Specification rules and their tests
+
+<!-- Generated by `python -m tools.spec_map --write` from tools/spec_rules.py and the
+`@pytest.mark.spec(...)` markers of tests/. Do not edit by hand. -->
+
+Each rule of the [specification](../spec.md) has an id, and each test that proves a rule
+says so with a marker naming the ids:
+
+```python
+@pytest.mark.spec("knowledge-rule-4", "errors-error-info")
+def test_rule4_an_append_whose_api_control_differs_is_400(...): ...
+```
+
+Ids are `<section>-rule-<n>` where the spec numbers its rules, a short name where it states
+a rule in a table or in prose. The catalog is `tools/spec_rules.py`; the summaries are ours,
+the wording is the spec's. Collection fails on an id the catalog does not have, and a unit
+test fails when this page is stale or when a rule has no test.
+
+To find the tests of one rule: `.venv/bin/python -m pytest -m spec --collect-only -q`
+lists every marked test, and this page groups them by rule.
+"""
+
+
+def render(marked: list[MarkedTest]) -> str:
+    by_rule = rule_to_tests(marked)
+    untested = [rule for rule in RULES if not by_rule[rule.id]]
+    lines = [_HEADER]
+    lines.append(
+        f"{len(RULES)} rules; {len(RULES) - len(untested)} with at least one test, "
+        f"{len(untested)} without; {len(marked)} marked tests.\n"
+    )
+    for section in SECTIONS:
+        rules = [rule for rule in RULES if rule.section == section]
+        if not rules:
+            continue
+        lines.append(f"## {section.title}\n")
+        lines.append(f"Spec: [{section.title}](../spec.md#{section.anchor})\n")
+        lines.append("| Rule | What it says | Tests |")
+        lines.append("|---|---|---|")
+        for rule in rules:
+            tests = by_rule[rule.id]
+            cell = "<br>".join(f"`{test}`" for test in tests) if tests else "**no test**"
+            lines.append(f"| `{rule.id}` | {_cell(rule.summary)} | {cell} |")
+        lines.append("")
+    lines.append("## Rules without a test\n")
+    if untested:
+        lines.extend(f"- `{rule.id}`: {rule.summary}" for rule in untested)
+    else:
+        lines.append("None: every rule above has at least one test.")
+    lines.append("")
+    lines.append("## Left open by the specification\n")
+    lines.append(
+        'The spec marks these "not shown": they are left to the design (the '
+        "[decisions](../decisions/index.md) record the choices made), not rules of the spec, "
+        "and a marker may not name them.\n"
+    )
+    for item in OPEN_ITEMS:
+        lines.append(
+            f"- `{item.id}` ([{item.section.title}](../spec.md#{item.section.anchor})): "
+            f"{item.summary}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    action = parser.add_mutually_exclusive_group(required=True)
+    action.add_argument("--write", action="store_true", help="regenerate the committed page")
+    action.add_argument("--check", action="store_true", help="fail when the page is stale")
+    arguments = parser.parse_args()
+    try:
+        text = render(scan())
+    except MarkerError as error:
+        print(error, file=sys.stderr)
+        return 1
+    if arguments.write:
+        PAGE.write_text(text, encoding="utf-8")
+        print(f"wrote {PAGE.relative_to(ROOT)}")
+        return 0
+    current = PAGE.read_text(encoding="utf-8") if PAGE.exists() else ""
+    if current != text:
+        stale = f"{PAGE.relative_to(ROOT)} is stale: run `python -m tools.spec_map --write`"
+        print(stale, file=sys.stderr)
+        return 1
+    print(f"{PAGE.relative_to(ROOT)} is up to date")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
