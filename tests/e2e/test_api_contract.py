@@ -1,4 +1,4 @@
-"""The OpenAPI document is the contract (issue 14), checked against the running local stack:
+"""The OpenAPI document is the contract, checked against the running local stack:
 
 - schemathesis (pinned in requirements-dev.txt) runs every operation of the served document
   with every check, a fixed seed and a bounded number of examples, and must find 0 failures;

@@ -1,4 +1,4 @@
-"""Issue 6 part 1, the audit log: every tenant call leaves a record (one message to the audit
+"""The audit log: every tenant call leaves a record (one message to the audit
 queue, no store write on the request path), the writer appends them, Admins export a range.
 
 Given/When/Then in each test; the audit writer and the export worker run as Lambda would run

@@ -1,4 +1,4 @@
-"""Which way the imports of the shared layer run (issue 19): the HTTP layer may use the
+"""Which way the imports of the shared layer run: the HTTP layer may use the
 domain, the domain never uses the HTTP layer, and no two packages import each other."""
 
 import ast
