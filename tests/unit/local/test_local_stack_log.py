@@ -13,7 +13,11 @@ from urllib.parse import urlsplit
 import pytest
 
 from local import moto_keepalive
+from local.aws import sqs_client
+from local.cad_receiver import CadReceiver
 from local.gateway.server import GatewayServer
+from local.pollers import SqsPoller
+from local.runtime import InvokeResult
 from local.stack_log import (
     CLIENT_DISCONNECTED,
     CONNECTIONS,
@@ -133,3 +137,53 @@ def test_at_debug_the_log_shows_metric_and_batch_lines_too(tmp_path: Path) -> No
 )
 def test_only_an_emf_document_is_a_metric_line(text: str) -> None:
     assert not is_metric_line(text)
+
+
+def test_a_batch_that_went_through_whole_goes_to_the_batch_sink_and_a_failure_to_the_log(
+    deployed, moto_endpoint, fake_functions
+) -> None:
+    # Given the work queue's poller, with a batch line sink apart from the log
+    function = deployed.functions["BatchFunction"]
+    (event,) = [event for event in function.sqs_events if event.name == "Work"]
+    queue = deployed.queues[event.queue_id]
+    logged: list[str] = []
+    batches: list[str] = []
+    poller = SqsPoller(
+        function,
+        event,
+        queue,
+        endpoint_url=moto_endpoint,
+        invoke=fake_functions,
+        log=logged.append,
+        batches=batches.append,
+    )
+    sqs = sqs_client(moto_endpoint)
+    # When one batch goes through whole and the next has a failed record
+    sqs.send_message(QueueUrl=queue.url, MessageBody="fine")
+    fake_functions.behaviours["BatchFunction"] = lambda _event: InvokeResult(status="ok")
+    poller.poll_once()
+    sqs.send_message(QueueUrl=queue.url, MessageBody="broken")
+    fake_functions.behaviours["BatchFunction"] = lambda event: InvokeResult(
+        status="ok",
+        payload={"batchItemFailures": [{"itemIdentifier": event["Records"][0]["messageId"]}]},
+    )
+    poller.poll_once()
+    # Then the routine batch is in the batch sink and the failed one in the log
+    assert [line.endswith("0 left for retry (ok)") for line in batches] == [True]
+    assert [line.endswith("1 left for retry (ok)") for line in logged] == [True]
+
+
+def test_a_sender_that_hangs_up_on_the_sample_cad_receiver_is_counted_not_traced(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    receiver = CadReceiver("127.0.0.1", 0, log=None)
+    receiver.start()
+    try:
+        port = int(receiver.base_url.rsplit(":", 1)[1])
+        before = _count("sample CAD receiver", CLIENT_DISCONNECTED)
+        _reset_after(b"POST /cad/1/webhooks HTTP/1.1\r\nHost: x\r\n", port)
+        counted = _wait_for_count("sample CAD receiver", CLIENT_DISCONNECTED, before + 1)
+    finally:
+        receiver.stop()
+    assert counted == before + 1
+    assert "Traceback" not in capsys.readouterr().err
