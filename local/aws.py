@@ -30,6 +30,7 @@ from local import (
     moto_queries,
     moto_usage_plans,
     partition_capacity,
+    stack_log,
 )
 from local.iam import OPERATOR_ACCESS_KEY_ID, OPERATOR_SECRET_ACCESS_KEY
 from local.moto_s3 import store_put_bodies_verbatim
@@ -90,8 +91,11 @@ class _MotoServer(ThreadedMotoServer):
             self._server = make_server(
                 self._ip_address,
                 self._port,
-                # GET /_psap/capacity: the partition capacity report (local.partition_capacity).
-                partition_capacity.serve_report(DomainDispatcherApplication(create_backend_app)),
+                # GET /_psap/capacity: the partition capacity report (local.partition_capacity);
+                # GET /_psap/connections: dropped and timed-out connections (local.stack_log).
+                stack_log.serve_connections(
+                    partition_capacity.serve_report(DomainDispatcherApplication(create_backend_app))
+                ),
                 True,
                 request_handler=moto_keepalive.KeepAliveRequestHandler,
             )

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import hmac
 import json
+import sys
 import threading
 import time
 from collections import deque
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Final
 
+from local.stack_log import CLIENT_DISCONNECTED, CONNECTIONS, is_dropped_connection
 from receiver_kit.psap_webhooks import Deduplicator, VerificationError, verify_delivery
 
 KEPT_DELIVERIES: Final = 500
@@ -60,6 +62,17 @@ class Verdict:
         }
 
 
+class _ReceiverServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A sender that hung up mid-delivery is counted, not traced (local.stack_log).
+        if is_dropped_connection(sys.exc_info()[1]):
+            CONNECTIONS.count("sample CAD receiver", CLIENT_DISCONNECTED)
+            return
+        super().handle_error(request, client_address)
+
+
 class CadReceiver:
     """The receiver: register an endpoint per connector path, then start()."""
 
@@ -74,8 +87,7 @@ class CadReceiver:
         self.received: deque[Verdict] = deque(maxlen=KEPT_DELIVERIES)
         self.log = log
         self._lock = threading.Lock()
-        self.server = ThreadingHTTPServer((host, port), self._handler_class())
-        self.server.daemon_threads = True
+        self.server = _ReceiverServer((host, port), self._handler_class())
         self._thread: threading.Thread | None = None
 
     @property

@@ -24,6 +24,8 @@ import werkzeug.serving
 from moto.moto_server.werkzeug_app import MotoRequestHandler
 from werkzeug.wsgi import LimitedStream
 
+from local.stack_log import CONNECTIONS, IDLE_TIMEOUT
+
 if TYPE_CHECKING:
     from _typeshed.wsgi import WSGIEnvironment
 
@@ -76,6 +78,14 @@ class KeepAliveRequestHandler(MotoRequestHandler):
     def setup(self) -> None:
         super().setup()
         _KEPT_ALIVE.add(self.connection)
+
+    def log_error(self, format: str, *args: Any) -> None:
+        # A kept-alive connection nobody used for IDLE_SECONDS ends, as it should: counted,
+        # not logged (local.stack_log). werkzeug logs every other error as before.
+        if format.startswith("Request timed out"):
+            CONNECTIONS.count("embedded AWS", IDLE_TIMEOUT)
+            return
+        super().log_error(format, *args)
 
     def make_environ(self) -> WSGIEnvironment:
         environ = super().make_environ()

@@ -162,10 +162,12 @@ class SqsPoller:
         endpoint_url: str,
         invoke: Invoke,
         log: LogSink = print_line,
+        batches: LogSink | None = None,
         concurrency: int | None = None,
         headroom: Headroom | None = None,
         duplicate: Duplicate | None = None,
     ) -> None:
+        """`batches` takes the line of a batch that succeeded whole (default: `log`)."""
         self.function = function
         self._duplicate = duplicate
         self.event = event
@@ -176,6 +178,7 @@ class SqsPoller:
         self._invoke = invoke
         self._headroom = headroom
         self._log = log
+        self._batches = batches or log
         self._sqs: SQSClient = sqs_client(endpoint_url)
         self._stop = threading.Event()
         # One thread per batch slot: each receives and runs its own batches; slots beyond
@@ -310,7 +313,10 @@ class SqsPoller:
         done = [message for message in messages if message["MessageId"] not in failed]
         self._delete(done)
         status = "ok" if result.ok else f"{result.error_type}: {result.error_message}"
-        self._log(
+        # A batch that went through whole is routine (the audit writer's follows every
+        # request): it goes to its own sink; failures and retries go to the log.
+        log = self._batches if result.ok and not failed else self._log
+        log(
             f"SQS {self.queue.logical_id} -> {self.function.logical_id}: {len(messages)} records,"
             f" {len(done)} deleted, {len(failed)} left for retry ({status})"
         )
@@ -355,6 +361,7 @@ def create_pollers(
     invoke: Invoke,
     *,
     log: LogSink = print_line,
+    batches: LogSink | None = None,
     headroom: Headroom | None = None,
     duplicate: Duplicate | None = None,
 ) -> list[SqsPoller]:
@@ -367,6 +374,7 @@ def create_pollers(
             endpoint_url=endpoint_url,
             invoke=invoke,
             log=log,
+            batches=batches,
             headroom=headroom,
             duplicate=duplicate,
         )

@@ -61,6 +61,7 @@ from local.log_subscriptions import LogSubscriptions
 from local.pollers import SqsPoller, create_pollers, stop_pollers
 from local.runtime import DEFAULT_IDLE_SECONDS, InvokeResult, LambdaRuntime, print_line
 from local.schedules import ScheduleDriver, schedule_events
+from local.stack_log import CONNECTIONS, StackLog
 from local.template import (
     DEFAULT_STACK_NAME,
     DEFAULT_TEMPLATE,
@@ -366,8 +367,9 @@ def _meter_partition_capacity(scale: float | None) -> None:
 class LocalStack:
     """Everything `psap-local` runs, started and stopped in order."""
 
-    def __init__(self, arguments: argparse.Namespace) -> None:
+    def __init__(self, arguments: argparse.Namespace, log: StackLog) -> None:
         self.arguments = arguments
+        self.log = log
         self.aws = EmbeddedAws(arguments.host, arguments.aws_port)
         # Bound first: a taken API port is the likeliest failure and should be instant.
         self.server = GatewayServer(arguments.host, arguments.port)
@@ -431,6 +433,8 @@ class LocalStack:
             endpoint_url,
             account_concurrency=arguments.account_concurrency,
             idle_seconds=arguments.idle_worker_seconds,
+            # Metric lines to their own file; everything else a function prints to the log.
+            log=self.log.function_output,
             log_for=self.log_subscriptions.sink_for,
             credentials={
                 function_id: session.environment() for function_id, session in sessions.items()
@@ -458,6 +462,7 @@ class LocalStack:
             template,
             endpoint_url,
             self.runtime.invoke,
+            batches=self.log.batch,
             headroom=self.runtime.has_headroom,
             duplicate=faults.duplicates if faults is not None else None,
         )
@@ -538,6 +543,8 @@ class LocalStack:
         if self.runtime is not None:
             self.runtime.shutdown()
         self.aws.stop()
+        note(CONNECTIONS.summary())
+        self.log.close()
 
 
 @contextlib.contextmanager
@@ -633,9 +640,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _serve(arguments: argparse.Namespace, state_file: Path, log_file: Path) -> int:
+    log = StackLog(log_file, level=arguments.log_level, console=print_line)
+    log.open()
     try:
-        stack = LocalStack(arguments)
+        stack = LocalStack(arguments, log)
     except PortInUseError as error:
+        log.close()
         _say_port_in_use(error, "--port")
         return 1
     with _signal_handlers() as handle_signals_with:

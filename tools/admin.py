@@ -334,7 +334,7 @@ def knowledge_redigest(arguments: argparse.Namespace) -> None:
 
 
 def add_service_edit_commands(knowledge: Any) -> None:
-    """Service-side edits of service-owned sections, and the card digest (issue 3)."""
+    """Service-side edits of service-owned sections, and the card digest."""
     edit = knowledge.add_parser(
         "edit", help="service-side edit of a service-owned section (the card prefers it)"
     )

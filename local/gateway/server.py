@@ -7,6 +7,7 @@ import errno
 import json
 import re
 import socketserver
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 from local.aws import PortInUseError
 from local.gateway.api_gateway import ApiGateway
 from local.gateway.messages import MAX_REQUEST_BODY_BYTES, HttpRequest, HttpResponse
+from local.stack_log import CLIENT_DISCONNECTED, CONNECTIONS, is_dropped_connection
 
 
 class _Server(ThreadingHTTPServer):
@@ -28,6 +30,13 @@ class _Server(ThreadingHTTPServer):
         host, port = self.server_address[:2]
         self.server_name = str(host)
         self.server_port = int(port)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that hung up mid-request is counted, not traced (local.stack_log).
+        if is_dropped_connection(sys.exc_info()[1]):
+            CONNECTIONS.count("gateway", CLIENT_DISCONNECTED)
+            return
+        super().handle_error(request, client_address)
 
 
 class _RequestTooLargeError(Exception):
@@ -138,8 +147,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _send(self, response: HttpResponse) -> None:
         # A client that hung up has nobody left to read the answer; the request is logged.
-        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        try:
             self._write(response)
+        except (BrokenPipeError, ConnectionResetError):
+            CONNECTIONS.count("gateway", CLIENT_DISCONNECTED)
 
     def _write(self, response: HttpResponse) -> None:
         self.send_response(response.status)

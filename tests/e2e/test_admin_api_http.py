@@ -1,8 +1,8 @@
-"""Issue 18 end to end on the local stack, over real HTTP: a 911 center's admin sets up its
-CAD connection with the tenant admin API alone (the flow docs/admin-api.md shows with curl):
-a CAD key, a connector to the CAD's endpoint, a test event the CAD verifies, an incident
-the CAD posts with the new key coming back as a signed update, the delivery log, a secret
-rotation and a revocation. The CAD's endpoint is a receiver this test runs on loopback."""
+"""The tenant admin API end to end on the local stack, over real HTTP: a 911 center's admin
+sets up its CAD connection with the tenant admin API alone (the flow docs/admin-api.md shows
+with curl): a CAD key, a connector to the CAD's endpoint, a test event the CAD verifies, an
+incident the CAD posts with the new key coming back as a signed update, the delivery log, a
+secret rotation and a revocation. The CAD's endpoint is a receiver this test runs on loopback."""
 
 import json
 import threading
@@ -46,8 +46,8 @@ class CadEndpoint:
         endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
-            # Keep-alive HTTP/1.1, as CAD web servers answer. (An HTTP/1.0 answer fails in
-            # the transport today; issue 13 owns that.)
+            # Keep-alive HTTP/1.1, as CAD web servers answer (HTTP/1.0 receivers are
+            # tests/integration/test_webhook_transport.py's).
             protocol_version = "HTTP/1.1"
 
             def do_POST(self) -> None:

@@ -1,5 +1,5 @@
 """The tenant admin API's functions in-process on moto, called as API Gateway calls them after
-the partner authorizer (issue 18). Each operation's function is the one template.yaml routes
+the partner authorizer. Each operation's function is the one template.yaml routes
 to, found from the template's events, so a test cannot call a route the template lacks."""
 
 from collections.abc import Callable

@@ -1,4 +1,4 @@
-"""Issue 18, the tenant admin API: connectors, the delivery log and credentials over HTTP,
+"""The tenant admin API: connectors, the delivery log and credentials over HTTP,
 with the CLI's rules (one implementation in psap.webhooks.administration and
 psap.auth.issuing). Every operation is tested for behaviour, permission, isolation and bad
 input; functions run in-process on moto, webhooks go to a real HTTP receiver on loopback.

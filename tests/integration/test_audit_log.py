@@ -1,4 +1,4 @@
-"""Issue 6 part 1, the audit log: every tenant call leaves a record (one message to the audit
+"""The audit log: every tenant call leaves a record (one message to the audit
 queue, no store write on the request path), the writer appends them, Admins export a range.
 
 Given/When/Then in each test; the audit writer and the export worker run as Lambda would run
@@ -19,9 +19,9 @@ import pytest
 from moto.s3 import models as moto_s3_models
 
 from local.iam import default_function_roles
-from psap.audit import exports
 from psap.audit import store as audit_store
 from psap.audit.chain import SHARDS, shard_of, verify_lines
+from psap.audit.exports import worker as export_worker_module
 from psap.audit.recording import AuditRecord
 from psap.config import audit_export_queue_url, audit_table
 from psap.storage.dynamodb import dynamodb
@@ -443,7 +443,7 @@ def test_a_long_export_runs_in_steps_that_hand_over_with_a_checkpoint(
     # Given 90 records of tenant 36 over two days, file parts of ~2 KB (S3's least lowered
     # alike) and a run whose time is always nearly up (the test context has 10 s left)
     monkeypatch.setattr(audit_store, "_PAGE", 5)
-    monkeypatch.setattr(exports, "PART_BYTES", 2048, raising=False)
+    monkeypatch.setattr(export_worker_module, "PART_BYTES", 2048)
     monkeypatch.setattr(moto_s3_models, "S3_UPLOAD_PART_MIN_SIZE", 256)
     start = (NOW - timedelta(days=1)).replace(hour=12, minute=0, second=0, microsecond=0)
     inside = [

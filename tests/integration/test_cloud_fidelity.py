@@ -1,4 +1,4 @@
-"""Issue 12, cloud fidelity: the embedded AWS refuses what AWS refuses.
+"""Cloud fidelity: the embedded AWS refuses what AWS refuses.
 
 Each function acts under its role from the SAM-translated template, enforced by moto with
 the gaps closed by local.iam_enforcement (per-item transaction actions, table and secret

@@ -1,4 +1,4 @@
-"""Issue 12, deploy rehearsal: the translated template's stateful resources, created by the
+"""Deploy rehearsal: the translated template's stateful resources, created by the
 embedded AWS's CloudFormation, match what the local stack builds from the same template.
 
 What CloudFormation would deploy (tables, queues, buckets, roles and their policies, log

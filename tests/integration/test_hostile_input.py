@@ -1,4 +1,4 @@
-"""Hostile and malformed input on every write route (issue 14): each class answers a 4xx
+"""Hostile and malformed input on every write route: each class answers a 4xx
 ErrorInfo with a `reason`, and nothing is written anywhere (every table, bucket and queue is
 read back and compared).
 

@@ -1,4 +1,4 @@
-"""Incident upload (issue 6 part 3) through its Lambda handlers on moto: the synchronous
+"""Incident upload through its Lambda handlers on moto: the synchronous
 path, the inline and presigned asynchronous paths with their worker, every bad-input class,
 idempotency, the CAD's ordering guard, incident.updated webhooks and tenant isolation."""
 
@@ -644,7 +644,7 @@ def test_the_worker_handler_reads_sqs_records(
     assert job(call, answer["uploadId"])[1]["status"] == "SUCCEEDED"
 
 
-# ---------------------------------------------------------------- poison rows (issue 14)
+# ---------------------------------------------------------------- poison rows (hostile input)
 
 POISON_JSONL = (
     '{"number": "P-1", "priority": "1"}\n'

@@ -1,4 +1,4 @@
-"""Media ingest (issue 6 part 2): POST /api/v1/external/media/radio-traffic and
+"""Media ingest: POST /api/v1/external/media/radio-traffic and
 GET /api/v1/external/mcp/resources/media/{mediaId} through their Lambda handlers, on moto
 tables and buckets built from template.yaml."""
 

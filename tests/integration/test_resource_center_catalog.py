@@ -1,5 +1,5 @@
 """Resource-center catalog administration, the indexer and the admin CLI, on moto resources
-built from template.yaml (issue 7: JSON Lines import idempotent by externalId with per-line
+built from template.yaml (JSON Lines import idempotent by externalId with per-line
 errors, publish/unpublish, licenses, tenant imports, index rebuilt on change)."""
 
 import json
@@ -21,6 +21,8 @@ from psap.resource_center.engine.builder import build_artifact
 from psap.resource_center.indexing import rebuild_index
 from psap.resource_center.models import CatalogRecord
 from psap.resource_center.store import Change
+from psap.resource_center.store import batches as store_batches
+from psap.resource_center.store import items as store_items
 from psap.storage.dynamodb import batch_get, dynamodb
 from psap.storage.s3 import s3
 from psap.storage.sqs import sqs
@@ -144,7 +146,7 @@ def test_a_create_that_lost_a_race_becomes_an_update_without_a_duplicate(
             return None
         return original(external_id)
 
-    monkeypatch.setattr(store, "find_item_id", find_item_id)
+    monkeypatch.setattr(store_items, "find_item_id", find_item_id)
     # When it upserts the same externalId with other content
     record = CatalogRecord.model_validate_json(line("a", title="Changed"))
     outcome = store.upsert_record(record, utc_now())
@@ -166,7 +168,7 @@ def test_a_batch_whose_create_lost_a_race_falls_back_record_by_record(
             return []
         return batch_get(*arguments, **options)
 
-    monkeypatch.setattr(store, "batch_get", lookup)
+    monkeypatch.setattr(store_batches, "batch_get", lookup)
     records = [CatalogRecord.model_validate_json(line(name)) for name in ("taken", "fresh")]
     outcomes = store.upsert_records(records, utc_now())
     assert [outcome.change for outcome in outcomes] == [Change.UNCHANGED, Change.CREATED]

@@ -1,6 +1,6 @@
 """GET /api/v1/external/mcp/resources/resource-center/search through its Lambda handler, on
 moto tables and a bucket built from template.yaml, with a real index (the real model) over a
-small catalog. Test names follow the spec's and issue 7's rules."""
+small catalog. Test names follow the spec's search rules."""
 
 import io
 import json

@@ -1,5 +1,5 @@
 """The index artifact and its build: round trip through bytes, display fields per document,
-filters, and re-embedding only changed documents (issue 7)."""
+filters, and re-embedding only changed documents."""
 
 from collections.abc import Sequence
 

@@ -1,4 +1,4 @@
-"""Fusion of the keyword and semantic rankings (issue 7: min-max with equal weights over the
+"""Fusion of the keyword and semantic rankings (min-max with equal weights over the
 top of each ranker, the default; Reciprocal Rank Fusion with k = 60 as the option)."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""Packaging of the search engine (issue 7): its heavy dependencies live in their own layer,
+"""Packaging of the search engine: its heavy dependencies live in their own layer,
 attached only to the search and indexer functions, and nothing else imports them."""
 
 import json

@@ -1,4 +1,4 @@
-"""Long documents are embedded whole (issue 16): the body is cut into overlapping windows,
+"""Long documents are embedded whole: the body is cut into overlapping windows,
 each led by the title, and a document scores by its best passage."""
 
 import itertools

@@ -1,4 +1,4 @@
-"""Search query validation (issue 7): q is required, 1-500 characters after trimming; page is
+"""Search query validation: q is required, 1-500 characters after trimming; page is
 0-based; pageSize defaults to 10 and is capped at 50; itemType and category are optional
 filters. Every error names its parameter."""
 

@@ -1,5 +1,5 @@
 """The labeled relevance set (tests/data/resource_center_relevance.json) over the demo
-catalog: hybrid search must rank at least as well as either ranker alone (issue 7), and the
+catalog: hybrid search must rank at least as well as either ranker alone, and the
 default fusion must be the better of the two measured."""
 
 import json

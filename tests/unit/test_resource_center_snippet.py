@@ -1,5 +1,5 @@
 """matchedSnippet: the best-matching passage of the body, query terms marked with
-<mark>...</mark>, never more than 300 characters of text (issue 7)."""
+<mark>...</mark>, never more than 300 characters of text."""
 
 from psap.resource_center.engine.text import query_terms, stem_words
 from psap.resource_center.snippet import (

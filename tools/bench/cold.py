@@ -34,8 +34,8 @@ LAYER = ROOT / "layers" / "shared"
 LIST_FUNCTION = ROOT / "functions" / "knowledge_list"
 AUTHORIZER = ROOT / "functions" / "authorizer"
 
-LIST_LIMIT = 1.10  # list / floor, both bytecode states (issue 16)
-# authorizer / floor (issue 16): without bytecode, and precompiled.
+LIST_LIMIT = 1.10  # list / floor, both bytecode states (the light GET path)
+# authorizer / floor (the light GET path): without bytecode, and precompiled.
 AUTHORIZER_LIMITS = {"no bytecode cache": 0.30, "precompiled": 0.25}
 
 FLOOR_SOURCE = '''"""Benchmark floor: the least a Powertools REST handler imports and builds."""

@@ -132,4 +132,4 @@ def run(options: Options) -> list[Row]:
     ]
 
 
-SECTION = Section("incident-upload", "Incident upload throughput (issue 6)", run)
+SECTION = Section("incident-upload", "Incident upload throughput", run)

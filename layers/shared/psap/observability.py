@@ -7,6 +7,7 @@ without bytecode: `make bench`). So it is created only when detailed tracing is 
 invocation, without per-call subsegments.
 """
 
+import warnings
 from functools import cache
 
 from aws_lambda_powertools.logging import Logger
@@ -18,6 +19,9 @@ from psap.config import settings
 # Tokens never reach a log line: the request path logs credential ids, not headers.
 logger = Logger(utc=True)
 metrics = Metrics()
+# A queue worker's run that recorded no metric (an export step that handed over, a digest
+# with nothing to do) is normal: Powertools would print a UserWarning on every such flush.
+warnings.filterwarnings("ignore", message="No application metrics to publish", category=UserWarning)
 
 
 def detailed_tracing() -> bool:

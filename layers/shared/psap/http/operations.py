@@ -91,7 +91,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/api/v1/external/knowledge"): Operation(
         "listKnowledge", (P.VIEW_KNOWLEDGE, P.MANAGE_KNOWLEDGE)
     ),
-    # Knowledge writes, reads and card (issue 3). Bodies over 1 MB are 413 before parsing.
+    # Knowledge writes, reads and card. Bodies over 1 MB are 413 before parsing.
     ("POST", "/api/v1/external/knowledge"): Operation(
         "createKnowledge", (P.MANAGE_KNOWLEDGE,), body=KNOWLEDGE_BODY
     ),
@@ -115,7 +115,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ),
     ("GET", "/api/v1/external/openapi.json"): Operation("getOpenApiDocument", public=True),
     ("GET", "/api/v1/external/docs"): Operation("getApiDocs", public=True),
-    # Tenant data reads (issue 4). Evaluations: View QA is ours (the spec does not say).
+    # Tenant data reads. Evaluations: View QA is ours (the spec does not say).
     ("GET", "/api/v1/external/user"): Operation("listUsers", (P.MANAGE_USERS,)),
     ("GET", "/api/v1/external/train/user/{userId}/enrollments"): Operation(
         "listEnrollments", (P.MANAGE_PHASES,)
@@ -129,7 +129,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/api/v1/external/mcp/resources/events/{eventId}"): Operation(
         "getEvent", (P.BROWSE_EVENTS, P.MANAGE_EVENTS)
     ),
-    # Resource center (issue 7): any partner credential; without ADMIN or Resource Center
+    # Resource center: any partner credential; without ADMIN or Resource Center
     # publish the results are help articles only (psap.resource_center.search).
     ("GET", "/api/v1/external/mcp/resources/resource-center/search"): Operation(
         "searchResourceCenter"
@@ -145,14 +145,14 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/api/v1/external/mcp/resources/media/{mediaId}"): Operation(
         "getMedia", (P.BROWSE_EVENTS, P.MANAGE_EVENTS)
     ),
-    # Audit log exports (issue 6 part 1): the tenant's admins only.
+    # Audit log exports: the tenant's admins only.
     ("POST", "/api/v1/external/audit-log/exports"): Operation(
         "createAuditExport", (P.ADMIN,), body=JSON_BODY
     ),
     ("GET", "/api/v1/external/audit-log/exports/{exportId}"): Operation(
         "getAuditExport", (P.ADMIN,)
     ),
-    # Incident upload (issue 6 part 3): bodies over the inline limit go the presigned way.
+    # Incident upload: bodies over the inline limit go the presigned way.
     ("POST", "/api/v1/external/incidents/upload"): Operation(
         "uploadIncidents", (P.MANAGE_EVENTS,), body=INCIDENT_FILE_BODY
     ),
@@ -165,7 +165,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("GET", "/api/v1/external/incidents/uploads/{uploadId}"): Operation(
         "getIncidentUpload", (P.MANAGE_EVENTS,)
     ),
-    # Tenant admin API (issue 18): connectors, their delivery log and credentials, Admin only.
+    # Tenant admin API: connectors, their delivery log and credentials, Admin only.
     ("POST", "/api/v1/external/admin/connectors"): Operation(
         "createConnector", (P.ADMIN,), body=ADMIN_BODY
     ),
@@ -210,7 +210,7 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("POST", "/api/v1/external/admin/credentials/{credentialId}/revoke"): Operation(
         "revokeCredential", (P.ADMIN,)
     ),
-    # The MCP endpoint (issue 17): any partner credential may speak the protocol; each tool
+    # The MCP endpoint: any partner credential may speak the protocol; each tool
     # call or resource read then needs the permission of its REST operation above.
     ("POST", "/mcp"): Operation("postMcpMessage"),
     ("GET", "/mcp"): Operation("getMcpStream"),

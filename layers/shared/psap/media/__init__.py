@@ -1,1 +1,1 @@
-"""Media ingest: SRT radio-traffic transcripts attached to events (issue 6 part 2)."""
+"""Media ingest: SRT radio-traffic transcripts attached to events."""
