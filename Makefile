@@ -28,7 +28,7 @@ run: $(STAMP)
 # and the e2e tests' in-process parts); the local stack's worker processes are not traced.
 # sys.monitoring keeps its cost small on Python 3.13. The figure is reported, not gated.
 test: $(STAMP) lint docs browser-deps
-	@COVERAGE_CORE=sysmon $(PY) -m pytest --cov --cov-report=
+	@COVERAGE_CORE=sysmon $(PY) -m pytest --cov --cov-report= --durations=15
 	@echo "== coverage: $$($(PY) -m coverage report --format=total)% of the statements in layers/shared, functions, local and tools"
 
 unit: $(STAMP)
