@@ -118,12 +118,14 @@ def _config(credentials: dict[str, str], folder: Path, seed: int) -> Path:
         f"seed = {seed}",
         "workers = 2",
         f'hooks = "{Path(__file__).with_name("contract_hooks.py")}"',
-        # API Gateway gives an integration 29 s; schemathesis's 10 s default is a busy
-        # machine's, not the service's, limit.
+        # API Gateway gives an integration 29 s, so an answer within it is an answer; the
+        # 10 s defaults measure how busy this machine is (a cold worker on loaded cores),
+        # not the service. What is slow is the benches' subject (make bench).
         "request-timeout = 30",
         f'headers = {{ Authorization = "Bearer {credentials["admin"]}" }}',
         "[checks]",
         "enabled = true",
+        "max_response_time = 29",
         "[generation]",
         f"max-examples = {MAX_EXAMPLES}",
         # Links come from Location headers only: field-name analysis chained a delivery's
