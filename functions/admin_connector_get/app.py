@@ -18,7 +18,7 @@ app = create_resolver()
     operation_id="getConnector",
     tags=[text.TAG_CONNECTORS],
 )
-def connector(
+def get_connector(
     connector_id: Annotated[str, Path(alias="connectorId", max_length=64)],
 ) -> ConnectorView:
     tenant_id = current_principal(app).tenant_id

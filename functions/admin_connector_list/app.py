@@ -1,9 +1,9 @@
 """GET /api/v1/external/admin/connectors: the tenant's CAD connectors."""
 
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.webhooks import connectors
 from psap.webhooks import openapi_text as text
 from psap.webhooks.admin_models import ConnectorList, ConnectorView
-from psap.webhooks.connectors import list_connectors
 
 app = create_resolver()
 
@@ -14,8 +14,8 @@ app = create_resolver()
     operation_id="listConnectors",
     tags=[text.TAG_CONNECTORS],
 )
-def connectors() -> ConnectorList:
-    found = list_connectors(current_principal(app).tenant_id)
+def list_connectors() -> ConnectorList:
+    found = connectors.list_connectors(current_principal(app).tenant_id)
     return ConnectorList(items=[ConnectorView.of(connector) for connector in found])
 
 

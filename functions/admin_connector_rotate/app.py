@@ -29,7 +29,7 @@ app = create_resolver()
         errors={**text.CONFLICT, **RATE_LIMITED},
     ),
 )
-def rotate_secret(
+def rotate_connector_secret(
     connector_id: Annotated[str, Path(alias="connectorId", max_length=64)],
     body: Annotated[RotateSecretBody, Body()],
 ) -> RotatedSecretView:

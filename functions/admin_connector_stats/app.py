@@ -19,7 +19,7 @@ app = create_resolver()
     operation_id="getConnectorStats",
     tags=[text.TAG_DELIVERIES],
 )
-def stats(
+def get_connector_stats(
     connector_id: Annotated[str, Path(alias="connectorId", max_length=64)],
     window: Annotated[StatsWindow, Query(description="24h or 7d")] = StatsWindow.DAY,
 ) -> ConnectorStats:

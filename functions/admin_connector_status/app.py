@@ -32,7 +32,7 @@ def _set(connector_id: str, status: ConnectorStatus) -> ConnectorView:
     tags=[text.TAG_CONNECTORS],
     responses=answers(200, "The connector, disabled", ConnectorView, errors=text.CONFLICT),
 )
-def disable(connector_id: ConnectorId) -> ConnectorView:
+def disable_connector(connector_id: ConnectorId) -> ConnectorView:
     return _set(connector_id, ConnectorStatus.DISABLED)
 
 
@@ -44,7 +44,7 @@ def disable(connector_id: ConnectorId) -> ConnectorView:
     tags=[text.TAG_CONNECTORS],
     responses=answers(200, "The connector, active", ConnectorView, errors=text.CONFLICT),
 )
-def enable(connector_id: ConnectorId) -> ConnectorView:
+def enable_connector(connector_id: ConnectorId) -> ConnectorView:
     return _set(connector_id, ConnectorStatus.ACTIVE)
 
 

@@ -25,7 +25,9 @@ app = create_resolver()
     status_code=202,
     responses=answers(202, "The test update, queued", TestSentView, errors=text.CONFLICT),
 )
-def send(connector_id: Annotated[str, Path(alias="connectorId", max_length=64)]) -> Response[str]:
+def test_connector(
+    connector_id: Annotated[str, Path(alias="connectorId", max_length=64)],
+) -> Response[str]:
     delivery_id = send_test(current_principal(app).tenant_id, connector_id, utc_now())
     note_change("delivery", delivery_id, "CREATED")
     return Response(

@@ -29,7 +29,7 @@ app = create_resolver()
         errors=text.CONFLICT,
     ),
 )
-def change_connector(
+def update_connector(
     connector_id: Annotated[str, Path(alias="connectorId", max_length=64)],
     body: Annotated[UpdateConnectorBody, Body()],
 ) -> ConnectorWithSecretView:

@@ -25,7 +25,7 @@ app = create_resolver()
     operation_id="listCredentials",
     tags=[text.TAG_CREDENTIALS],
 )
-def credentials(
+def list_credentials(
     limit: Annotated[int, Query(ge=1, le=LIST_PAGE_MAX)] = LIST_PAGE_DEFAULT,
     cursor: Annotated[str | None, list_parameters.cursor(CURSOR_PATTERN)] = None,
 ) -> CredentialPage:

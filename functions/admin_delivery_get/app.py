@@ -19,7 +19,7 @@ app = create_resolver()
     operation_id="getDelivery",
     tags=[text.TAG_DELIVERIES],
 )
-def delivery(
+def get_delivery(
     delivery_id: Annotated[str, Path(alias="deliveryId", max_length=64)],
 ) -> DeliveryDetail:
     found, attempts = delivery_detail(current_principal(app).tenant_id, delivery_id)

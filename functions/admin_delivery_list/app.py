@@ -31,7 +31,7 @@ app = create_resolver()
 )
 # The parameters are the API's query string, one argument each so that the OpenAPI document
 # lists them; the resolver passes them by name.
-def deliveries(  # noqa: PLR0913
+def list_deliveries(  # noqa: PLR0913
     *,
     connector_id: Annotated[str, Path(alias="connectorId", max_length=64)],
     status: Annotated[DeliveryStatus | None, Query()] = None,

@@ -26,7 +26,7 @@ app = create_resolver()
     status_code=202,
     responses=answers(202, "The recovery job, started", DeliveryJobView, errors=text.CONFLICT),
 )
-def recover(
+def recover_deliveries(
     connector_id: Annotated[str, Path(alias="connectorId", max_length=64)],
     body: Annotated[RecoverBody, Body()],
 ) -> Response[str]:

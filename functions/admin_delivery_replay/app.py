@@ -25,7 +25,9 @@ app = create_resolver()
     status_code=202,
     responses=answers(202, "The delivery, queued again", DeliveryView, errors=text.CONFLICT),
 )
-def replay(delivery_id: Annotated[str, Path(alias="deliveryId", max_length=64)]) -> Response[str]:
+def replay_delivery(
+    delivery_id: Annotated[str, Path(alias="deliveryId", max_length=64)],
+) -> Response[str]:
     delivery = replay_one(current_principal(app).tenant_id, delivery_id, utc_now())
     note_change("delivery", delivery_id, "UPDATED")
     return Response(

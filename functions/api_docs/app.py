@@ -55,7 +55,7 @@ app = create_resolver()
 
 
 @app.get("/api/v1/external/openapi.json", include_in_schema=False)
-def openapi_document() -> Response[str]:
+def get_open_api_document() -> Response[str]:
     return Response(
         status_code=200,
         content_type="application/json",
@@ -68,7 +68,7 @@ def openapi_document() -> Response[str]:
 
 
 @app.get("/api/v1/external/docs", include_in_schema=False)
-def swagger_ui() -> Response[str]:
+def get_api_docs() -> Response[str]:
     return Response(
         status_code=200,
         content_type="text/html; charset=utf-8",

@@ -22,7 +22,7 @@ app = create_resolver()
     status_code=202,
     responses=EXPORT_ERRORS,
 )
-def start_export(request: Annotated[AuditExportRequest, Body()]) -> Response[str]:
+def create_audit_export(request: Annotated[AuditExportRequest, Body()]) -> Response[str]:
     principal = current_principal(app)
     export = create_export(principal.tenant_id, request, principal.credential_id)
     note_change("auditExport", export.export_id, "CREATED")

@@ -18,7 +18,7 @@ app = create_resolver()
     operation_id="getAuditExport",
     tags=["Audit log"],
 )
-def read_export(
+def get_audit_export(
     export_id: Annotated[str, Path(alias="exportId", description="The export's id")],
 ) -> AuditExport:
     return get_export(current_principal(app).tenant_id, export_id)

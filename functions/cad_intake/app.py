@@ -46,7 +46,7 @@ INTAKE_ERRORS = {
         },
     },
 )
-def submit_incident() -> Response[str]:
+def submit_cad_incident() -> Response[str]:
     principal = current_principal(app)
     event = app.current_event
     receipt = accept_submission(

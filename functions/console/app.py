@@ -56,7 +56,7 @@ def _asset(name: str) -> Response[str]:
 
 
 @app.get("/console", include_in_schema=False)
-def console_page() -> Response[str]:
+def get_console() -> Response[str]:
     return _asset("index.html")
 
 

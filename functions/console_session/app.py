@@ -44,7 +44,7 @@ def _view(token: str, session: ConsoleSession, credential: Credential) -> str:
 
 
 @app.post("/console/session", include_in_schema=False)
-def open_session(body: Annotated[OpenSessionBody, Body()]) -> Response[str]:
+def open_console_session(body: Annotated[OpenSessionBody, Body()]) -> Response[str]:
     started = utc_now()
     opened = exchange(body.code, started)
     session, credential = authenticate(opened.token, started)
@@ -82,7 +82,7 @@ def open_session(body: Annotated[OpenSessionBody, Body()]) -> Response[str]:
 
 
 @app.get("/console/session", include_in_schema=False)
-def read_session() -> Response[str]:
+def get_console_session() -> Response[str]:
     token = session_cookie(app.current_event.headers)
     if token is None:
         raise NotAuthenticated()
@@ -96,7 +96,7 @@ def read_session() -> Response[str]:
 
 
 @app.delete("/console/session", include_in_schema=False)
-def end_session() -> Response[str]:
+def end_console_session() -> Response[str]:
     event = app.current_event
     token = session_cookie(event.headers)
     if token is not None and csrf_matches(token, header_value(event.headers, CSRF_HEADER)):

@@ -7,7 +7,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.models import INT64_MAX
-from psap.training.listing import ANSWER_BUDGET_BYTES, DEFAULT_SIZE, MAX_SIZE, list_enrollments
+from psap.training import listing
+from psap.training.listing import ANSWER_BUDGET_BYTES, DEFAULT_SIZE, MAX_SIZE
 from psap.training.models import PhaseEnrollment
 
 app = create_resolver()
@@ -34,7 +35,7 @@ _PATH = "/api/v1/external/train/user/{user_id}/enrollments"
         }
     },
 )
-def enrollments(
+def list_enrollments(
     user_id: Annotated[int, Path(alias="userId", ge=0, le=INT64_MAX, description="The user's id")],
     after: Annotated[
         int | None,
@@ -44,7 +45,7 @@ def enrollments(
         int, Query(ge=1, le=INT64_MAX, description=f"At most this many, capped at {MAX_SIZE}")
     ] = DEFAULT_SIZE,
 ) -> Response[str]:
-    found = list_enrollments(current_principal(app).tenant_id, user_id, after, size=size)
+    found = listing.list_enrollments(current_principal(app).tenant_id, user_id, after, size=size)
     body = "[" + ",".join(item.model_dump_json(by_alias=True) for item in found.enrollments) + "]"
     headers: dict[str, str] = {}
     if found.next_after is not None:

@@ -8,7 +8,8 @@ from psap import list_parameters
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.models import INT64_MAX, StrictDate
 from psap.paging import PageQuery, sort_values
-from psap.qa.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, SORT_FIELDS, list_evaluations
+from psap.qa import listing
+from psap.qa.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, SORT_FIELDS
 from psap.qa.models import EvaluationPage, EvaluationStatus
 from psap.qa.store import DayRange, EvaluationFilters
 
@@ -30,7 +31,7 @@ app = create_resolver()
 )
 # The parameters are the spec's query string, one argument each so that the OpenAPI document
 # lists them; the resolver passes them by name.
-def evaluations(  # noqa: PLR0913
+def list_evaluations(  # noqa: PLR0913
     *,
     user_id: Annotated[int, Path(alias="userId", ge=0, le=INT64_MAX, description="The user's id")],
     page: Annotated[int, list_parameters.page_number()] = 0,
@@ -57,7 +58,7 @@ def evaluations(  # noqa: PLR0913
     filters = EvaluationFilters(
         status=status, is_training=is_training, created=DayRange(first_day, last_day)
     )
-    return list_evaluations(
+    return listing.list_evaluations(
         principal.tenant_id, user_id, paging=PageQuery(page, size, sort), filters=filters
     )
 

@@ -4,8 +4,8 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
+from psap.events import reading
 from psap.events.models import Event
-from psap.events.reading import get_event
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.models import INT64_MAX
 
@@ -20,12 +20,12 @@ app = create_resolver()
     operation_id="getEvent",
     tags=["Incidents and events"],
 )
-def event(
+def get_event(
     event_id: Annotated[
         int, Path(alias="eventId", ge=0, le=INT64_MAX, description="The event's id")
     ],
 ) -> Event:
-    return get_event(current_principal(app).tenant_id, event_id)
+    return reading.get_event(current_principal(app).tenant_id, event_id)
 
 
 handler = lambda_handler(app)

@@ -5,8 +5,8 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.incidents import reading
 from psap.incidents.models import Incident
-from psap.incidents.reading import get_incident
 from psap.models import INT64_MAX
 
 app = create_resolver()
@@ -20,12 +20,12 @@ app = create_resolver()
     operation_id="getIncident",
     tags=["Incidents and events"],
 )
-def incident(
+def get_incident(
     incident_id: Annotated[
         int, Path(alias="incidentId", ge=0, le=INT64_MAX, description="The incident's id")
     ],
 ) -> Incident:
-    return get_incident(current_principal(app).tenant_id, incident_id)
+    return reading.get_incident(current_principal(app).tenant_id, incident_id)
 
 
 handler = lambda_handler(app)

@@ -5,9 +5,9 @@ from aws_lambda_powertools.event_handler.openapi.types import OpenAPIResponse
 
 from psap.http.body import request_bytes
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.incidents.upload import service
 from psap.incidents.upload.models import UploadJob, UploadReport
 from psap.incidents.upload.openapi_text import UPLOAD_DESCRIPTION
-from psap.incidents.upload.service import upload_incidents
 from psap.models import ErrorInfo
 
 app = create_resolver()
@@ -37,11 +37,11 @@ def _json(model: type[UploadReport] | type[UploadJob], text: str) -> OpenAPIResp
         },
     },
 )
-def upload() -> Response[str]:
+def upload_incidents() -> Response[str]:
     principal = current_principal(app)
     event = app.current_event
     raw = request_bytes(event.body, event.is_base64_encoded)
-    answer = upload_incidents(principal.tenant_id, event.headers.get("content-type"), raw)
+    answer = service.upload_incidents(principal.tenant_id, event.headers.get("content-type"), raw)
     if isinstance(answer, UploadReport):
         return Response(200, "application/json", answer.model_dump_json(by_alias=True))
     location = f"/api/v1/external/incidents/uploads/{answer.upload_id}"

@@ -20,7 +20,7 @@ app = create_resolver()
     tags=["Incident upload"],
     status_code=201,
 )
-def create(request: Annotated[NewUploadRequest, Body()]) -> UploadTicket:
+def create_incident_upload(request: Annotated[NewUploadRequest, Body()]) -> UploadTicket:
     principal = current_principal(app)
     return create_upload(principal.tenant_id, request.format)
 

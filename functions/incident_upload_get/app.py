@@ -19,7 +19,7 @@ app = create_resolver()
     operation_id="getIncidentUpload",
     tags=["Incident upload"],
 )
-def get(
+def get_incident_upload(
     upload_id: Annotated[str, Path(alias="uploadId", pattern=UPLOAD_ID_PATTERN)],
 ) -> UploadJob:
     principal = current_principal(app)

@@ -31,7 +31,7 @@ app = create_resolver()
         },
     },
 )
-def start(
+def start_incident_upload(
     upload_id: Annotated[str, Path(alias="uploadId", pattern=UPLOAD_ID_PATTERN)],
 ) -> Response[str]:
     principal = current_principal(app)

@@ -7,7 +7,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from psap.audit.changes import note_change
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
-from psap.knowledge.authoring import delete_knowledge
+from psap.knowledge import authoring
 from psap.knowledge.openapi_text import DELETE_DESCRIPTION
 from psap.models import INT64_MAX
 
@@ -22,13 +22,13 @@ app = create_resolver()
     tags=["Knowledge"],
     responses={204: {"description": "Deleted; no body", "content": {}}},
 )
-def delete_knowledge_entry(
+def delete_knowledge(
     knowledge_id: Annotated[
         int, Path(alias="knowledgeId", ge=0, le=INT64_MAX, description="Knowledge id")
     ],
 ) -> Response[None]:
     principal = current_principal(app)
-    delete_knowledge(principal.tenant_id, knowledge_id)
+    authoring.delete_knowledge(principal.tenant_id, knowledge_id)
     note_change("knowledge", knowledge_id, "DELETED")
     return Response(status_code=204)
 

@@ -5,9 +5,9 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.knowledge import reading
 from psap.knowledge.content import KnowledgeEntryDto
 from psap.knowledge.openapi_text import GET_DESCRIPTION
-from psap.knowledge.reading import get_knowledge
 from psap.knowledge.records import KnowledgeVersion
 from psap.models import INT32_MAX, INT64_MAX
 
@@ -21,7 +21,7 @@ app = create_resolver()
     operation_id="getKnowledge",
     tags=["Knowledge"],
 )
-def get_knowledge_entry(
+def get_knowledge(
     knowledge_id: Annotated[
         int, Path(alias="knowledgeId", ge=0, le=INT64_MAX, description="Knowledge id")
     ],
@@ -31,7 +31,7 @@ def get_knowledge_entry(
 ) -> KnowledgeEntryDto:
     principal = current_principal(app)
     wanted = None if version is None else KnowledgeVersion(version)
-    return get_knowledge(principal.tenant_id, knowledge_id, wanted)
+    return reading.get_knowledge(principal.tenant_id, knowledge_id, wanted)
 
 
 handler = lambda_handler(app)

@@ -9,16 +9,17 @@ declares the same route, with its response model, for the OpenAPI document.
 from psap.http.knowledge_list import KNOWLEDGE_TYPE, PAGE, PARAMETERS, PATH, PROVIDER, SIZE
 from psap.http.query import read_query
 from psap.http.resolver import create_light_resolver, current_principal, lambda_handler
-from psap.knowledge.listing import KnowledgePage, list_knowledge
+from psap.knowledge import listing
+from psap.knowledge.listing import KnowledgePage
 
 app = create_light_resolver()
 
 
 @app.get(PATH)
-def list_entries() -> KnowledgePage:
+def list_knowledge() -> KnowledgePage:
     query = read_query(app.current_event.raw_event, PARAMETERS)
     principal = current_principal(app)
-    return list_knowledge(
+    return listing.list_knowledge(
         principal.tenant_id,
         PAGE.value(query),
         SIZE.value(query),

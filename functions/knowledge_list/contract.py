@@ -11,7 +11,8 @@ from typing import Annotated
 from psap.http.contract import declared
 from psap.http.knowledge_list import KNOWLEDGE_TYPE, PAGE, PATH, PROVIDER, SIZE
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
-from psap.knowledge.listing import MAX_PAGE_SIZE, list_knowledge
+from psap.knowledge import listing
+from psap.knowledge.listing import MAX_PAGE_SIZE
 from psap.knowledge.models import ExternalKnowledgePageDto, KnowledgeType
 
 app = create_resolver()
@@ -30,7 +31,7 @@ app = create_resolver()
     operation_id="listKnowledge",
     tags=["Knowledge"],
 )
-def list_entries(
+def list_knowledge(
     *,
     page: Annotated[int, declared(PAGE)] = PAGE.default,
     size: Annotated[int, declared(SIZE)] = SIZE.default,
@@ -38,7 +39,7 @@ def list_entries(
     knowledge_type: Annotated[KnowledgeType | None, declared(KNOWLEDGE_TYPE, aliased=True)] = None,
 ) -> ExternalKnowledgePageDto:
     principal = current_principal(app)
-    page_json = list_knowledge(
+    page_json = listing.list_knowledge(
         principal.tenant_id, page, size, provider=provider, knowledge_type=knowledge_type
     )
     return ExternalKnowledgePageDto.model_validate(page_json)

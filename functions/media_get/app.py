@@ -5,8 +5,8 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.media import reading
 from psap.media.models import RadioTrafficMedia
-from psap.media.reading import get_media
 from psap.models import INT64_MAX
 
 app = create_resolver()
@@ -23,10 +23,10 @@ app = create_resolver()
     operation_id="getMedia",
     tags=["Media"],
 )
-def media(
+def get_media(
     media_id: Annotated[int, Path(alias="mediaId", ge=0, le=INT64_MAX, description="The media id")],
 ) -> RadioTrafficMedia:
-    return get_media(current_principal(app).tenant_id, media_id)
+    return reading.get_media(current_principal(app).tenant_id, media_id)
 
 
 handler = lambda_handler(app)

@@ -9,11 +9,10 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from psap.errors import InvalidInput
 from psap.http.body import request_bytes
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
+from psap.media import ingest
 from psap.media.ingest import (
     RadioTrafficTarget,
     UploadOutcome,
-    upload_radio_traffic,
-    upload_radio_traffic_json,
 )
 from psap.media.openapi_text import (
     UPLOAD_DESCRIPTION,
@@ -34,7 +33,7 @@ app = create_resolver()
     tags=["Media"],
     responses=UPLOAD_RESPONSES,
 )
-def upload_radio_traffic_file(
+def upload_radio_traffic(
     *,
     channel: Annotated[str, Query(description="The radio channel, 1-100 characters")],
     recording_started_at: Annotated[
@@ -52,7 +51,7 @@ def upload_radio_traffic_file(
 ) -> Response[str]:
     principal = current_principal(app)
     request = app.current_event
-    outcome = upload_radio_traffic(
+    outcome = ingest.upload_radio_traffic(
         principal.tenant_id,
         RadioTrafficTarget(event_id, incident_number, channel, recording_started_at),
         body=request_bytes(request.body, request.is_base64_encoded),
@@ -68,7 +67,7 @@ def upload_radio_traffic_file(
     tags=["Media"],
     responses=UPLOAD_JSON_RESPONSES,
 )
-def upload_radio_traffic_document() -> Response[str]:
+def upload_radio_traffic_json() -> Response[str]:
     principal = current_principal(app)
     request = app.current_event
     if request.query_string_parameters:
@@ -78,7 +77,7 @@ def upload_radio_traffic_document() -> Response[str]:
             f"This operation takes no query parameters ({names}): give eventId or "
             "incidentNumber, channel and recordingStartedAt in the JSON body"
         )
-    outcome = upload_radio_traffic_json(
+    outcome = ingest.upload_radio_traffic_json(
         principal.tenant_id,
         body=request_bytes(request.body, request.is_base64_encoded),
     )

@@ -11,6 +11,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.models import INT32_MAX
+from psap.resource_center import search
 from psap.resource_center.engine.encoder import query_encoder
 from psap.resource_center.models import ItemType, ResourceCenterSearchResponse
 from psap.resource_center.query import (
@@ -20,7 +21,6 @@ from psap.resource_center.query import (
     MAX_QUERY_LENGTH,
     parse_search_query,
 )
-from psap.resource_center.search import search_resource_center
 
 app = create_resolver()
 # In the init phase, not in the first request: the model is the bulk of a cold start.
@@ -43,7 +43,7 @@ query_encoder()
     operation_id="searchResourceCenter",
     tags=["Resource center"],
 )
-def search(
+def search_resource_center(
     *,
     q: Annotated[
         str,
@@ -79,7 +79,7 @@ def search(
 ) -> ResourceCenterSearchResponse:
     principal = current_principal(app)
     query = parse_search_query(q, page, page_size, item_type=item_type, category=category)
-    return search_resource_center(principal.tenant_id, principal.permissions, query)
+    return search.search_resource_center(principal.tenant_id, principal.permissions, query)
 
 
 handler = lambda_handler(app)

@@ -7,7 +7,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 from psap import list_parameters
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.paging import PageQuery, sort_values
-from psap.users.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, SORT_FIELDS, list_users
+from psap.users import listing
+from psap.users.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, SORT_FIELDS
 from psap.users.models import UserPage
 from psap.users.store import UserFilters
 
@@ -27,7 +28,7 @@ app = create_resolver()
 )
 # The parameters are the spec's query string, one argument each so that the OpenAPI document
 # lists them; the resolver passes them by name.
-def users(  # noqa: PLR0913
+def list_users(  # noqa: PLR0913
     *,
     page: Annotated[int, list_parameters.page_number()] = 0,
     size: Annotated[int, list_parameters.page_size(MAX_PAGE_SIZE)] = DEFAULT_PAGE_SIZE,
@@ -44,7 +45,9 @@ def users(  # noqa: PLR0913
 ) -> UserPage:
     principal = current_principal(app)
     filters = UserFilters(email=email, login_enabled=login_enabled, is_supervisor=is_supervisor)
-    return list_users(principal.tenant_id, paging=PageQuery(page, size, sort), filters=filters)
+    return listing.list_users(
+        principal.tenant_id, paging=PageQuery(page, size, sort), filters=filters
+    )
 
 
 handler = lambda_handler(app)

@@ -46,7 +46,7 @@ def _contract(function: str) -> ModuleType:
 
 
 def _declared_parameters(function: str) -> list[inspect.Parameter]:
-    route = _contract(function).list_entries
+    route = _contract(function).list_knowledge
     return list(inspect.signature(route).parameters.values())
 
 
