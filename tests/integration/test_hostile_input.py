@@ -37,6 +37,7 @@ BODY_ROUTES = {
     "incident_upload_create": True,
     "cad_intake": True,
     "media_radio_traffic_upload": False,
+    "media_radio_traffic_upload_json": True,
     "incident_upload": False,
     "admin_connector_create": True,
     "admin_connector_update": True,
@@ -55,6 +56,7 @@ TEXT_FIELD = {
     "admin_connector_create": "name",
     "admin_credential_issue": "label",
     "console_session": "code",
+    "media_radio_traffic_upload_json": "channel",
 }
 HOSTILE_CONTENT_TYPES = (
     "text/plain",
@@ -105,17 +107,46 @@ def admit(event: dict[str, Any]) -> None:
     context["credentialId"] = issued.credential.credential_id
 
 
+def as_radio_traffic_json(event: dict[str, Any]) -> dict[str, Any]:
+    """The raw form's sample event as the JSON form's request: the same fields and file."""
+    query = event["queryStringParameters"]
+    path = "/api/v1/external/media/radio-traffic/json"
+    event["resource"] = event["path"] = event["requestContext"]["resourcePath"] = path
+    event["requestContext"]["path"] = f"/prod{path}"
+    document = {
+        "eventId": int(query["eventId"]),
+        "channel": query["channel"],
+        "recordingStartedAt": query["recordingStartedAt"],
+        "contentBase64": base64.b64encode(event["body"].encode("utf-8")).decode("ascii"),
+    }
+    event["body"], event["isBase64Encoded"] = json.dumps(document), False
+    event["queryStringParameters"] = event["multiValueQueryStringParameters"] = None
+    with_content_type(event, "application/json")
+    return event
+
+
+# A function's second route, attacked as a route of its own: its name here -> the function
+# and how its sample event becomes that route's request.
+SECOND_ROUTES = {
+    "media_radio_traffic_upload_json": ("media_radio_traffic_upload", as_radio_traffic_json),
+}
+
+
 class WriteRoutes(HandlerHarness):
     """The write routes' functions, called with their sample events shaped by each test."""
 
     def event(self, function: str) -> dict[str, Any]:
+        if function in SECOND_ROUTES:
+            code, shaped = SECOND_ROUTES[function]
+            return shaped(self.load_event(code))
         event = self.load_event(function)
         if function.startswith("admin_"):
             admit(event)
         return event
 
     def raw_call(self, function: str, event: dict[str, Any]) -> dict[str, Any]:
-        answer: dict[str, Any] = self.call_handler(function, event)
+        code = SECOND_ROUTES[function][0] if function in SECOND_ROUTES else function
+        answer: dict[str, Any] = self.call_handler(code, event)
         return answer
 
     def call(self, function: str, event: dict[str, Any]) -> tuple[int, dict[str, Any]]:
@@ -181,6 +212,7 @@ def test_every_write_route_with_a_body_is_covered_here() -> None:
         "createIncidentUpload",
         "submitCadIncident",
         "uploadRadioTraffic",
+        "uploadRadioTrafficJson",
         "uploadIncidents",
         "createConnector",
         "updateConnector",
@@ -407,10 +439,7 @@ def test_a_method_the_resource_does_not_have_is_405_with_allow(routes: WriteRout
 def test_radio_traffic_content_that_is_not_base64_ascii_is_400(routes: WriteRoutes) -> None:
     # Given the JSON form with contentBase64 holding characters outside ASCII (found by
     # schemathesis: base64 decoding raised ValueError, not binascii.Error, and answered 500)
-    event = routes.event("media_radio_traffic_upload")
-    with_content_type(event, "application/json")
-    event["queryStringParameters"] = None
-    event["multiValueQueryStringParameters"] = None
+    event = routes.event("media_radio_traffic_upload_json")
     event["body"] = json.dumps(
         {
             "eventId": 1,
@@ -420,7 +449,7 @@ def test_radio_traffic_content_that_is_not_base64_ascii_is_400(routes: WriteRout
         }
     )
     # When it is uploaded, Then 400 naming the field, nothing written
-    status, error = routes.refused("media_radio_traffic_upload", event)
+    status, error = routes.refused("media_radio_traffic_upload_json", event)
     assert status == 400
     assert "'contentBase64'" in error["info"]
 
