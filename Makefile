@@ -24,11 +24,15 @@ $(STAMP): requirements-dev.txt layers/shared/requirements.txt layers/search/requ
 run: $(STAMP)
 	@$(VENV)/bin/psap-local $(ARGS)
 
+# One pytest worker per core (at most four): the e2e tests run as one group on one worker,
+# beside the unit and integration tests on the others. `make test PARALLEL=` runs serially.
+PARALLEL ?= -n auto --maxprocesses 4 --dist loadgroup
+
 # Coverage is measured on the code the tests run in their own process (unit, integration,
 # and the e2e tests' in-process parts); the local stack's worker processes are not traced.
 # sys.monitoring keeps its cost small on Python 3.13. The figure is reported, not gated.
 test: $(STAMP) lint docs browser-deps
-	@COVERAGE_CORE=sysmon $(PY) -m pytest --cov --cov-report= --durations=15
+	@COVERAGE_CORE=sysmon $(PY) -m pytest --cov --cov-report= --durations=15 $(PARALLEL)
 	@echo "== coverage: $$($(PY) -m coverage report --format=total)% of the statements in layers/shared, functions, local and tools"
 
 unit: $(STAMP)
