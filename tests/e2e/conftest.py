@@ -56,6 +56,8 @@ LAST: tuple[str, ...] = ("test_sample_events.py", "test_readme.py")
 E2E = Path(__file__).parent
 
 
+# First: pytest-xdist reads the group markers in its own hook of the same name.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     first = [item for item in items if item.path.name not in LAST]
     items[:] = first + [item for name in LAST for item in items if item.path.name == name]
