@@ -16,7 +16,7 @@ from psap.auth.credentials import OPERATOR, CredentialKind
 from psap.auth.permissions import parse_permissions
 from psap.clock import utc_now
 from tests.integration.cad_support import TEMPLATE as CAD_TEMPLATE
-from tests.integration.handler_harness import (
+from tests.support.harness import (
     HandlerHarness,
     answer_of,
     json_body,

@@ -10,7 +10,7 @@ import pytest
 from local.template import load_template
 from psap.config import audit_queue_url
 from psap.storage.sqs import sqs
-from tests.integration.handler_harness import HandlerHarness, json_body
+from tests.support.harness import HandlerHarness, json_body
 
 TEMPLATE = load_template()
 # What the audit functions see beyond the Globals (their own Environment in the template).

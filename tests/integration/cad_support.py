@@ -26,7 +26,7 @@ from psap.webhooks import secrets as vault
 from psap.webhooks.connectors import ConnectorWithSecret, NewConnector, create_connector
 from psap.webhooks.models import Lane
 from psap.webhooks.signing import SigningProfile
-from tests.integration.handler_harness import HandlerHarness, with_headers
+from tests.support.harness import HandlerHarness, with_headers
 
 TEMPLATE = load_template()
 TENANT = 31

@@ -35,7 +35,7 @@ from tests.integration.audit_support import (
     queued_records,
     set_function_environment,
 )
-from tests.integration.handler_harness import HandlerHarness
+from tests.support.harness import HandlerHarness
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = datetime.now(UTC)

@@ -16,7 +16,6 @@ from psap.training.models import EnrollmentStatus, PhaseEnrollment
 from psap.training.store import put_enrollment
 from psap.users.models import User
 from psap.users.store import put_user
-from tests.integration.handler_harness import with_query
 from tests.integration.spec_examples import (
     ENROLLMENT,
     ENROLLMENT_SUMMARY,
@@ -31,6 +30,7 @@ from tests.integration.tenant_data_api import (
     TenantDataApi,
     strict_json,
 )
+from tests.support.harness import with_query
 
 TRAINEE = USER["id"]
 
