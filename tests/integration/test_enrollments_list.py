@@ -25,12 +25,12 @@ from tests.integration.spec_examples import (
     USER,
     for_tenant,
 )
-from tests.integration.tenant_data_api import (
+from tests.support.harness import with_query
+from tests.support.tenant_data import (
     ItemsRead,
     TenantDataApi,
     strict_json,
 )
-from tests.support.harness import with_query
 
 TRAINEE = USER["id"]
 

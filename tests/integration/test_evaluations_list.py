@@ -21,7 +21,7 @@ from psap.storage.ordering import UpsertOutcome
 from psap.users.models import User
 from psap.users.store import put_user
 from tests.integration.spec_examples import EVALUATION, SPEC_FIELDS, USER, for_tenant
-from tests.integration.tenant_data_api import ItemsRead, TenantDataApi, strict_json, table
+from tests.support.tenant_data import ItemsRead, TenantDataApi, strict_json, table
 
 QA_USER = USER["id"]
 

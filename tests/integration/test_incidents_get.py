@@ -12,7 +12,7 @@ from psap.incidents.models import Incident
 from psap.incidents.store import import_incident, upsert_incident
 from psap.storage.ordering import SourceOrder
 from tests.integration.spec_examples import INCIDENT, SPEC_FIELDS
-from tests.integration.tenant_data_api import ItemsRead, TenantDataApi, strict_json
+from tests.support.tenant_data import ItemsRead, TenantDataApi, strict_json
 
 NOW = datetime(2026, 1, 5, 14, tzinfo=UTC)
 

@@ -36,7 +36,7 @@ from psap.webhooks.secrets import read_secret, secret_name
 from psap.webhooks.signing import SigningProfile
 from tests.conftest import TEMPLATE
 from tests.integration.audit_support import AUDIT_FUNCTIONS, ApiCaller
-from tests.integration.tenant_data_api import table
+from tests.support.tenant_data import table
 from tools import admin_audit
 from tools.admin import main
 from tools.tenant_import import import_files

@@ -12,7 +12,7 @@ from psap.storage.dynamodb import dynamodb
 from psap.users.models import User
 from psap.users.store import bulk_load_users, put_user
 from tests.integration.spec_examples import SPEC_FIELDS, USER
-from tests.integration.tenant_data_api import (
+from tests.support.tenant_data import (
     ItemsRead,
     TenantDataApi,
     strict_json,
