@@ -10,7 +10,7 @@ import pytest
 from psap.clock import utc_now
 from psap.knowledge.models import KnowledgeSource, KnowledgeType
 from psap.knowledge.store import NewEntry, create_entry
-from tests.integration.knowledge_api import (
+from tests.support.knowledge import (
     ALL_API,
     OTHER_TENANT,
     TENANT,

@@ -11,7 +11,7 @@ import pytest
 from psap.config import knowledge_table
 from psap.knowledge import store
 from psap.storage.dynamodb import dynamodb
-from tests.integration.knowledge_api import (
+from tests.support.knowledge import (
     ALL_API,
     OTHER_TENANT,
     TENANT,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.knowledge_api import (
+from tests.support.knowledge import (
     OTHER_TENANT,
     TENANT,
     VIEW,

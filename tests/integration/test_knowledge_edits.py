@@ -15,7 +15,7 @@ from psap.errors import InvalidInput, NotFound
 from psap.knowledge import store
 from psap.knowledge.authoring import edit_service_section
 from psap.knowledge.content import Section
-from tests.integration.knowledge_api import (
+from tests.support.knowledge import (
     ALL_API,
     OTHER_TENANT,
     TENANT,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from psap.knowledge import store
-from tests.integration.knowledge_api import (
+from tests.support.knowledge import (
     ALL_API,
     TENANT,
     KnowledgeApi,

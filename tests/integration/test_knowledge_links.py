@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.knowledge_api import (
+from tests.support.knowledge import (
     ALL_API,
     OTHER_TENANT,
     TENANT,

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from local.partition_capacity import PartitionMeter
-from tests.integration.knowledge_api import TENANT, KnowledgeApi, card_payload, stored_items
+from tests.support.knowledge import TENANT, KnowledgeApi, card_payload, stored_items
 
 CREATES = 5
 
