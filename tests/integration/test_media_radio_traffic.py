@@ -20,7 +20,7 @@ from psap.limits import MAX_SRT_BYTES, MAX_UPLOAD_BODY_BYTES
 from psap.media import ingest, store
 from psap.storage.ordering import SourceOrder
 from psap.storage.s3 import get_object
-from tests.integration.media_api import (
+from tests.support.media import (
     RADIO_TRAFFIC,
     MediaApi,
     media_objects,
