@@ -16,7 +16,8 @@ from psap.training.models import EnrollmentStatus, PhaseEnrollment
 from psap.training.store import put_enrollment
 from psap.users.models import User
 from psap.users.store import put_user
-from tests.integration.spec_examples import (
+from tests.support.harness import with_query
+from tests.support.spec_examples import (
     ENROLLMENT,
     ENROLLMENT_SUMMARY,
     OFFICER,
@@ -25,7 +26,6 @@ from tests.integration.spec_examples import (
     USER,
     for_tenant,
 )
-from tests.support.harness import with_query
 from tests.support.tenant_data import (
     ItemsRead,
     TenantDataApi,

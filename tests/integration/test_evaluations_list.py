@@ -20,7 +20,7 @@ from psap.storage.dynamodb import dynamodb
 from psap.storage.ordering import UpsertOutcome
 from psap.users.models import User
 from psap.users.store import put_user
-from tests.integration.spec_examples import EVALUATION, SPEC_FIELDS, USER, for_tenant
+from tests.support.spec_examples import EVALUATION, SPEC_FIELDS, USER, for_tenant
 from tests.support.tenant_data import ItemsRead, TenantDataApi, strict_json, table
 
 QA_USER = USER["id"]

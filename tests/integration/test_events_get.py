@@ -13,7 +13,7 @@ from psap.events.store import import_event, upsert_event
 from psap.incidents.models import Incident
 from psap.incidents.store import upsert_incident
 from psap.storage.ordering import SourceOrder
-from tests.integration.spec_examples import EVENT, SPEC_FIELDS
+from tests.support.spec_examples import EVENT, SPEC_FIELDS
 from tests.support.tenant_data import ItemsRead, TenantDataApi, strict_json
 
 NOW = datetime(2026, 1, 5, 14, tzinfo=UTC)

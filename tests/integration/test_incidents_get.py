@@ -11,7 +11,7 @@ import pytest
 from psap.incidents.models import Incident
 from psap.incidents.store import import_incident, upsert_incident
 from psap.storage.ordering import SourceOrder
-from tests.integration.spec_examples import INCIDENT, SPEC_FIELDS
+from tests.support.spec_examples import INCIDENT, SPEC_FIELDS
 from tests.support.tenant_data import ItemsRead, TenantDataApi, strict_json
 
 NOW = datetime(2026, 1, 5, 14, tzinfo=UTC)

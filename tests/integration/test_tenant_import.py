@@ -14,7 +14,7 @@ from local.demo_tenant_data import generate, write_jsonl
 from psap.auth import store as tenants
 from psap.config import auth_table, knowledge_table, tenant_data_table
 from psap.errors import NotFound
-from tests.integration.spec_examples import EVALUATION, USER
+from tests.support.spec_examples import EVALUATION, USER
 from tests.support.tenant_data import TenantDataApi
 from tools import admin
 from tools.tenant_import import import_files

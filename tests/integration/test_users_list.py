@@ -11,7 +11,7 @@ import pytest
 from psap.storage.dynamodb import dynamodb
 from psap.users.models import User
 from psap.users.store import bulk_load_users, put_user
-from tests.integration.spec_examples import SPEC_FIELDS, USER
+from tests.support.spec_examples import SPEC_FIELDS, USER
 from tests.support.tenant_data import (
     ItemsRead,
     TenantDataApi,
