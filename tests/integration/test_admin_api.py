@@ -36,7 +36,6 @@ from tests.integration.admin_api import (
     admin,
     admin_env,
 )
-from tests.integration.audit_support import queued_messages
 from tests.integration.cad_support import (
     Answer,
     CadFunctions,
@@ -46,6 +45,7 @@ from tests.integration.cad_support import (
     drain,
     receiver,
 )
+from tests.support.audit import queued_messages
 from tools.admin import main as admin_cli
 
 __all__ = ["admin", "admin_env", "cad", "cad_aws", "receiver"]

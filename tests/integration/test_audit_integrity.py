@@ -30,7 +30,7 @@ from psap.config import audit_queue_url, audit_table
 from psap.http.operations import operation_for
 from psap.storage.dynamodb import dynamodb
 from psap.storage.sqs import sqs
-from tests.integration.audit_support import (
+from tests.support.audit import (
     TEMPLATE,
     audit_queue_event,
     queued_messages,

@@ -27,7 +27,7 @@ from psap.config import audit_export_queue_url, audit_table
 from psap.storage.dynamodb import dynamodb
 from psap.storage.s3 import s3
 from psap.storage.sqs import sqs
-from tests.integration.audit_support import (
+from tests.support.audit import (
     TEMPLATE,
     ApiCaller,
     audit_queue_event,

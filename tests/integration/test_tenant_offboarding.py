@@ -35,7 +35,7 @@ from psap.webhooks.connectors import NewConnector, create_connector
 from psap.webhooks.secrets import read_secret, secret_name
 from psap.webhooks.signing import SigningProfile
 from tests.conftest import TEMPLATE
-from tests.integration.audit_support import AUDIT_FUNCTIONS, ApiCaller
+from tests.support.audit import AUDIT_FUNCTIONS, ApiCaller
 from tests.support.tenant_data import table
 from tools import admin_audit
 from tools.admin import main
