@@ -15,7 +15,7 @@ from psap.auth import store as auth_store
 from psap.auth.credentials import OPERATOR, CredentialKind
 from psap.auth.permissions import parse_permissions
 from psap.clock import utc_now
-from tests.integration.cad_support import TEMPLATE as CAD_TEMPLATE
+from tests.support.cad import TEMPLATE as CAD_TEMPLATE
 from tests.support.harness import (
     HandlerHarness,
     answer_of,

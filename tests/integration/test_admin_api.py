@@ -36,7 +36,8 @@ from tests.integration.admin_api import (
     admin,
     admin_env,
 )
-from tests.integration.cad_support import (
+from tests.support.audit import queued_messages
+from tests.support.cad import (
     Answer,
     CadFunctions,
     Receiver,
@@ -45,7 +46,6 @@ from tests.integration.cad_support import (
     drain,
     receiver,
 )
-from tests.support.audit import queued_messages
 from tools.admin import main as admin_cli
 
 __all__ = ["admin", "admin_env", "cad", "cad_aws", "receiver"]

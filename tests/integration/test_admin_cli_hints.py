@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from psap.config import auth_table, knowledge_table
-from tests.integration.cad_support import cad_aws
+from tests.support.cad import cad_aws
 from tools.admin import main
 
 __all__ = ["cad_aws"]

@@ -20,7 +20,7 @@ from psap.storage.dynamodb import dynamodb
 from psap.webhooks import dispatcher, store
 from psap.webhooks import secrets as vault
 from tests.integration.admin_api import ADMIN_PREFIX, CALLER_LABEL, AdminApi, admin, admin_env
-from tests.integration.cad_support import CadFunctions, Receiver, cad, cad_aws, receiver
+from tests.support.cad import CadFunctions, Receiver, cad, cad_aws, receiver
 from tools.admin import main as admin_cli
 
 __all__ = ["admin", "admin_env", "cad", "cad_aws", "receiver"]

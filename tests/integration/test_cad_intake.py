@@ -11,7 +11,7 @@ from psap import clock
 from psap.cad import store
 from psap.cad.store import SubmissionKey, SubmissionState
 from psap.limits import CAD_BODY_LIMIT
-from tests.integration.cad_support import (
+from tests.support.cad import (
     OTHER_TENANT,
     TENANT,
     CadFunctions,

@@ -14,7 +14,7 @@ from psap.incidents import store as incidents
 from psap.webhooks import store as webhook_store
 from psap.webhooks.connectors import ConnectorChanges, update_connector
 from psap.webhooks.models import ConnectorStatus
-from tests.integration.cad_support import (
+from tests.support.cad import (
     TENANT,
     CadFunctions,
     cad,
@@ -72,7 +72,7 @@ def updates() -> list[dict[str, Any]]:
 
 
 def add_connector(event_types: list[str] | None = None) -> str:
-    from tests.integration.cad_support import add_connector as create
+    from tests.support.cad import add_connector as create
 
     return create(UNUSED_URL, event_types=event_types).connector.connector_id
 

@@ -14,7 +14,7 @@ from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate
 from psap.webhooks.connector_stats import StatsWindow, connector_stats
 from psap.webhooks.deliveries import DispatchMessage, emit_update
 from tests.integration.admin_api import AdminApi, admin, admin_env
-from tests.integration.cad_support import (
+from tests.support.cad import (
     BEARER,
     TENANT,
     Answer,

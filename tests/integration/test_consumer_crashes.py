@@ -18,7 +18,7 @@ from psap.webhooks import store as webhook_store
 from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate
 from psap.webhooks.deliveries import emit_update
 from psap.webhooks.models import DeliveryStatus
-from tests.integration.cad_support import (
+from tests.support.cad import (
     TEMPLATE,
     TENANT,
     CadFunctions,

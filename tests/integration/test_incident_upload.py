@@ -27,7 +27,7 @@ from psap.limits import (
 from psap.storage.ordering import SourceOrder, UpsertOutcome
 from psap.storage.s3 import ObjectChanged, iter_object_lines, s3
 from psap.webhooks import store as webhook_store
-from tests.integration.cad_support import TEMPLATE, add_connector, cad_aws, drain
+from tests.support.cad import TEMPLATE, add_connector, cad_aws, drain
 
 __all__ = ["cad_aws"]  # a fixture, used by name
 

@@ -25,7 +25,7 @@ from psap.webhooks.connectors import ConnectorChanges, ConnectorWithSecret, upda
 from psap.webhooks.deliveries import HELD_RETENTION, DispatchMessage, emit_update, replay
 from psap.webhooks.dispatcher import enqueue_due
 from psap.webhooks.models import ConnectorStatus, DeliveryJobState, DeliveryStatus
-from tests.integration.cad_support import (
+from tests.support.cad import (
     TEMPLATE,
     TENANT,
     Answer,

@@ -23,7 +23,7 @@ from psap.webhooks.connectors import (
 from psap.webhooks.models import ConnectorStatus
 from psap.webhooks.signing import SignedMessage, SigningProfile, signature_headers
 from receiver_kit.psap_webhooks import VerificationError, verify_delivery
-from tests.integration.cad_support import (
+from tests.support.cad import (
     BEARER,
     OTHER_TENANT,
     TENANT,

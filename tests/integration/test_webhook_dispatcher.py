@@ -29,7 +29,7 @@ from psap.webhooks.schedule import MAX_ATTEMPTS, ErrorClass
 from psap.webhooks.signing import SigningProfile
 from psap.webhooks.transport import OutboundClient
 from receiver_kit.psap_webhooks import VerificationError, verify_delivery, verify_raw_body
-from tests.integration.cad_support import (
+from tests.support.cad import (
     BEARER,
     TENANT,
     Answer,

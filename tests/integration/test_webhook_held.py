@@ -14,7 +14,7 @@ from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate
 from psap.webhooks.connectors import ConnectorChanges, ConnectorWithSecret, update_connector
 from psap.webhooks.deliveries import HELD_RETENTION, emit_update, recover, replay
 from psap.webhooks.models import ConnectorStatus, DeliveryStatus
-from tests.integration.cad_support import (
+from tests.support.cad import (
     TENANT,
     Answer,
     CadFunctions,

@@ -18,7 +18,7 @@ from psap.webhooks.deliveries import DispatchMessage, emit_update
 from psap.webhooks.models import DeliveryStatus, Lane
 from psap.webhooks.schedule import ErrorClass
 from psap.webhooks.transport import OutboundClient
-from tests.integration.cad_support import (
+from tests.support.cad import (
     OTHER_TENANT,
     TENANT,
     CadFunctions,
