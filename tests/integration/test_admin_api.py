@@ -28,7 +28,7 @@ from psap.webhooks.catalogue import IncidentUpdated, UpdateKind, WebhookUpdate
 from psap.webhooks.deliveries import emit_update
 from psap.webhooks.signing import SignedMessage, SigningProfile, signature_headers
 from receiver_kit.psap_webhooks import VerificationError, verify_delivery
-from tests.integration.admin_api import (
+from tests.support.admin import (
     ADMIN_PREFIX,
     CALLER_LABEL,
     AdminApi,

@@ -19,7 +19,7 @@ from psap.http.operations import OPERATIONS
 from psap.storage.dynamodb import dynamodb
 from psap.webhooks import dispatcher, store
 from psap.webhooks import secrets as vault
-from tests.integration.admin_api import ADMIN_PREFIX, CALLER_LABEL, AdminApi, admin, admin_env
+from tests.support.admin import ADMIN_PREFIX, CALLER_LABEL, AdminApi, admin, admin_env
 from tests.support.cad import CadFunctions, Receiver, cad, cad_aws, receiver
 from tools.admin import main as admin_cli
 

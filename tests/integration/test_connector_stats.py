@@ -13,7 +13,7 @@ from psap.webhooks import store
 from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate
 from psap.webhooks.connector_stats import StatsWindow, connector_stats
 from psap.webhooks.deliveries import DispatchMessage, emit_update
-from tests.integration.admin_api import AdminApi, admin, admin_env
+from tests.support.admin import AdminApi, admin, admin_env
 from tests.support.cad import (
     BEARER,
     TENANT,
