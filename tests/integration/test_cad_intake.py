@@ -15,14 +15,10 @@ from tests.support.cad import (
     OTHER_TENANT,
     TENANT,
     CadFunctions,
-    cad,
-    cad_aws,
     drain,
     eido_submission,
     flat_submission,
 )
-
-__all__ = ["cad", "cad_aws"]  # fixtures used by name
 
 
 def test_a_valid_submission_is_stored_queued_and_answered_202_with_a_receipt(

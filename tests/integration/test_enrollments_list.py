@@ -4,8 +4,6 @@ counters, live person references, 404s, permissions and tenant isolation."""
 
 import copy
 import json
-from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -35,14 +33,7 @@ from tests.support.tenant_data import (
 TRAINEE = USER["id"]
 
 
-@pytest.fixture
-def api(
-    aws: None,
-    import_function: Callable[[str], ModuleType],
-    load_event: Any,
-    lambda_context: Any,
-) -> TenantDataApi:
-    return TenantDataApi(import_function, load_event, lambda_context)
+pytestmark = pytest.mark.harness(api=TenantDataApi)
 
 
 @pytest.fixture

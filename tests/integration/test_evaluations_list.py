@@ -7,7 +7,6 @@ import copy
 import random
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -26,14 +25,12 @@ from tests.support.tenant_data import ItemsRead, TenantDataApi, strict_json, tab
 QA_USER = USER["id"]
 
 
+pytestmark = pytest.mark.harness(api=TenantDataApi)
+
+
 @pytest.fixture
-def api(
-    aws: None,
-    import_function: Callable[[str], ModuleType],
-    load_event: Any,
-    lambda_context: Any,
-) -> TenantDataApi:
-    api = TenantDataApi(import_function, load_event, lambda_context)
+def api(api: TenantDataApi) -> TenantDataApi:
+    """The tenant-data API, its tenant with the QA user the evaluations name."""
     put_user(api.tenant, User.model_validate(USER))
     return api
 

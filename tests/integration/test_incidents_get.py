@@ -1,10 +1,7 @@
 """GET /api/v1/external/mcp/resources/incidents/{incidentId} through its Lambda handler, on
 moto tables built from template.yaml."""
 
-from collections.abc import Callable
 from datetime import UTC, datetime
-from types import ModuleType
-from typing import Any
 
 import pytest
 
@@ -17,14 +14,7 @@ from tests.support.tenant_data import ItemsRead, TenantDataApi, strict_json
 NOW = datetime(2026, 1, 5, 14, tzinfo=UTC)
 
 
-@pytest.fixture
-def api(
-    aws: None,
-    import_function: Callable[[str], ModuleType],
-    load_event: Any,
-    lambda_context: Any,
-) -> TenantDataApi:
-    return TenantDataApi(import_function, load_event, lambda_context)
+pytestmark = pytest.mark.harness(api=TenantDataApi)
 
 
 def test_incident_shape_is_the_specs_field_for_field(api: TenantDataApi) -> None:

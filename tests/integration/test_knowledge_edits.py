@@ -3,10 +3,7 @@ here, rule 3): stored against the entry, preferred by the card, carried forward 
 Through the admin CLI and the logic it calls, on moto."""
 
 import json
-from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
-from typing import Any
 
 import pytest
 
@@ -27,14 +24,7 @@ from tools import admin
 SERVICE_INSTRUCTIONS = {**ALL_API, "spokenInstructions": False}
 
 
-@pytest.fixture
-def api(
-    aws: None,
-    import_function: Callable[[str], ModuleType],
-    load_event: Callable[[str], dict[str, Any]],
-    lambda_context: Any,
-) -> KnowledgeApi:
-    return KnowledgeApi(import_function, load_event, lambda_context)
+pytestmark = pytest.mark.harness(api=KnowledgeApi)
 
 
 def run_admin(*arguments: str) -> int:

@@ -1,8 +1,6 @@
 """Card-level links (`actions.links`) through the handlers on moto: spec knowledge rules
 6-10, by number."""
 
-from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -17,15 +15,7 @@ from tests.support.knowledge import (
     writes_of,
 )
 
-
-@pytest.fixture
-def api(
-    aws: None,
-    import_function: Callable[[str], ModuleType],
-    load_event: Callable[[str], dict[str, Any]],
-    lambda_context: Any,
-) -> KnowledgeApi:
-    return KnowledgeApi(import_function, load_event, lambda_context)
+pytestmark = pytest.mark.harness(api=KnowledgeApi)
 
 
 def target(

@@ -4,9 +4,7 @@ tables and buckets built from template.yaml."""
 
 import base64
 import codecs
-from collections.abc import Callable
 from datetime import UTC, datetime
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -33,14 +31,7 @@ EVENT_ID = 6101
 DOCUMENT_MEDIA = [{"id": 61, "type": "AUDIO"}]
 
 
-@pytest.fixture
-def api(
-    aws: None,
-    import_function: Callable[[str], ModuleType],
-    load_event: Any,
-    lambda_context: Any,
-) -> MediaApi:
-    return MediaApi(import_function, load_event, lambda_context)
+pytestmark = pytest.mark.harness(api=MediaApi)
 
 
 def given_event(tenant: int, event_id: int = EVENT_ID, number: str = "EV-26-1") -> None:

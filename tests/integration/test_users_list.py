@@ -2,8 +2,6 @@
 template.yaml: the User shape, the Spring-style page, sorting, filters, permissions and
 tenant isolation."""
 
-from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -19,15 +17,7 @@ from tests.support.tenant_data import (
     table,
 )
 
-
-@pytest.fixture
-def api(
-    aws: None,
-    import_function: Callable[[str], ModuleType],
-    load_event: Any,
-    lambda_context: Any,
-) -> TenantDataApi:
-    return TenantDataApi(import_function, load_event, lambda_context)
+pytestmark = pytest.mark.harness(api=TenantDataApi)
 
 
 def user(user_id: int, last: str = "Smith", first: str = "Sam", **fields: Any) -> User:

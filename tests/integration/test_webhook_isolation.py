@@ -10,56 +10,28 @@ from typing import Any
 
 import pytest
 
-from psap import clock
 from psap.webhooks import dispatcher, store
-from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate
-from psap.webhooks.connectors import ConnectorWithSecret
-from psap.webhooks.deliveries import DispatchMessage, emit_update
+from psap.webhooks.deliveries import DispatchMessage
 from psap.webhooks.models import DeliveryStatus, Lane
 from psap.webhooks.schedule import ErrorClass
 from psap.webhooks.transport import OutboundClient
-from tests.support.cad import (
-    OTHER_TENANT,
-    TENANT,
-    CadFunctions,
-    Clock,
-    Receiver,
-    add_connector,
-    cad,
-    cad_aws,
-    delayed,
-    drain,
-    fake_clock,
-    receiver,
-)
+from tests.support.cad import OTHER_TENANT, TENANT, CadFunctions, delayed, drain
+from tests.support.clock import Clock
+from tests.support.receiver import Receiver
+from tests.support.sockets import SocketEndpoint
+from tests.support.webhooks import add_connector, send_update
 
-__all__ = ["cad", "cad_aws", "fake_clock", "receiver"]
 HANGING_TENANT, HEALTHY_TENANT = OTHER_TENANT, TENANT
 
 
-class HangingEndpoint:
+class HangingEndpoint(SocketEndpoint):
     """Accepts connections and reads requests, and answers nothing until released."""
 
     def __init__(self) -> None:
-        self.listener = socket.create_server(("127.0.0.1", 0))
         self.release = threading.Event()
-        self.connections = 0
-        threading.Thread(target=self._serve, daemon=True).start()
+        super().__init__()
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.listener.getsockname()[1]}/hook"
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                connection, _ = self.listener.accept()
-            except OSError:
-                return
-            self.connections += 1
-            threading.Thread(target=self._hold, args=(connection,), daemon=True).start()
-
-    def _hold(self, connection: socket.socket) -> None:
+    def handle(self, connection: socket.socket) -> None:
         with connection:
             connection.recv(65536)
             if self.release.wait(timeout=60):
@@ -67,7 +39,7 @@ class HangingEndpoint:
 
     def close(self) -> None:
         self.release.set()
-        self.listener.close()
+        super().close()
 
 
 @pytest.fixture
@@ -89,20 +61,6 @@ def short_timeouts(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(dispatcher, "outbound_client", client)
 
 
-def update(connector: ConnectorWithSecret, tenant: int, seed: str) -> str:
-    (delivery_id,) = emit_update(
-        tenant,
-        WebhookUpdate(
-            UpdateKind.CONNECTOR_TEST,
-            ConnectorTest(connector_id=connector.connector.connector_id, message=seed),
-        ),
-        seed=seed,
-        now=clock.utc_now(),
-        only_connector=connector.connector,
-    )
-    return delivery_id
-
-
 def test_a_hanging_tenant_in_the_same_batch_does_not_hold_another_tenants_delivery_back(
     cad: CadFunctions, receiver: Receiver, hanging: HangingEndpoint, short_timeouts: None
 ) -> None:
@@ -111,8 +69,8 @@ def test_a_hanging_tenant_in_the_same_batch_does_not_hold_another_tenants_delive
     slow = add_connector(hanging.url, tenant=HANGING_TENANT)
     healthy = add_connector(receiver.url, tenant=HEALTHY_TENANT)
     for index in range(9):
-        update(slow, HANGING_TENANT, f"hang-{index}")
-    wanted = update(healthy, HEALTHY_TENANT, "healthy")
+        send_update(slow, f"hang-{index}", tenant=HANGING_TENANT)
+    wanted = send_update(healthy, "healthy", tenant=HEALTHY_TENANT)
     batch = drain("WebhookQueue")
     assert len(batch) == 10
     # When the dispatcher runs the batch
@@ -141,7 +99,7 @@ def test_after_a_timeout_a_connectors_deliveries_go_to_the_slow_lane_without_an_
 ) -> None:
     # Given a connector whose endpoint just timed out once
     slow = add_connector(hanging.url, tenant=HANGING_TENANT)
-    first = update(slow, HANGING_TENANT, "first")
+    first = send_update(slow, "first", tenant=HANGING_TENANT)
     cad.run_dispatcher()
     (attempt,) = store.list_attempts(HANGING_TENANT, first)
     assert attempt.error_class is ErrorClass.TIMEOUT
@@ -149,7 +107,7 @@ def test_after_a_timeout_a_connectors_deliveries_go_to_the_slow_lane_without_an_
     assert connector.slow_until is not None and connector.slow_until > fake_clock.now
     tried = hanging.connections
     # When its next deliveries reach the main lane
-    later = [update(slow, HANGING_TENANT, f"later-{index}") for index in range(3)]
+    later = [send_update(slow, f"later-{index}", tenant=HANGING_TENANT) for index in range(3)]
     cad.run_dispatcher()
     # Then they are passed to the slow lane's queue at once, without an attempt
     assert hanging.connections == tried
@@ -173,7 +131,7 @@ def test_a_retry_after_a_timeout_is_queued_on_the_slow_lane(
     cad: CadFunctions, hanging: HangingEndpoint, short_timeouts: None
 ) -> None:
     slow = add_connector(hanging.url, tenant=HANGING_TENANT)
-    delivery_id = update(slow, HANGING_TENANT, "first")
+    delivery_id = send_update(slow, "first", tenant=HANGING_TENANT)
     cad.run_dispatcher()
     assert store.get_delivery(HANGING_TENANT, delivery_id).next_attempt_at
     assert drain("WebhookQueue") == []
@@ -188,10 +146,10 @@ def test_a_message_without_its_connector_is_diverted_after_its_claim_is_given_ba
     # Given a connector in the slow lane and a delivery whose message does not name it
     # (as the scheduler's messages do not)
     slow = add_connector(hanging.url, tenant=HANGING_TENANT)
-    first = update(slow, HANGING_TENANT, "first")
+    first = send_update(slow, "first", tenant=HANGING_TENANT)
     cad.run_dispatcher()
     tried = hanging.connections
-    later = update(slow, HANGING_TENANT, "later")
+    later = send_update(slow, "later", tenant=HANGING_TENANT)
     drain("WebhookQueue")
     drain("WebhookSlowQueue")
     # When the main lane gets it
