@@ -29,7 +29,7 @@ from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-from tests.support.stack import CadEndpoint, psap_admin  # noqa: E402
+from tests.support.stack import CadEndpoint, run_psap_admin  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "build" / "screenshots" / "console"
@@ -153,6 +153,12 @@ def test_console_sign_in_is_single_use_and_the_cookie_opens_only_the_console(
     assert status == 204
     status, _, _ = call("GET", connectors, csrf)
     assert status == 401
+
+
+def psap_admin(state_file: Path, *arguments: str) -> str:
+    done = run_psap_admin(state_file, *arguments)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
 
 
 def test_the_operators_cli_prints_a_link_alone_on_its_last_line(

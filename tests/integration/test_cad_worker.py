@@ -62,6 +62,18 @@ def updates() -> list[dict[str, Any]]:
     return bodies
 
 
+def submit_with_the_store_down(cad: CadFunctions, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A submission queued for a tenant with a connector, the tenant data table down when
+    the worker writes its incident."""
+    add_connector()
+    cad.submit(flat_submission())
+
+    def store_down(*_: Any, **__: Any) -> Any:
+        raise StoreUnavailable("tenant data table unavailable")
+
+    monkeypatch.setattr(incidents, "upsert_incident", store_down)
+
+
 def add_connector(event_types: list[str] | None = None) -> str:
     from tests.support.webhooks import add_connector as create
 
@@ -268,18 +280,6 @@ def test_a_submission_the_store_refuses_is_answered_with_incident_rejected(
     assert update["type"] == "incident.rejected"
     assert update["data"]["reasons"][0]["code"] == "NOT_APPLICABLE"
     assert update["data"]["receiptId"].startswith("rcpt-")
-
-
-def submit_with_the_store_down(cad: CadFunctions, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A submission queued for a tenant with a connector, the tenant data table down when
-    the worker writes its incident."""
-    add_connector()
-    cad.submit(flat_submission())
-
-    def store_down(*_: Any, **__: Any) -> Any:
-        raise StoreUnavailable("tenant data table unavailable")
-
-    monkeypatch.setattr(incidents, "upsert_incident", store_down)
 
 
 def test_a_failing_last_try_tells_the_cad_and_leaves_the_message_for_the_dlq(

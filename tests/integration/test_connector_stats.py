@@ -11,13 +11,19 @@ from psap import clock
 from psap.storage.dynamodb import dynamodb
 from psap.webhooks import store
 from psap.webhooks.connector_stats import StatsWindow, connector_stats
+from psap.webhooks.deliveries import DispatchMessage
 from tests.support.admin import AdminApi
 from tests.support.cad import TENANT, CadFunctions, drain
 from tests.support.clock import Clock
 from tests.support.receiver import Answer, Receiver
-from tests.support.webhooks import BEARER, add_connector, attempt_now, send_update
+from tests.support.webhooks import BEARER, add_connector, send_update
 
 STATS = "/connectors/{connectorId}/stats"
+
+
+def attempt_now(cad: CadFunctions, delivery_id: str) -> None:
+    delivery = store.get_delivery(TENANT, delivery_id)
+    cad.dispatch([DispatchMessage.of(TENANT, delivery_id, delivery.attempt_count).body()])
 
 
 def test_the_dispatcher_counts_each_outcome_in_the_connectors_hour(

@@ -12,14 +12,16 @@ from typing import Any
 
 import pytest
 
-from psap import faults
+from psap import clock, faults
 from psap.webhooks import dispatcher, store
 from psap.webhooks import store as webhook_store
+from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate
+from psap.webhooks.deliveries import emit_update
 from psap.webhooks.models import DeliveryStatus
 from tests.support.cad import TEMPLATE, TENANT, CadFunctions, delayed, drain, flat_submission
 from tests.support.clock import Clock
 from tests.support.receiver import Receiver
-from tests.support.webhooks import add_connector, send_update
+from tests.support.webhooks import add_connector
 
 # The most a crashed or timed-out invocation may delay an update (docs/faults.md).
 MAX_UPDATE_DELAY_SECONDS = 60
@@ -137,6 +139,21 @@ def test_a_crash_after_the_write_of_a_stale_update_still_answers_stale(
 # ---------------------------------------------------------------- the webhook dispatcher
 
 
+def send_update(connector_url: str) -> str:
+    connector = add_connector(connector_url)
+    (delivery_id,) = emit_update(
+        TENANT,
+        WebhookUpdate(
+            UpdateKind.CONNECTOR_TEST,
+            ConnectorTest(connector_id=connector.connector.connector_id, message="hello"),
+        ),
+        seed="seed-1",
+        now=clock.utc_now(),
+        only_connector=connector.connector,
+    )
+    return delivery_id
+
+
 def test_the_update_path_redelivers_a_crashed_batch_within_a_minute() -> None:
     # Lambda requires a visibility timeout at least the function's timeout; past it, the
     # messages of a crashed or timed-out invocation are received again.
@@ -156,7 +173,7 @@ def test_a_dispatcher_crash_after_its_claim_is_sent_again_within_a_minute(
 ) -> None:
     # Given a delivery whose dispatcher died holding its lease, taken `claimed_into_batch`
     # seconds after the batch was received
-    delivery_id = send_update(add_connector(receiver.url))
+    delivery_id = send_update(receiver.url)
     (message,) = drain("WebhookQueue")
     crash_once.add("webhook.after_claim")
     with pytest.raises(Crash):

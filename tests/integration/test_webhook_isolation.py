@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from psap.webhooks import dispatcher, store
+from psap.webhooks.connectors import ConnectorWithSecret
 from psap.webhooks.deliveries import DispatchMessage
 from psap.webhooks.models import DeliveryStatus, Lane
 from psap.webhooks.schedule import ErrorClass
@@ -61,6 +62,12 @@ def short_timeouts(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(dispatcher, "outbound_client", client)
 
 
+def update(connector: ConnectorWithSecret, tenant: int, seed: str) -> str:
+    """A test update of `tenant` to this connector alone; its delivery id."""
+    delivery_id = send_update(connector, seed, tenant=tenant)
+    return delivery_id
+
+
 def test_a_hanging_tenant_in_the_same_batch_does_not_hold_another_tenants_delivery_back(
     cad: CadFunctions, receiver: Receiver, hanging: HangingEndpoint, short_timeouts: None
 ) -> None:
@@ -69,8 +76,8 @@ def test_a_hanging_tenant_in_the_same_batch_does_not_hold_another_tenants_delive
     slow = add_connector(hanging.url, tenant=HANGING_TENANT)
     healthy = add_connector(receiver.url, tenant=HEALTHY_TENANT)
     for index in range(9):
-        send_update(slow, f"hang-{index}", tenant=HANGING_TENANT)
-    wanted = send_update(healthy, "healthy", tenant=HEALTHY_TENANT)
+        update(slow, HANGING_TENANT, f"hang-{index}")
+    wanted = update(healthy, HEALTHY_TENANT, "healthy")
     batch = drain("WebhookQueue")
     assert len(batch) == 10
     # When the dispatcher runs the batch
@@ -99,7 +106,7 @@ def test_after_a_timeout_a_connectors_deliveries_go_to_the_slow_lane_without_an_
 ) -> None:
     # Given a connector whose endpoint just timed out once
     slow = add_connector(hanging.url, tenant=HANGING_TENANT)
-    first = send_update(slow, "first", tenant=HANGING_TENANT)
+    first = update(slow, HANGING_TENANT, "first")
     cad.run_dispatcher()
     (attempt,) = store.list_attempts(HANGING_TENANT, first)
     assert attempt.error_class is ErrorClass.TIMEOUT
@@ -107,7 +114,7 @@ def test_after_a_timeout_a_connectors_deliveries_go_to_the_slow_lane_without_an_
     assert connector.slow_until is not None and connector.slow_until > fake_clock.now
     tried = hanging.connections
     # When its next deliveries reach the main lane
-    later = [send_update(slow, f"later-{index}", tenant=HANGING_TENANT) for index in range(3)]
+    later = [update(slow, HANGING_TENANT, f"later-{index}") for index in range(3)]
     cad.run_dispatcher()
     # Then they are passed to the slow lane's queue at once, without an attempt
     assert hanging.connections == tried
@@ -131,7 +138,7 @@ def test_a_retry_after_a_timeout_is_queued_on_the_slow_lane(
     cad: CadFunctions, hanging: HangingEndpoint, short_timeouts: None
 ) -> None:
     slow = add_connector(hanging.url, tenant=HANGING_TENANT)
-    delivery_id = send_update(slow, "first", tenant=HANGING_TENANT)
+    delivery_id = update(slow, HANGING_TENANT, "first")
     cad.run_dispatcher()
     assert store.get_delivery(HANGING_TENANT, delivery_id).next_attempt_at
     assert drain("WebhookQueue") == []
@@ -146,10 +153,10 @@ def test_a_message_without_its_connector_is_diverted_after_its_claim_is_given_ba
     # Given a connector in the slow lane and a delivery whose message does not name it
     # (as the scheduler's messages do not)
     slow = add_connector(hanging.url, tenant=HANGING_TENANT)
-    first = send_update(slow, "first", tenant=HANGING_TENANT)
+    first = update(slow, HANGING_TENANT, "first")
     cad.run_dispatcher()
     tried = hanging.connections
-    later = send_update(slow, "later", tenant=HANGING_TENANT)
+    later = update(slow, HANGING_TENANT, "later")
     drain("WebhookQueue")
     drain("WebhookSlowQueue")
     # When the main lane gets it

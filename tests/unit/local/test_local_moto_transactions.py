@@ -40,15 +40,6 @@ def client(lambda_environment: dict[str, str]) -> Any:
     dynamodb.cache_clear()
 
 
-def everything(client: Any) -> list[dict[str, Any]]:
-    items = client.scan(TableName=TABLE)["Items"]
-    return sorted(items, key=lambda item: (item["pk"]["S"], item["sk"]["S"]))
-
-
-def key(pk: str, sk: str) -> dict[str, Any]:
-    return {"pk": {"S": pk}, "sk": {"S": sk}}
-
-
 def increment(item_key: dict[str, Any]) -> dict[str, Any]:
     """A transaction item that adds one to the item's count, in place."""
     return {
@@ -60,6 +51,15 @@ def increment(item_key: dict[str, Any]) -> dict[str, Any]:
             "ExpressionAttributeValues": {":one": {"N": "1"}},
         }
     }
+
+
+def everything(client: Any) -> list[dict[str, Any]]:
+    items = client.scan(TableName=TABLE)["Items"]
+    return sorted(items, key=lambda item: (item["pk"]["S"], item["sk"]["S"]))
+
+
+def key(pk: str, sk: str) -> dict[str, Any]:
+    return {"pk": {"S": pk}, "sk": {"S": sk}}
 
 
 def test_the_local_stack_patches_moto_transactions(client: Any) -> None:
