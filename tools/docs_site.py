@@ -5,9 +5,9 @@
 - `reference/cli.md`: every console script's `--help`, `psap-admin`'s subcommands included,
   taken from the same argparse parsers the commands run.
 
-It also turns the fences of tests/readme_blocks.py (` ```bash run `, ` ```sh deployed `, ...)
-into plain fences with a title that says where the block runs: Markdown's fence parser
-takes a language and attributes, not words.
+It also turns the fences of tests/support/readme_blocks.py (` ```bash run `,
+` ```sh deployed `, ...) into plain fences with a title that says where the block runs:
+Markdown's fence parser takes a language and attributes, not words.
 
 Registered in mkdocs.yml (`hooks:`); `make docs` builds the site.
 """
@@ -33,7 +33,7 @@ HELP_COLUMNS = "100"
 OTHER_SCRIPTS = ("psap-local", "psap-local-env", "psap-demo-data")
 
 
-# A shell fence's words after the language, as tests/readme_blocks.py reads them.
+# A shell fence's words after the language, as tests/support/readme_blocks.py reads them.
 _SHELL_FENCE = re.compile(
     r"^(?P<fence>```+)(?P<language>bash|sh|shell|console|zsh)[ \t]+(?P<words>\S.*)$", re.MULTILINE
 )

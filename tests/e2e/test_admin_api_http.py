@@ -5,18 +5,15 @@ incident the CAD posts with the new key coming back as a signed update, the deli
 secret rotation and a revocation. The CAD's endpoint is a receiver this test runs on loopback."""
 
 import json
-import threading
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 
 from receiver_kit.psap_webhooks import verify_delivery
+from tests.support.stack import CadEndpoint, call_api
 
 pytestmark = pytest.mark.e2e
 WAIT_SECONDS = 30
@@ -24,76 +21,11 @@ ADMIN = "/api/v1/external/admin"
 CAD_BEARER = "riverside-cad-issued-credential-e2e"
 
 
-def call(method: str, url: str, token: str | None = None, body: Any = None) -> tuple[int, Any]:
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(url, data=data, method=method)
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    if data is not None:
-        request.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(request, timeout=30) as answer:
-            return answer.status, json.loads(answer.read() or b"null")
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read() or b"null")
-
-
-class CadEndpoint:
-    """The CAD's webhook endpoint: records every request, answers 200."""
-
-    def __init__(self) -> None:
-        self.requests: list[tuple[dict[str, str], bytes]] = []
-        endpoint = self
-
-        class Handler(BaseHTTPRequestHandler):
-            # Keep-alive HTTP/1.1, as CAD web servers answer (HTTP/1.0 receivers are
-            # tests/integration/test_webhook_transport.py's).
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                endpoint.requests.append((dict(self.headers), body))
-                self.send_response(200)
-                self.send_header("Content-Length", "2")
-                self.end_headers()
-                self.wfile.write(b"ok")
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/psap/webhooks"
-
-    def wait_for(self, delivery_id: str) -> tuple[dict[str, str], bytes]:
-        deadline = time.monotonic() + WAIT_SECONDS
-        while time.monotonic() < deadline:
-            for headers, body in list(self.requests):
-                if headers.get("X-SVC-Delivery-Id") == delivery_id:
-                    return headers, body
-            time.sleep(0.2)
-        raise AssertionError(f"the CAD endpoint did not receive {delivery_id}")
-
-    def wait_for_type(self, event_type: str, key: str, value: Any) -> tuple[dict[str, str], bytes]:
-        deadline = time.monotonic() + WAIT_SECONDS
-        while time.monotonic() < deadline:
-            for headers, body in list(self.requests):
-                event = json.loads(body)
-                if event.get("type") == event_type and event["data"].get(key) == value:
-                    return headers, body
-            time.sleep(0.2)
-        raise AssertionError(f"the CAD endpoint did not receive {event_type} {key}={value}")
-
-
 @pytest.fixture
 def cad_endpoint() -> Iterator[CadEndpoint]:
     endpoint = CadEndpoint()
     yield endpoint
-    endpoint.server.shutdown()
-    endpoint.server.server_close()
+    endpoint.close()
 
 
 def test_a_911_center_sets_up_its_cad_connection_with_the_admin_api(
@@ -104,22 +36,22 @@ def test_a_911_center_sets_up_its_cad_connection_with_the_admin_api(
     admin = tenant["credentials"]["admin"]
 
     # 1. A CAD key for the CAD's submissions, shown once
-    status, issued = call(
+    status, issued = call_api(
         "POST",
         base + ADMIN + "/credentials",
         admin,
-        {"kind": "cad", "label": "Riverside CAD", "expiresInDays": 365},
+        body={"kind": "cad", "label": "Riverside CAD", "expiresInDays": 365},
     )
     assert status == 201, issued
     cad_key = issued["token"]
     assert issued["authorizerCacheSeconds"] == 60
 
     # 2. The connector to the CAD's endpoint, with the credential the CAD issued to us
-    status, created = call(
+    status, created = call_api(
         "POST",
         base + ADMIN + "/connectors",
         admin,
-        {
+        body={
             "name": "Riverside CAD",
             "url": cad_endpoint.url,
             "profile": "baseline",
@@ -132,7 +64,7 @@ def test_a_911_center_sets_up_its_cad_connection_with_the_admin_api(
     connector_id = created["connector"]["connectorId"]
 
     # 3. A test event: the CAD verifies it with the secret it was given
-    status, sent = call("POST", f"{base}{ADMIN}/connectors/{connector_id}/test", admin)
+    status, sent = call_api("POST", f"{base}{ADMIN}/connectors/{connector_id}/test", admin)
     assert status == 202, sent
     headers, body = cad_endpoint.wait_for(sent["deliveryId"])
     assert headers["Authorization"] == f"Bearer {CAD_BEARER}"
@@ -140,11 +72,11 @@ def test_a_911_center_sets_up_its_cad_connection_with_the_admin_api(
 
     # 4. The CAD posts an incident with its new key; the update comes back signed
     number = f"ADMIN-E2E-{uuid.uuid4().hex[:8]}"
-    status, receipt = call(
+    status, receipt = call_api(
         "POST",
         base + "/cad/v1/incidents",
         cad_key,
-        {
+        body={
             "specversion": "1.0",
             "id": f"e2e-{uuid.uuid4().hex}",
             "source": "urn:cad:riverside",
@@ -161,12 +93,12 @@ def test_a_911_center_sets_up_its_cad_connection_with_the_admin_api(
     verify_delivery(secret, headers, body)
 
     # 5. The delivery log shows both, and one delivery with its attempt
-    status, log = call("GET", f"{base}{ADMIN}/connectors/{connector_id}/deliveries", admin)
+    status, log = call_api("GET", f"{base}{ADMIN}/connectors/{connector_id}/deliveries", admin)
     assert status == 200, log
     assert {item["eventType"] for item in log["items"]} >= {"connector.test", "incident.accepted"}
     deadline = time.monotonic() + WAIT_SECONDS
     while True:
-        status, detail = call("GET", f"{base}{ADMIN}/deliveries/{sent['deliveryId']}", admin)
+        status, detail = call_api("GET", f"{base}{ADMIN}/deliveries/{sent['deliveryId']}", admin)
         if detail.get("status") == "DELIVERED" or time.monotonic() > deadline:
             break
         time.sleep(0.2)
@@ -174,27 +106,29 @@ def test_a_911_center_sets_up_its_cad_connection_with_the_admin_api(
 
     # 6. Another center's admin cannot see it; a non-admin credential is refused
     other_admin = other["credentials"]["admin"]
-    status, _ = call("GET", f"{base}{ADMIN}/connectors/{connector_id}", other_admin)
+    status, _ = call_api("GET", f"{base}{ADMIN}/connectors/{connector_id}", other_admin)
     assert status == 404
-    status, refused = call("GET", base + ADMIN + "/connectors", tenant["credentials"]["readOnly"])
+    status, refused = call_api(
+        "GET", base + ADMIN + "/connectors", tenant["credentials"]["readOnly"]
+    )
     assert status == 403 and refused["info"] == "Access denied — Admin permission required"
 
     # 7. A rotation: the new secret is shown once; one digest per header, signed with the
     # new secret (or, while the dispatcher's connector cache is warm, the old one), so the CAD
     # accepts either during the overlap, as docs/webhooks.md tells vendors
-    status, rotated = call(
-        "POST", f"{base}{ADMIN}/connectors/{connector_id}/rotate-secret", admin, {}
+    status, rotated = call_api(
+        "POST", f"{base}{ADMIN}/connectors/{connector_id}/rotate-secret", admin, body={}
     )
     assert status == 200, rotated
-    status, again = call("POST", f"{base}{ADMIN}/connectors/{connector_id}/test", admin)
+    status, again = call_api("POST", f"{base}{ADMIN}/connectors/{connector_id}/test", admin)
     headers, body = cad_endpoint.wait_for(again["deliveryId"])
     verify_delivery([rotated["signingSecret"], secret], headers, body)
 
     # 8. The CAD key is revoked; the answer states the data interface's authorizer cache window
-    status, revoked = call(
+    status, revoked = call_api(
         "POST", f"{base}{ADMIN}/credentials/{issued['credential']['credentialId']}/revoke", admin
     )
     assert status == 200 and revoked["credential"]["revoked"] is True
     assert revoked["authorizerCacheSeconds"] == 60 and revoked["alsoRevoked"] == []
-    status, listed = call("GET", base + ADMIN + "/credentials", admin)
+    status, listed = call_api("GET", base + ADMIN + "/credentials", admin)
     assert status == 200 and cad_key not in json.dumps(listed)

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.test_admin_api_http import ADMIN, CadEndpoint, call
+from tests.e2e.test_admin_api_http import ADMIN
+from tests.support.stack import CadEndpoint, call_api
 
 pytestmark = pytest.mark.e2e
 DISPATCHER_CONNECTOR_CACHE_SECONDS = 2  # psap.webhooks.dispatcher
@@ -22,19 +23,18 @@ def two_cad_endpoints() -> Iterator[tuple[CadEndpoint, CadEndpoint]]:
     endpoints = (CadEndpoint(), CadEndpoint())
     yield endpoints
     for endpoint in endpoints:
-        endpoint.server.shutdown()
-        endpoint.server.server_close()
+        endpoint.close()
 
 
 def issue_admin(base: str, token: str, label: str) -> dict[str, Any]:
     body = {"kind": "partner", "permissions": ["ADMIN"], "label": label, "expiresInDays": 7}
-    status, issued = call("POST", base + ADMIN + "/credentials", token, body)
+    status, issued = call_api("POST", base + ADMIN + "/credentials", token, body=body)
     assert status == 201, issued
     return dict(issued)
 
 
 def revoke(base: str, token: str, credential_id: str) -> dict[str, Any]:
-    status, answer = call("POST", f"{base}{ADMIN}/credentials/{credential_id}/revoke", token)
+    status, answer = call_api("POST", f"{base}{ADMIN}/credentials/{credential_id}/revoke", token)
     assert status == 200, answer
     return dict(answer)
 
@@ -46,17 +46,17 @@ def test_a_revoked_admin_token_is_refused_by_its_very_next_admin_call(
     # Given an Admin token the gateway has admitted (its authorizer answer is now cached)
     issued = issue_admin(base, admin, "e2e revoke at once")
     token = issued["token"]
-    assert call("GET", base + ADMIN + "/credentials", token)[0] == 200
+    assert call_api("GET", base + ADMIN + "/credentials", token)[0] == 200
     # When it is revoked
     revoke(base, admin, issued["credential"]["credentialId"])
     # Then its next admin call is refused, before its cached policy runs out
-    status, body = call("GET", base + ADMIN + "/credentials", token)
+    status, body = call_api("GET", base + ADMIN + "/credentials", token)
     assert (status, body) == (401, UNAUTHENTICATED)
-    status, body = call(
+    status, body = call_api(
         "POST",
         base + ADMIN + "/credentials",
         token,
-        {"kind": "partner", "permissions": ["ADMIN"], "label": "x", "expiresInDays": 7},
+        body={"kind": "partner", "permissions": ["ADMIN"], "label": "x", "expiresInDays": 7},
     )
     assert (status, body) == (401, UNAUTHENTICATED)
 
@@ -67,14 +67,14 @@ def test_revoking_a_credential_revokes_what_it_issued(stack: dict[str, Any]) -> 
     a = issue_admin(base, admin, "e2e cascade A")
     b = issue_admin(base, a["token"], "e2e cascade B")
     assert b["credential"]["issuedBy"] == a["credential"]["credentialId"]
-    assert call("GET", base + ADMIN + "/connectors", b["token"])[0] == 200
+    assert call_api("GET", base + ADMIN + "/connectors", b["token"])[0] == 200
     # When A is revoked
     answer = revoke(base, admin, a["credential"]["credentialId"])
     # Then the answer lists B, and B's next admin call is refused
     assert [item["credentialId"] for item in answer["alsoRevoked"]] == [
         b["credential"]["credentialId"]
     ]
-    status, body = call("GET", base + ADMIN + "/connectors", b["token"])
+    status, body = call_api("GET", base + ADMIN + "/connectors", b["token"])
     assert (status, body) == (401, UNAUTHENTICATED)
 
 
@@ -83,11 +83,11 @@ def test_a_connector_url_moved_to_another_origin_needs_the_bearer_credential_aga
 ) -> None:
     base, admin = stack["baseUrl"], stack["tenants"][0]["credentials"]["admin"]
     first, second = two_cad_endpoints
-    status, created = call(
+    status, created = call_api(
         "POST",
         base + ADMIN + "/connectors",
         admin,
-        {
+        body={
             "name": "e2e origin rule",
             "url": first.url,
             "bearerCredential": "credential-for-the-first-host",
@@ -97,23 +97,23 @@ def test_a_connector_url_moved_to_another_origin_needs_the_bearer_credential_aga
     assert status == 201, created
     connector = f"{base}{ADMIN}/connectors/{created['connector']['connectorId']}"
     # When only the URL moves to another port: refused, naming the credential
-    status, refused = call("PATCH", connector, admin, {"url": second.url})
+    status, refused = call_api("PATCH", connector, admin, body={"url": second.url})
     assert status == 400 and "'bearerCredential'" in refused["info"], refused
-    status, sent = call("POST", connector + "/test", admin)
+    status, sent = call_api("POST", connector + "/test", admin)
     headers, _ = first.wait_for(sent["deliveryId"])
     assert headers["Authorization"] == "Bearer credential-for-the-first-host"
     # With the second host's own credential, the move is accepted and only it is sent there
-    status, moved = call(
+    status, moved = call_api(
         "PATCH",
         connector,
         admin,
-        {"url": second.url, "bearerCredential": "credential-for-the-second-host"},
+        body={"url": second.url, "bearerCredential": "credential-for-the-second-host"},
     )
     assert status == 200, moved
     # (the dispatcher keeps a connector 2 s: an update emitted sooner may still go to the
     # first server, with the first server's credential)
     time.sleep(DISPATCHER_CONNECTOR_CACHE_SECONDS + 1)
-    status, sent = call("POST", connector + "/test", admin)
+    status, sent = call_api("POST", connector + "/test", admin)
     headers, _ = second.wait_for(sent["deliveryId"])
     assert headers["Authorization"] == "Bearer credential-for-the-second-host"
     # And neither server ever received the other's credential (the dispatcher's cached
@@ -132,6 +132,6 @@ def test_a_connector_url_moved_to_another_origin_needs_the_bearer_credential_aga
 def test_a_connector_port_outside_the_allowlist_is_refused(stack: dict[str, Any], url: str) -> None:
     base, admin = stack["baseUrl"], stack["tenants"][0]["credentials"]["admin"]
     body = {"name": "e2e port rule", "url": url, "bearerCredential": "x"}
-    status, refused = call("POST", base + ADMIN + "/connectors", admin, body)
+    status, refused = call_api("POST", base + ADMIN + "/connectors", admin, body=body)
     assert status == 400, refused
     assert refused["info"].startswith("Invalid field 'url'") and "port" in refused["info"]

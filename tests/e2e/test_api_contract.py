@@ -27,6 +27,7 @@ import httpx
 import pytest
 
 from psap.auth.permissions import Permission
+from tests.support.stack import psap_admin
 
 pytestmark = pytest.mark.e2e
 
@@ -51,18 +52,6 @@ SEMANTIC_RULES = {
 }
 
 
-def _psap_admin(state_file: Path, *arguments: str) -> str:
-    done = subprocess.run(
-        [str(BIN / "psap-admin"), "--state-file", str(state_file), *arguments],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
-
-
 def _issued_token(output: str) -> str:
     lines = output.splitlines()
     return lines[lines.index("token (shown once, store it now):") + 1].strip()
@@ -71,18 +60,18 @@ def _issued_token(output: str) -> str:
 def _contract_credentials(state_file: Path) -> dict[str, str]:
     """A tenant of the contract run's own, with an admin credential holding every permission
     (as the demo admin does) and a CAD key: {"admin": token, "cad": token}."""
-    created = _psap_admin(state_file, "tenant", "create", "--name", "API contract run")
+    created = psap_admin(state_file, "tenant", "create", "--name", "API contract run")
     found = re.search(r"created tenant (\d+) ", created)
     assert found, created
     tenant = found.group(1)
     every = ",".join(sorted(permission.value for permission in Permission))
-    admin = _psap_admin(
+    admin = psap_admin(
         state_file,
         *("credential", "issue", "--tenant", tenant, "--kind", "partner"),
         *("--permissions", every, "--label", "API contract run (admin)"),
         *("--expires-in-days", "30"),
     )
-    cad = _psap_admin(
+    cad = psap_admin(
         state_file,
         *("credential", "issue", "--tenant", tenant, "--kind", "cad"),
         *("--label", "API contract run (CAD)", "--expires-in-days", "30"),
@@ -91,14 +80,14 @@ def _contract_credentials(state_file: Path) -> dict[str, str]:
     # operator gives this tenant its own, as it would a partner's load test; what a spent
     # budget answers is tests/e2e/test_request_limits.py's subject.
     for budget in ("reads", "writes", "search", "bulk", "admin", "cad"):
-        _psap_admin(
+        psap_admin(
             state_file,
             *("tenant", "limits", "set", "--tenant", tenant, "--budget", budget),
             *("--rate", "5000", "--burst", "5000"),
         )
     # The run may revoke only this one: a revoked admin credential would turn every later case
     # into a 401 that tests nothing (and revoke, transitively, all the run issued).
-    revocable = _psap_admin(
+    revocable = psap_admin(
         state_file,
         *("credential", "issue", "--tenant", tenant, "--kind", "partner"),
         *("--permissions", "VIEW_KNOWLEDGE", "--label", "API contract run (revocable)"),

@@ -2,31 +2,16 @@
 the sample CAD receiver (verifying every delivery with the receiver kit) gets a signed
 `incident.accepted`, and the incident reads back through the data interface."""
 
-import json
 import time
-import urllib.error
-import urllib.request
 import uuid
 from typing import Any
 
 import pytest
 
+from tests.support.stack import call_api
+
 pytestmark = pytest.mark.e2e
 WAIT_SECONDS = 30
-
-
-def call(method: str, url: str, token: str | None = None, body: Any = None) -> tuple[int, Any]:
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(url, data=data, method=method)
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    if data is not None:
-        request.add_header("Content-Type", "application/json")
-    try:
-        with urllib.request.urlopen(request, timeout=30) as answer:
-            return answer.status, json.loads(answer.read() or b"null")
-    except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read() or b"null")
 
 
 def submission(tenant_id: int, number: str) -> dict[str, Any]:
@@ -50,7 +35,7 @@ def received(stack: dict[str, Any], receipt_id: str) -> dict[str, Any]:
     """The sample receiver's verdict on the update answering `receipt_id` (waits for it)."""
     deadline = time.monotonic() + WAIT_SECONDS
     while time.monotonic() < deadline:
-        _, deliveries = call("GET", stack["cadReceiverUrl"] + "/received")
+        _, deliveries = call_api("GET", stack["cadReceiverUrl"] + "/received")
         for delivery in deliveries:
             event = delivery.get("event") or {}
             if (event.get("data") or {}).get("receiptId") == receipt_id:
@@ -68,11 +53,11 @@ def test_a_cad_incident_comes_back_as_a_verified_webhook_and_reads_through_the_a
     credentials = tenant["credentials"]
     number = f"E2E-{uuid.uuid4().hex[:8]}"
     # When the CAD posts an incident with its cad credential
-    status, receipt = call(
+    status, receipt = call_api(
         "POST",
         stack["baseUrl"] + "/cad/v1/incidents",
         credentials["cad"],
-        submission(tenant["id"], number),
+        body=submission(tenant["id"], number),
     )
     assert status == 202, receipt
     assert receipt["status"] == "ACCEPTED"
@@ -87,7 +72,7 @@ def test_a_cad_incident_comes_back_as_a_verified_webhook_and_reads_through_the_a
     assert f"ACCEPT delivery={delivery['deliveryId']}" in stack_log()
     # And the incident reads back through the data interface under the service's id
     incident_id = event["data"]["incidentId"]
-    status, incident = call(
+    status, incident = call_api(
         "GET",
         f"{stack['baseUrl']}/api/v1/external/mcp/resources/incidents/{incident_id}",
         credentials["admin"],
@@ -101,11 +86,11 @@ def test_a_cad_incident_comes_back_as_a_verified_webhook_and_reads_through_the_a
 @pytest.mark.spec("auth-credential-per-direction")
 def test_a_partner_credential_cannot_submit_cad_incidents(stack: dict[str, Any]) -> None:
     tenant = stack["tenants"][0]
-    status, body = call(
+    status, body = call_api(
         "POST",
         stack["baseUrl"] + "/cad/v1/incidents",
         tenant["credentials"]["admin"],
-        submission(tenant["id"], "E2E-X"),
+        body=submission(tenant["id"], "E2E-X"),
     )
     assert status == 401
     assert body == {"info": "Authentication required", "reason": "UNAUTHENTICATED"}
@@ -114,7 +99,7 @@ def test_a_partner_credential_cannot_submit_cad_incidents(stack: dict[str, Any])
 @pytest.mark.spec("auth-credential-per-direction")
 def test_a_cad_credential_cannot_read_the_data_interface(stack: dict[str, Any]) -> None:
     tenant = stack["tenants"][0]
-    status, _ = call(
+    status, _ = call_api(
         "GET",
         f"{stack['baseUrl']}/api/v1/external/mcp/resources/incidents/1",
         tenant["credentials"]["cad"],
@@ -125,11 +110,11 @@ def test_a_cad_credential_cannot_read_the_data_interface(stack: dict[str, Any]) 
 @pytest.mark.spec("cad-auth-rule-2")
 def test_the_envelope_naming_another_tenant_is_403(stack: dict[str, Any]) -> None:
     mine, theirs = stack["tenants"][0], stack["tenants"][1]
-    status, body = call(
+    status, body = call_api(
         "POST",
         stack["baseUrl"] + "/cad/v1/incidents",
         mine["credentials"]["cad"],
-        submission(theirs["id"], "E2E-Y"),
+        body=submission(theirs["id"], "E2E-Y"),
     )
     assert status == 403
     assert body["reason"] == "FORBIDDEN"

@@ -10,14 +10,10 @@ or critical violations; screenshots of each page go to build/screenshots/console
 import json
 import re
 import shutil
-import subprocess
-import sys
-import threading
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +29,8 @@ from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
+from tests.support.stack import CadEndpoint, run_psap_admin  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "build" / "screenshots" / "console"
 AXE = Path(__file__).parent / "vendor" / "axe.min.js"
@@ -40,35 +38,6 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 WAIT = 30
 LINKS = "/api/v1/external/admin/console-links"
-
-
-class Receiver:
-    """A CAD's endpoint on loopback whose answer the test sets (200 "ok" or 410 "gone")."""
-
-    def __init__(self) -> None:
-        self.status = 200
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                body = b"ok" if receiver.status == 200 else b"gone"
-                self.send_response(receiver.status)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/psap/webhooks"
 
 
 def call(
@@ -187,14 +156,7 @@ def test_console_sign_in_is_single_use_and_the_cookie_opens_only_the_console(
 
 
 def psap_admin(state_file: Path, *arguments: str) -> str:
-    command = str(Path(sys.executable).parent / "psap-admin")
-    done = subprocess.run(
-        [command, "--state-file", str(state_file), *arguments],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_psap_admin(state_file, *arguments)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 
@@ -225,7 +187,7 @@ def call_text(url: str) -> tuple[int, dict[str, str], str]:
 def test_an_admin_runs_the_cad_connection_from_the_console(
     stack: dict[str, Any], browser: WebDriver
 ) -> None:
-    receiver = Receiver()
+    receiver = CadEndpoint()
     try:
         sign_in(stack, browser)
         connector_url = create_and_test(browser, receiver)
@@ -236,7 +198,7 @@ def test_an_admin_runs_the_cad_connection_from_the_console(
         export_audit(browser)
         narrow(browser)
     finally:
-        receiver.server.shutdown()
+        receiver.close()
 
 
 def sign_in(stack: dict[str, Any], driver: WebDriver) -> None:
@@ -265,7 +227,7 @@ def keyboard_only(driver: WebDriver) -> None:
     wait_for(driver, "form [name=name]")
 
 
-def create_and_test(driver: WebDriver, receiver: Receiver) -> str:
+def create_and_test(driver: WebDriver, receiver: CadEndpoint) -> str:
     """Creates a connector to the loopback receiver (its secret shown once), sends a test
     and sees it delivered; answers the connector page's address."""
     driver.find_element(By.NAME, "name").send_keys("Riverside CAD (browser)")
@@ -288,7 +250,7 @@ def create_and_test(driver: WebDriver, receiver: Receiver) -> str:
     return connector_url
 
 
-def break_fix_and_recover(driver: WebDriver, receiver: Receiver, connector_url: str) -> None:
+def break_fix_and_recover(driver: WebDriver, receiver: CadEndpoint, connector_url: str) -> None:
     # A 410 stops the delivery and flags the connector: the failure and its attempt show.
     receiver.status = 410
     driver.get(connector_url)

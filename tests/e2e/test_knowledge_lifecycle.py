@@ -4,45 +4,22 @@ edit through the admin CLI, the card READY once the queue poller has run the dig
 unpublish and delete. In a tenant of its own, so the demo tenants' lists stay as seeded."""
 
 import json
-import os
 import re
-import subprocess
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.support.knowledge import ALL_API
+from tests.support.stack import psap_admin
+
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[2]
 KNOWLEDGE = "/api/v1/external/knowledge"
 CARD = "/api/v1/external/mcp/resources/knowledge/{}/card"
-SERVICE_MEDIA = {
-    "questionList": True,
-    "spokenInstructions": True,
-    "cadActions": True,
-    "smsMessages": True,
-    "dispatchTriggers": True,
-    "links": True,
-    "media": False,
-}
-
-
-def admin(state_file: Path, *arguments: str) -> str:
-    result = subprocess.run(
-        [sys.executable, "-m", "tools.admin", "--state-file", str(state_file), *arguments],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "layers/shared"), str(ROOT)])},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    return result.stdout
+# Every section under the API's control but media, which the service (an operator) edits.
+SERVICE_MEDIA = {**ALL_API, "media": False}
 
 
 @pytest.fixture(scope="module")
@@ -50,9 +27,9 @@ def partner(stack: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> 
     """A new tenant with a Manage Knowledge credential, made with the admin CLI."""
     state_file = tmp_path_factory.mktemp("knowledge") / "stack.json"
     state_file.write_text(json.dumps(stack))
-    created = admin(state_file, "tenant", "create", "--name", "Knowledge E2E County")
+    created = psap_admin(state_file, "tenant", "create", "--name", "Knowledge E2E County")
     tenant = int(re.search(r"created tenant (\d+)", created).group(1))  # type: ignore[union-attr]
-    issued = admin(
+    issued = psap_admin(
         state_file, "credential", "issue", "--tenant", str(tenant), "--kind", "partner",
         "--permissions", "VIEW_KNOWLEDGE,MANAGE_KNOWLEDGE", "--label", "e2e",
         "--expires-in-days", "30",
@@ -204,7 +181,7 @@ def test_knowledge_lifecycle_over_http(partner: dict[str, Any]) -> None:
     edit.write_text(
         json.dumps([{"mediaType": "IMAGE", "url": "https://x/new-chart.png", "caption": "New"}])
     )
-    admin(
+    psap_admin(
         partner["stateFile"], "knowledge", "edit", "--tenant", str(partner["tenant"]),
         "--id", str(knowledge_id), "--section", "media", "--file", str(edit),
     )  # fmt: skip

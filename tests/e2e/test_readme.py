@@ -5,7 +5,7 @@ The blocks run as a user pastes them at the repository root after `make run`: th
 console scripts, no PYTHONPATH, the stack's facts from its state file (here the e2e stack's,
 through PSAP_LOCAL_STATE_FILE, which every command reads). Each page runs in its own shell,
 started as the quick start starts a terminal, so a reader can follow any one page. See
-tests/readme_blocks.py for the rules, and docs/guides/developer.md ("Runnable blocks").
+tests/support/readme_blocks.py for the rules, and docs/guides/developer.md ("Runnable blocks").
 """
 
 import os
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.readme_blocks import ALLOW_HTTP_ERRORS, Block, run_blocks, runnable_blocks
+from tests.support.readme_blocks import ALLOW_HTTP_ERRORS, Block, run_blocks, runnable_blocks
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"

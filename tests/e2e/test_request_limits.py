@@ -11,7 +11,6 @@ import concurrent.futures
 import json
 import re
 import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -22,21 +21,15 @@ from typing import Any
 import httpx
 import pytest
 
-pytestmark = pytest.mark.e2e
+from tests.support.stack import run_psap_admin
 
-BIN = Path(sys.executable).parent
+pytestmark = pytest.mark.e2e
 
 
 def psap_admin(
     state_file: Path, *arguments: str, check: bool = True
 ) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [str(BIN / "psap-admin"), "--state-file", str(state_file), *arguments],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_psap_admin(state_file, *arguments)
     if check:
         assert done.returncode == 0, done.stdout + done.stderr
     return done

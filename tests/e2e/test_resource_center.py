@@ -3,9 +3,6 @@
 index, and the indexer driven by the stack's queue poller."""
 
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -15,11 +12,11 @@ import httpx
 import pytest
 
 from local.demo_resource_center import DEMO_LICENSES, PROTOCOL_LICENSE
+from tests.support.stack import psap_admin
 
 pytestmark = pytest.mark.e2e
 
 SEARCH = "/api/v1/external/mcp/resources/resource-center/search"
-ROOT = Path(__file__).resolve().parents[2]
 CPR_REFRESHER = "Protocol Refresher: Cardiac Arrest"
 ALI_REBID = "Rebidding ALI for an Updated Wireless Location"
 
@@ -122,26 +119,8 @@ def test_a_catalog_import_through_the_cli_gets_indexed_by_the_stacks_indexer(
     table = stack["resources"]["ResourceCenterTable"]
     before = current_index_version(stack, table)
     # When it is imported with the admin CLI
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tools.admin",
-            "--state-file",
-            str(state_file),
-            "resource-center",
-            "import",
-            str(catalog_file),
-        ],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "layers/shared"), str(ROOT)])},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    assert "1 created" in result.stdout
+    imported = psap_admin(state_file, "resource-center", "import", str(catalog_file))
+    assert "1 created" in imported
     # Then the queue poller runs the indexer, which publishes a newer index with the item
     deadline = time.monotonic() + 90
     while current_index_version(stack, table) <= before:

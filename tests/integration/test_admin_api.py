@@ -28,27 +28,11 @@ from psap.webhooks.catalogue import IncidentUpdated, UpdateKind, WebhookUpdate
 from psap.webhooks.deliveries import emit_update
 from psap.webhooks.signing import SignedMessage, SigningProfile, signature_headers
 from receiver_kit.psap_webhooks import VerificationError, verify_delivery
-from tests.integration.admin_api import (
-    ADMIN_PREFIX,
-    CALLER_LABEL,
-    AdminApi,
-    Reply,
-    admin,
-    admin_env,
-)
-from tests.integration.audit_support import queued_messages
-from tests.integration.cad_support import (
-    Answer,
-    CadFunctions,
-    Receiver,
-    cad,
-    cad_aws,
-    drain,
-    receiver,
-)
+from tests.support.admin import ADMIN_PREFIX, CALLER_LABEL, AdminApi, Reply
+from tests.support.audit import queued_messages
+from tests.support.cad import CadFunctions, drain
+from tests.support.receiver import Answer, Receiver
 from tools.admin import main as admin_cli
-
-__all__ = ["admin", "admin_env", "cad", "cad_aws", "receiver"]
 
 BEARER = "cad-issued-token-9f8e7d6c5b4a"
 DAYS = {"expiresInDays": 30}  # every credential expires

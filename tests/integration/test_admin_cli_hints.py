@@ -6,10 +6,7 @@ from typing import Any
 import pytest
 
 from psap.config import auth_table, knowledge_table
-from tests.integration.cad_support import cad_aws
 from tools.admin import main
-
-__all__ = ["cad_aws"]
 
 
 def run(capsys: pytest.CaptureFixture[str], *arguments: str) -> tuple[int, str, str]:
@@ -25,6 +22,17 @@ def cad_bearer(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CAD_TOKEN", "bearer-the-cad-issued")
 
 
+def _create_connector(
+    capsys: pytest.CaptureFixture[str], tenant: str, url: str
+) -> tuple[int, str, str]:
+    """`connector create` of a CAD connector, the bearer the CAD issued read from CAD_TOKEN."""
+    return run(
+        capsys,
+        "connector", "create", "--tenant", tenant, "--name", "CAD", "--url", url,
+        "--bearer-env", "CAD_TOKEN",
+    )  # fmt: skip
+
+
 def _tenant(capsys: pytest.CaptureFixture[str]) -> str:
     code, out, _ = run(capsys, "tenant", "create", "--name", "Riverside County 911")
     assert code == 0
@@ -36,19 +44,7 @@ def test_an_http_connector_url_is_refused_naming_the_local_dev_option(
     aws: None, capsys: Any, url: str
 ) -> None:
     tenant = _tenant(capsys)
-    code, out, err = run(
-        capsys,
-        "connector",
-        "create",
-        "--tenant",
-        tenant,
-        "--name",
-        "CAD",
-        "--url",
-        url,
-        "--bearer-env",
-        "CAD_TOKEN",
-    )
+    code, out, err = _create_connector(capsys, tenant, url)
     assert code == 2
     assert "must use https" in err
     assert "--local-dev" in err
@@ -58,19 +54,7 @@ def test_an_http_connector_url_is_refused_naming_the_local_dev_option(
 def test_an_https_refusal_does_not_suggest_local_dev(aws: None, capsys: Any) -> None:
     # --local-dev would not help a private address over https: no misleading hint.
     tenant = _tenant(capsys)
-    code, _, err = run(
-        capsys,
-        "connector",
-        "create",
-        "--tenant",
-        tenant,
-        "--name",
-        "CAD",
-        "--url",
-        "https://10.0.0.8/hooks",
-        "--bearer-env",
-        "CAD_TOKEN",
-    )
+    code, _, err = _create_connector(capsys, tenant, "https://10.0.0.8/hooks")
     assert code == 2
     assert "--local-dev" not in err
 
@@ -78,19 +62,7 @@ def test_an_https_refusal_does_not_suggest_local_dev(aws: None, capsys: Any) -> 
 def test_the_connector_test_hint_runs_as_printed(cad_aws: None, capsys: Any) -> None:
     # Given a connector
     tenant = _tenant(capsys)
-    code, out, _ = run(
-        capsys,
-        "connector",
-        "create",
-        "--tenant",
-        tenant,
-        "--name",
-        "CAD",
-        "--url",
-        "https://cad.example.org/hooks",
-        "--bearer-env",
-        "CAD_TOKEN",
-    )
+    code, out, _ = _create_connector(capsys, tenant, "https://cad.example.org/hooks")
     assert code == 0
     connector = next(word for word in out.replace('"', " ").split() if word.startswith("con-"))
     # When a test delivery is queued, the output says how to look at it

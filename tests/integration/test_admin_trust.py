@@ -2,7 +2,7 @@
 admin call (the authorizer's cached answer notwithstanding), every credential expires and
 records its issuer, a revocation cascades to what the revoked credential issued, a CAD key
 needs Manage Events, and a connector's bearer credential never follows its URL to another
-origin or an unusual port. Functions run in-process on moto (tests/integration/admin_api.py).
+origin or an unusual port. Functions run in-process on moto (tests/support/admin.py).
 """
 
 from typing import Any
@@ -19,11 +19,10 @@ from psap.http.operations import OPERATIONS
 from psap.storage.dynamodb import dynamodb
 from psap.webhooks import dispatcher, store
 from psap.webhooks import secrets as vault
-from tests.integration.admin_api import ADMIN_PREFIX, CALLER_LABEL, AdminApi, admin, admin_env
-from tests.integration.cad_support import CadFunctions, Receiver, cad, cad_aws, receiver
+from tests.support.admin import ADMIN_PREFIX, CALLER_LABEL, AdminApi
+from tests.support.cad import CadFunctions
+from tests.support.receiver import Receiver
 from tools.admin import main as admin_cli
-
-__all__ = ["admin", "admin_env", "cad", "cad_aws", "receiver"]
 
 UNAUTHENTICATED = {"info": "Authentication required", "reason": "UNAUTHENTICATED"}
 BEARER = "cad-issued-token-9f8e7d6c5b4a"

@@ -30,9 +30,10 @@ from psap.config import audit_queue_url, audit_table
 from psap.http.operations import operation_for
 from psap.storage.dynamodb import dynamodb
 from psap.storage.sqs import sqs
-from tests.integration.audit_support import (
+from tests.support.audit import (
     TEMPLATE,
     audit_queue_event,
+    audit_record,
     queued_messages,
     queued_records,
     set_function_environment,
@@ -71,27 +72,6 @@ def _granted(arn: str, service: str) -> dict[str, set[str]]:
                 if action == "*" or action.startswith(f"{service}:"):
                     granted.setdefault(function_id, set()).add(action)
     return granted
-
-
-def _record(tenant: int, request_id: str, **fields: Any) -> AuditRecord:
-    values: dict[str, Any] = {
-        "time": NOW,
-        "tenant_id": tenant,
-        "credential_id": "cred-reader",
-        "principal": "reader",
-        "credential_kind": "partner",
-        "operation": "getIncident",
-        "method": "GET",
-        "path": "/api/v1/external/mcp/resources/incidents/1",
-        "resource_ids": {"incidentId": "1"},
-        "status": 200,
-        "request_id": request_id,
-        "source_ip": "203.0.113.10",
-        "user_agent": "partner-sync/1.0",
-        "duration_ms": 5,
-    }
-    values.update(fields)
-    return AuditRecord(**values)
 
 
 def _chain_lines(tenant: int) -> list[str]:
@@ -175,7 +155,7 @@ def test_a_worker_role_cannot_send_an_audit_record(
 ) -> None:
     # Given the CAD worker's code running under its own role (a function that is no API
     # entrypoint, whatever its code or layers do)
-    forged = _record(1, "req-from-a-worker").model_dump_json(by_alias=True)
+    forged = audit_record(1, NOW, "req-from-a-worker").model_dump_json(by_alias=True)
 
     def send() -> None:
         sqs().send_message(QueueUrl=audit_queue_url(), MessageBody=forged)
@@ -195,13 +175,15 @@ def test_a_replayed_record_is_not_stored_twice_and_a_forged_one_is_refused(
 ) -> None:
     # Given a record appended by the writer
     writer = import_function("audit_writer")
-    original = _record(21, "req-1").model_dump_json(by_alias=True)
+    original = audit_record(21, NOW, "req-1").model_dump_json(by_alias=True)
     assert writer.handler(audit_queue_event([original]), lambda_context) == {
         "batchItemFailures": []
     }
     # When the same record arrives again, and then one with its request id saying otherwise
     replay = audit_queue_event([original])
-    forged = audit_queue_event([_record(21, "req-1", status=404).model_dump_json(by_alias=True)])
+    forged = audit_queue_event(
+        [audit_record(21, NOW, "req-1", status=404).model_dump_json(by_alias=True)]
+    )
     replayed = writer.handler(replay, lambda_context)
     refused = writer.handler(forged, lambda_context)
     # Then the replay writes nothing, the forgery is failed (to the dead-letter queue after
@@ -217,12 +199,12 @@ def test_a_replayed_record_is_not_stored_twice_and_a_forged_one_is_refused(
 def test_the_store_never_replaces_a_record_even_when_asked_directly(aws: None) -> None:
     # Given a stored record
     appender = RecordAppender(365)
-    assert appender.append(_record(22, "req-1")) is Appended.APPENDED
+    assert appender.append(audit_record(22, NOW, "req-1")) is Appended.APPENDED
     # When the store is asked to append the same request with other content
     # Then it refuses, whatever chain position it would take
     with pytest.raises(ForgedRecord):
-        RecordAppender(365).append(_record(22, "req-1", status=500))
-    assert appender.append(_record(22, "req-1")) is Appended.REPLAYED
+        RecordAppender(365).append(audit_record(22, NOW, "req-1", status=500))
+    assert appender.append(audit_record(22, NOW, "req-1")) is Appended.REPLAYED
     (only,) = [json.loads(line) for line in _chain_lines(22) if "chainHead" not in line]
     assert only["status"] == 200
 
@@ -234,7 +216,7 @@ def test_writers_racing_for_a_chain_keep_it_whole(aws: None, monkeypatch: Any) -
     # When they append in turns, each with a stale idea of the chain's head
     for index in range(6):
         writer = first if index % 2 == 0 else second
-        assert writer.append(_record(23, f"req-{index}")) is Appended.APPENDED
+        assert writer.append(audit_record(23, NOW, f"req-{index}")) is Appended.APPENDED
     # Then the chain holds the six records at positions 1..6, linked, and verifies
     lines = _chain_lines(23)
     assert [json.loads(line)["chain"]["seq"] for line in lines[:-1]] == [1, 2, 3, 4, 5, 6]

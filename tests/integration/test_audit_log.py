@@ -27,50 +27,28 @@ from psap.config import audit_export_queue_url, audit_table
 from psap.storage.dynamodb import dynamodb
 from psap.storage.s3 import s3
 from psap.storage.sqs import sqs
-from tests.integration.audit_support import (
+from tests.support.audit import (
     TEMPLATE,
     ApiCaller,
     audit_queue_event,
+    audit_record,
     queued_messages,
     queued_records,
     set_function_environment,
 )
-from tests.integration.handler_harness import HandlerHarness
+from tests.support.harness import HandlerHarness
 
 ROOT = Path(__file__).resolve().parents[2]
 NOW = datetime.now(UTC)
 
 
+pytestmark = pytest.mark.harness(api=ApiCaller)
+
+
 @pytest.fixture
-def api(
-    monkeypatch: pytest.MonkeyPatch,
-    import_function: Callable[[str], ModuleType],
-    load_event: Callable[[str], dict[str, Any]],
-    lambda_context: Any,
-) -> ApiCaller:
+def api(api: ApiCaller, monkeypatch: pytest.MonkeyPatch) -> ApiCaller:
     set_function_environment(monkeypatch)
-    return ApiCaller(import_function, load_event, lambda_context)
-
-
-def _record(tenant: int, when: datetime, request_id: str, **fields: Any) -> AuditRecord:
-    values: dict[str, Any] = {
-        "time": when,
-        "tenant_id": tenant,
-        "credential_id": "cred-reader",
-        "principal": "reader",
-        "credential_kind": "partner",
-        "operation": "getIncident",
-        "method": "GET",
-        "path": "/api/v1/external/mcp/resources/incidents/1",
-        "resource_ids": {"incidentId": "1"},
-        "status": 200,
-        "request_id": request_id,
-        "source_ip": "203.0.113.10",
-        "user_agent": "partner-sync/1.0",
-        "duration_ms": 5,
-    }
-    values.update(fields)
-    return AuditRecord(**values)
+    return api
 
 
 def _stored(tenant: int, day: datetime) -> list[dict[str, Any]]:
@@ -288,7 +266,7 @@ def test_records_expire_after_the_retention(
     writer = import_function("audit_writer")
     retention = int(TEMPLATE.functions["AuditWriterFunction"].environment["AUDIT_RETENTION_DAYS"])
     when = NOW.replace(microsecond=0)
-    line = _record(12, when, "req-ttl").model_dump_json(by_alias=True)
+    line = audit_record(12, when, "req-ttl").model_dump_json(by_alias=True)
     # When the queue delivers a record
     writer.handler(audit_queue_event([line]), lambda_context)
     # Then the record's TTL is its time plus the retention
@@ -393,12 +371,13 @@ def test_an_export_streams_the_tenants_records_in_range_to_a_presigned_file(
     monkeypatch.setattr(audit_store, "_PAGE", 4)
     start = (NOW - timedelta(days=1)).replace(hour=12, minute=0, second=0, microsecond=0)
     inside = [
-        _record(30, start + timedelta(seconds=index * 600), f"req-{index:05d}")
+        audit_record(30, start + timedelta(seconds=index * 600), f"req-{index:05d}")
         for index in range(123)
     ]
-    _seed(30, [*inside, _record(30, start - timedelta(seconds=1), "req-before")])
+    _seed(30, [*inside, audit_record(30, start - timedelta(seconds=1), "req-before")])
     _seed(
-        31, [_record(31, r.time, f"other-{r.request_id}", credential_id="cred-b") for r in inside]
+        31,
+        [audit_record(31, r.time, f"other-{r.request_id}", credential_id="cred-b") for r in inside],
     )
     # When tenant 30's Admin exports the range and the worker runs
     end = start + timedelta(days=2)
@@ -447,7 +426,7 @@ def test_a_long_export_runs_in_steps_that_hand_over_with_a_checkpoint(
     monkeypatch.setattr(moto_s3_models, "S3_UPLOAD_PART_MIN_SIZE", 256)
     start = (NOW - timedelta(days=1)).replace(hour=12, minute=0, second=0, microsecond=0)
     inside = [
-        _record(36, start + timedelta(seconds=index * 1200), f"req-{index:05d}")
+        audit_record(36, start + timedelta(seconds=index * 1200), f"req-{index:05d}")
         for index in range(90)
     ]
     _seed(36, inside)
@@ -499,9 +478,11 @@ def test_export_filters_and_csv_keep_spreadsheets_safe(
     _seed(
         32,
         [
-            _record(32, when, "req-a", status=404, user_agent="=HYPERLINK(1)"),
-            _record(32, when + timedelta(seconds=1), "req-b", status=200),
-            _record(32, when + timedelta(seconds=2), "req-c", status=404, operation="listUsers"),
+            audit_record(32, when, "req-a", status=404, user_agent="=HYPERLINK(1)"),
+            audit_record(32, when + timedelta(seconds=1), "req-b", status=200),
+            audit_record(
+                32, when + timedelta(seconds=2), "req-c", status=404, operation="listUsers"
+            ),
         ],
     )
     # When the Admin exports getIncident calls answered 404, as CSV
@@ -553,13 +534,13 @@ def test_a_finished_export_ignores_a_redelivered_message(
     export_worker: ExportWorker,
 ) -> None:
     # Given an export that succeeded
-    _seed(34, [_record(34, NOW - timedelta(minutes=5), "req-1")])
+    _seed(34, [audit_record(34, NOW - timedelta(minutes=5), "req-1")])
     _, export, _ = api.call("audit_export_create", tenant=34, body=_export_body())
     message = export_worker.take()
     export_worker.run(message)
     _, first, _ = api.call("audit_export_get", tenant=34, path={"exportId": export["exportId"]})
     # When the same message arrives again after more records exist
-    _seed(34, [_record(34, NOW - timedelta(minutes=4), "req-2")])
+    _seed(34, [audit_record(34, NOW - timedelta(minutes=4), "req-2")])
     export_worker.run(message)
     _, again, _ = api.call("audit_export_get", tenant=34, path={"exportId": export["exportId"]})
     # Then the export is unchanged
@@ -580,7 +561,7 @@ def test_a_poison_record_marks_the_export_failed_with_a_reason_at_once(
     export_worker: ExportWorker,
 ) -> None:
     # Given a good record and, beside it, a stored record that is not JSON (a poison row)
-    good = _record(35, NOW - timedelta(minutes=5), "req-good")
+    good = audit_record(35, NOW - timedelta(minutes=5), "req-good")
     _seed(35, [good])
     chain = audit_store.chain_key(35, good.time.date(), shard_of("req-good"))
     poison = {"pk": {"S": chain}, "sk": {"S": f"{2:012d}"}, "record": {"S": "{not json"}}

@@ -11,18 +11,14 @@ from psap import clock
 from psap.cad import store
 from psap.cad.store import SubmissionKey, SubmissionState
 from psap.limits import CAD_BODY_LIMIT
-from tests.integration.cad_support import (
+from tests.support.cad import (
     OTHER_TENANT,
     TENANT,
     CadFunctions,
-    cad,
-    cad_aws,
     drain,
     eido_submission,
     flat_submission,
 )
-
-__all__ = ["cad", "cad_aws"]  # fixtures used by name
 
 
 @pytest.mark.spec("cad-auth-rule-1")

@@ -14,17 +14,8 @@ from psap.incidents import store as incidents
 from psap.webhooks import store as webhook_store
 from psap.webhooks.connectors import ConnectorChanges, update_connector
 from psap.webhooks.models import ConnectorStatus
-from tests.integration.cad_support import (
-    TENANT,
-    CadFunctions,
-    cad,
-    cad_aws,
-    drain,
-    eido_submission,
-    flat_submission,
-)
+from tests.support.cad import TENANT, CadFunctions, drain, eido_submission, flat_submission
 
-__all__ = ["cad", "cad_aws"]
 UNUSED_URL = "http://127.0.0.1:9/never-called"
 
 
@@ -71,8 +62,20 @@ def updates() -> list[dict[str, Any]]:
     return bodies
 
 
+def submit_with_the_store_down(cad: CadFunctions, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A submission queued for a tenant with a connector, the tenant data table down when
+    the worker writes its incident."""
+    add_connector()
+    cad.submit(flat_submission())
+
+    def store_down(*_: Any, **__: Any) -> Any:
+        raise StoreUnavailable("tenant data table unavailable")
+
+    monkeypatch.setattr(incidents, "upsert_incident", store_down)
+
+
 def add_connector(event_types: list[str] | None = None) -> str:
-    from tests.integration.cad_support import add_connector as create
+    from tests.support.webhooks import add_connector as create
 
     return create(UNUSED_URL, event_types=event_types).connector.connector_id
 
@@ -282,13 +285,7 @@ def test_a_submission_the_store_refuses_is_answered_with_incident_rejected(
 def test_a_failing_last_try_tells_the_cad_and_leaves_the_message_for_the_dlq(
     cad: CadFunctions, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    add_connector()
-    cad.submit(flat_submission())
-
-    def store_down(*_: Any, **__: Any) -> Any:
-        raise StoreUnavailable("tenant data table unavailable")
-
-    monkeypatch.setattr(incidents, "upsert_incident", store_down)
+    submit_with_the_store_down(cad, monkeypatch)
     result = cad.run_worker(receives=worker.max_receives())
     assert len(result["batchItemFailures"]) == 1  # stays for the DLQ
     (update,) = updates()
@@ -299,13 +296,7 @@ def test_a_failing_last_try_tells_the_cad_and_leaves_the_message_for_the_dlq(
 def test_an_earlier_failing_try_is_retried_silently(
     cad: CadFunctions, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    add_connector()
-    cad.submit(flat_submission())
-
-    def store_down(*_: Any, **__: Any) -> Any:
-        raise StoreUnavailable("tenant data table unavailable")
-
-    monkeypatch.setattr(incidents, "upsert_incident", store_down)
+    submit_with_the_store_down(cad, monkeypatch)
     result = cad.run_worker(receives=1)
     assert len(result["batchItemFailures"]) == 1
     assert drain("WebhookQueue") == []

@@ -10,41 +10,15 @@ import pytest
 from psap import clock
 from psap.storage.dynamodb import dynamodb
 from psap.webhooks import store
-from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate
 from psap.webhooks.connector_stats import StatsWindow, connector_stats
-from psap.webhooks.deliveries import DispatchMessage, emit_update
-from tests.integration.admin_api import AdminApi, admin, admin_env
-from tests.integration.cad_support import (
-    BEARER,
-    TENANT,
-    Answer,
-    CadFunctions,
-    Clock,
-    Receiver,
-    add_connector,
-    cad,
-    cad_aws,
-    drain,
-    fake_clock,
-    receiver,
-)
-
-__all__ = ["admin", "admin_env", "cad", "cad_aws", "fake_clock", "receiver"]
+from psap.webhooks.deliveries import DispatchMessage
+from tests.support.admin import AdminApi
+from tests.support.cad import TENANT, CadFunctions, drain
+from tests.support.clock import Clock
+from tests.support.receiver import Answer, Receiver
+from tests.support.webhooks import BEARER, add_connector, send_update
 
 STATS = "/connectors/{connectorId}/stats"
-
-
-def emit(tenant: int, connector_id: str, seed: str) -> str:
-    (delivery_id,) = emit_update(
-        tenant,
-        WebhookUpdate(
-            UpdateKind.CONNECTOR_TEST, ConnectorTest(connector_id=connector_id, message="hello")
-        ),
-        seed=seed,
-        now=clock.utc_now(),
-        only_connector=store.get_connector(tenant, connector_id),
-    )
-    return delivery_id
 
 
 def attempt_now(cad: CadFunctions, delivery_id: str) -> None:
@@ -57,10 +31,11 @@ def test_the_dispatcher_counts_each_outcome_in_the_connectors_hour(
 ) -> None:
     # Given a connector whose receiver answers 500, then 200, then 410 Gone
     receiver.script = [Answer(500), Answer(200), Answer(410)]
-    connector_id = add_connector(receiver.url).connector.connector_id
-    retried = emit(TENANT, connector_id, "retried")
-    gone = emit(TENANT, connector_id, "gone")
-    held = emit(TENANT, connector_id, "held")
+    connector = add_connector(receiver.url)
+    connector_id = connector.connector.connector_id
+    retried = send_update(connector, "retried")
+    gone = send_update(connector, "gone")
+    held = send_update(connector, "held")
     drain("WebhookQueue")
     # When the first delivery fails once and then lands, the second meets 410 (which
     # disables the connector) and the third finds the connector disabled
@@ -83,8 +58,7 @@ def test_an_attempt_keeps_the_signature_headers_it_sent_and_never_the_bearer(
 ) -> None:
     # Given a connector with a bearer credential
     receiver.script = [Answer(200)]
-    connector_id = add_connector(receiver.url).connector.connector_id
-    delivery_id = emit(TENANT, connector_id, "signed")
+    delivery_id = send_update(add_connector(receiver.url), "signed")
     drain("WebhookQueue")
     # When the delivery is attempted
     attempt_now(cad, delivery_id)

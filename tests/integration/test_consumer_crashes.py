@@ -18,23 +18,11 @@ from psap.webhooks import store as webhook_store
 from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate
 from psap.webhooks.deliveries import emit_update
 from psap.webhooks.models import DeliveryStatus
-from tests.integration.cad_support import (
-    TEMPLATE,
-    TENANT,
-    CadFunctions,
-    Clock,
-    Receiver,
-    add_connector,
-    cad,
-    cad_aws,
-    delayed,
-    drain,
-    fake_clock,
-    flat_submission,
-    receiver,
-)
+from tests.support.cad import TEMPLATE, TENANT, CadFunctions, delayed, drain, flat_submission
+from tests.support.clock import Clock
+from tests.support.receiver import Receiver
+from tests.support.webhooks import add_connector
 
-__all__ = ["cad", "cad_aws", "fake_clock", "receiver"]
 # The most a crashed or timed-out invocation may delay an update (docs/faults.md).
 MAX_UPDATE_DELAY_SECONDS = 60
 # The consumers an update passes through, with their queues.

@@ -4,8 +4,6 @@ counters, live person references, 404s, permissions and tenant isolation."""
 
 import copy
 import json
-from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -16,8 +14,8 @@ from psap.training.models import EnrollmentStatus, PhaseEnrollment
 from psap.training.store import put_enrollment
 from psap.users.models import User
 from psap.users.store import put_user
-from tests.integration.handler_harness import with_query
-from tests.integration.spec_examples import (
+from tests.support.harness import with_query
+from tests.support.spec_examples import (
     ENROLLMENT,
     ENROLLMENT_SUMMARY,
     OFFICER,
@@ -26,7 +24,7 @@ from tests.integration.spec_examples import (
     USER,
     for_tenant,
 )
-from tests.integration.tenant_data_api import (
+from tests.support.tenant_data import (
     ItemsRead,
     TenantDataApi,
     strict_json,
@@ -35,14 +33,7 @@ from tests.integration.tenant_data_api import (
 TRAINEE = USER["id"]
 
 
-@pytest.fixture
-def api(
-    aws: None,
-    import_function: Callable[[str], ModuleType],
-    load_event: Any,
-    lambda_context: Any,
-) -> TenantDataApi:
-    return TenantDataApi(import_function, load_event, lambda_context)
+pytestmark = pytest.mark.harness(api=TenantDataApi)
 
 
 @pytest.fixture

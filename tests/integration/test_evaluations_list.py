@@ -7,7 +7,6 @@ import copy
 import random
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -20,20 +19,18 @@ from psap.storage.dynamodb import dynamodb
 from psap.storage.ordering import UpsertOutcome
 from psap.users.models import User
 from psap.users.store import put_user
-from tests.integration.spec_examples import EVALUATION, SPEC_FIELDS, USER, for_tenant
-from tests.integration.tenant_data_api import ItemsRead, TenantDataApi, strict_json, table
+from tests.support.spec_examples import EVALUATION, SPEC_FIELDS, USER, for_tenant
+from tests.support.tenant_data import ItemsRead, TenantDataApi, strict_json, table
 
 QA_USER = USER["id"]
 
 
+pytestmark = pytest.mark.harness(api=TenantDataApi)
+
+
 @pytest.fixture
-def api(
-    aws: None,
-    import_function: Callable[[str], ModuleType],
-    load_event: Any,
-    lambda_context: Any,
-) -> TenantDataApi:
-    api = TenantDataApi(import_function, load_event, lambda_context)
+def api(api: TenantDataApi) -> TenantDataApi:
+    """The tenant-data API, its tenant with the QA user the evaluations name."""
     put_user(api.tenant, User.model_validate(USER))
     return api
 

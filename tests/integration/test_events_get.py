@@ -1,10 +1,7 @@
 """GET /api/v1/external/mcp/resources/events/{eventId} through its Lambda handler, on moto
 tables built from template.yaml."""
 
-from collections.abc import Callable
 from datetime import UTC, datetime
-from types import ModuleType
-from typing import Any
 
 import pytest
 
@@ -13,20 +10,13 @@ from psap.events.store import import_event, upsert_event
 from psap.incidents.models import Incident
 from psap.incidents.store import upsert_incident
 from psap.storage.ordering import SourceOrder
-from tests.integration.spec_examples import EVENT, SPEC_FIELDS
-from tests.integration.tenant_data_api import ItemsRead, TenantDataApi, strict_json
+from tests.support.spec_examples import EVENT, SPEC_FIELDS
+from tests.support.tenant_data import ItemsRead, TenantDataApi, strict_json
 
 NOW = datetime(2026, 1, 5, 14, tzinfo=UTC)
 
 
-@pytest.fixture
-def api(
-    aws: None,
-    import_function: Callable[[str], ModuleType],
-    load_event: Any,
-    lambda_context: Any,
-) -> TenantDataApi:
-    return TenantDataApi(import_function, load_event, lambda_context)
+pytestmark = pytest.mark.harness(api=TenantDataApi)
 
 
 @pytest.mark.spec("resources-event-fields")

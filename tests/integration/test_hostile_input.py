@@ -27,7 +27,7 @@ from psap.storage.dynamodb import dynamodb
 from psap.storage.s3 import s3
 from psap.storage.sqs import sqs
 from psap.text import MAX_JSON_DEPTH
-from tests.integration.handler_harness import HandlerHarness, with_path
+from tests.support.harness import HandlerHarness, with_path
 
 # Every operation with a request body: (function directory, JSON body or not).
 BODY_ROUTES = {

@@ -27,9 +27,8 @@ from psap.limits import (
 from psap.storage.ordering import SourceOrder, UpsertOutcome
 from psap.storage.s3 import ObjectChanged, iter_object_lines, s3
 from psap.webhooks import store as webhook_store
-from tests.integration.cad_support import TEMPLATE, add_connector, cad_aws, drain
-
-__all__ = ["cad_aws"]  # a fixture, used by name
+from tests.support.cad import TEMPLATE, drain
+from tests.support.webhooks import add_connector
 
 TENANT = 41
 OTHER_TENANT = 42

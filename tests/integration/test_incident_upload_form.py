@@ -29,7 +29,7 @@ from psap.incidents.upload import service
 from psap.limits import INCIDENT_UPLOAD_FILE_MAX_BYTES
 from psap.storage.s3 import s3, stored_object
 from tests.conftest import TEMPLATE
-from tests.integration.handler_harness import answer_of, with_caller
+from tests.support.harness import answer_of, with_caller
 
 TENANT = 7
 SMALL_LIMIT = 2048  # the file limit for these tests: the real one is 100 MB

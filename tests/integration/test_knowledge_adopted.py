@@ -2,26 +2,15 @@
 an entry no create answered (one adopted outside the API), and that id is the one the later
 calls take."""
 
-from collections.abc import Callable
-from types import ModuleType
-from typing import Any
 
 import pytest
 
 from psap.clock import utc_now
 from psap.knowledge.models import KnowledgeSource, KnowledgeType
 from psap.knowledge.store import NewEntry, create_entry
-from tests.integration.knowledge_api import ALL_API, TENANT, KnowledgeApi, card_payload
+from tests.support.knowledge import ALL_API, TENANT, KnowledgeApi, card_payload
 
-
-@pytest.fixture
-def api(
-    aws: None,
-    import_function: Callable[[str], ModuleType],
-    load_event: Callable[[str], dict[str, Any]],
-    lambda_context: Any,
-) -> KnowledgeApi:
-    return KnowledgeApi(import_function, load_event, lambda_context)
+pytestmark = pytest.mark.harness(api=KnowledgeApi)
 
 
 @pytest.mark.spec("knowledge-list-rule-2")

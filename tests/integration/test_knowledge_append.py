@@ -1,8 +1,6 @@
 """POST /api/v1/external/knowledge/{knowledgeId}/versions through its handler on moto.
 Names follow the spec's knowledge rules 1-4 and 11-14 (by number)."""
 
-from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -10,7 +8,7 @@ import pytest
 from psap.clock import utc_now
 from psap.knowledge.models import KnowledgeSource, KnowledgeType
 from psap.knowledge.store import NewEntry, create_entry
-from tests.integration.knowledge_api import (
+from tests.support.knowledge import (
     ALL_API,
     OTHER_TENANT,
     TENANT,
@@ -21,15 +19,7 @@ from tests.integration.knowledge_api import (
     writes_of,
 )
 
-
-@pytest.fixture
-def api(
-    aws: None,
-    import_function: Callable[[str], ModuleType],
-    load_event: Callable[[str], dict[str, Any]],
-    lambda_context: Any,
-) -> KnowledgeApi:
-    return KnowledgeApi(import_function, load_event, lambda_context)
+pytestmark = pytest.mark.harness(api=KnowledgeApi)
 
 
 def flags(**changes: bool) -> dict[str, bool]:

@@ -2,8 +2,6 @@
 fields of the spec, versioning rule 2 (`versionId`, `version`, `active`), rule 5 where the
 card shows it, and the processing status (PENDING, READY, FAILED)."""
 
-from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -11,7 +9,7 @@ import pytest
 from psap.config import knowledge_table
 from psap.knowledge import store
 from psap.storage.dynamodb import dynamodb
-from tests.integration.knowledge_api import (
+from tests.support.knowledge import (
     ALL_API,
     OTHER_TENANT,
     TENANT,
@@ -30,14 +28,7 @@ SECTIONS = [
 ]
 
 
-@pytest.fixture
-def api(
-    aws: None,
-    import_function: Callable[[str], ModuleType],
-    load_event: Callable[[str], dict[str, Any]],
-    lambda_context: Any,
-) -> KnowledgeApi:
-    return KnowledgeApi(import_function, load_event, lambda_context)
+pytestmark = pytest.mark.harness(api=KnowledgeApi)
 
 
 def ready_card(api: KnowledgeApi, knowledge_id: int, **options: Any) -> dict[str, Any]:

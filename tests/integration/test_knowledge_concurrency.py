@@ -9,7 +9,7 @@ from psap.knowledge.authoring import append_version, create_knowledge
 from psap.knowledge.content import KnowledgeAppendRequest, KnowledgeCreateRequest
 from psap.knowledge.reading import get_knowledge
 from psap.knowledge.records import KnowledgeVersion
-from tests.integration.knowledge_api import ALL_API, TENANT, card_payload
+from tests.support.knowledge import ALL_API, TENANT, card_payload
 
 WRITERS = 20
 

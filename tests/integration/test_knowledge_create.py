@@ -3,13 +3,11 @@ from template.yaml). Names follow the spec's knowledge rules and the issue's bad
 
 import json
 import re
-from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 import pytest
 
-from tests.integration.knowledge_api import (
+from tests.support.knowledge import (
     OTHER_TENANT,
     TENANT,
     VIEW,
@@ -23,14 +21,7 @@ from tests.integration.knowledge_api import (
 ID_FORMAT = re.compile(r"(q|si|ca|sms|dt|lk|md)-[0-9a-f]{8}")
 
 
-@pytest.fixture
-def api(
-    aws: None,
-    import_function: Callable[[str], ModuleType],
-    load_event: Callable[[str], dict[str, Any]],
-    lambda_context: Any,
-) -> KnowledgeApi:
-    return KnowledgeApi(import_function, load_event, lambda_context)
+pytestmark = pytest.mark.harness(api=KnowledgeApi)
 
 
 def reference_ids(entry: dict[str, Any]) -> dict[str, list[str]]:

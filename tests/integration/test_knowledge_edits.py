@@ -3,10 +3,7 @@ here, rule 3): stored against the entry, preferred by the card, carried forward 
 Through the admin CLI and the logic it calls, on moto."""
 
 import json
-from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
-from typing import Any
 
 import pytest
 
@@ -15,7 +12,7 @@ from psap.errors import InvalidInput, NotFound
 from psap.knowledge import store
 from psap.knowledge.authoring import edit_service_section
 from psap.knowledge.content import Section
-from tests.integration.knowledge_api import (
+from tests.support.knowledge import (
     ALL_API,
     OTHER_TENANT,
     TENANT,
@@ -27,14 +24,7 @@ from tools import admin
 SERVICE_INSTRUCTIONS = {**ALL_API, "spokenInstructions": False}
 
 
-@pytest.fixture
-def api(
-    aws: None,
-    import_function: Callable[[str], ModuleType],
-    load_event: Callable[[str], dict[str, Any]],
-    lambda_context: Any,
-) -> KnowledgeApi:
-    return KnowledgeApi(import_function, load_event, lambda_context)
+pytestmark = pytest.mark.harness(api=KnowledgeApi)
 
 
 def run_admin(*arguments: str) -> int:

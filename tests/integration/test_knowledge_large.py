@@ -4,13 +4,12 @@
 import random
 import string
 from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from psap.knowledge import store
-from tests.integration.knowledge_api import (
+from tests.support.knowledge import (
     ALL_API,
     TENANT,
     KnowledgeApi,
@@ -22,14 +21,7 @@ from tests.integration.knowledge_api import (
 DYNAMODB_ITEM_LIMIT = 400 * 1024
 
 
-@pytest.fixture
-def api(
-    aws: None,
-    import_function: Callable[[str], ModuleType],
-    load_event: Callable[[str], dict[str, Any]],
-    lambda_context: Any,
-) -> KnowledgeApi:
-    return KnowledgeApi(import_function, load_event, lambda_context)
+pytestmark = pytest.mark.harness(api=KnowledgeApi)
 
 
 def questions(count: int, text: Callable[[int], str]) -> list[dict[str, Any]]:

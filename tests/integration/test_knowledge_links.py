@@ -1,13 +1,11 @@
 """Card-level links (`actions.links`) through the handlers on moto: spec knowledge rules
 6-10, by number."""
 
-from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 import pytest
 
-from tests.integration.knowledge_api import (
+from tests.support.knowledge import (
     ALL_API,
     OTHER_TENANT,
     TENANT,
@@ -17,15 +15,7 @@ from tests.integration.knowledge_api import (
     writes_of,
 )
 
-
-@pytest.fixture
-def api(
-    aws: None,
-    import_function: Callable[[str], ModuleType],
-    load_event: Callable[[str], dict[str, Any]],
-    lambda_context: Any,
-) -> KnowledgeApi:
-    return KnowledgeApi(import_function, load_event, lambda_context)
+pytestmark = pytest.mark.harness(api=KnowledgeApi)
 
 
 def target(

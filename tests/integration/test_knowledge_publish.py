@@ -1,13 +1,11 @@
 """Publishing (ours: the spec says only that exactly one version is published at a time),
 unpublishing and the soft delete, through the handlers on moto."""
 
-from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 import pytest
 
-from tests.integration.knowledge_api import (
+from tests.support.knowledge import (
     ALL_API,
     OTHER_TENANT,
     VIEW,
@@ -15,15 +13,7 @@ from tests.integration.knowledge_api import (
     card_payload,
 )
 
-
-@pytest.fixture
-def api(
-    aws: None,
-    import_function: Callable[[str], ModuleType],
-    load_event: Callable[[str], dict[str, Any]],
-    lambda_context: Any,
-) -> KnowledgeApi:
-    return KnowledgeApi(import_function, load_event, lambda_context)
+pytestmark = pytest.mark.harness(api=KnowledgeApi)
 
 
 @pytest.fixture

@@ -20,9 +20,9 @@ from psap.resource_center.indexing import rebuild_index
 from psap.resource_center.search import forget_loaded_index
 from psap.storage.dynamodb import dynamodb
 from psap.storage.s3 import s3
-from tests.integration.audit_support import queued_records
-from tests.integration.handler_harness import answer_of, with_caller, with_path, with_query
-from tests.integration.mcp_support import ALL_READS, McpHarness, seed_cards, seed_tenant
+from tests.support.audit import queued_records
+from tests.support.harness import answer_of, with_caller, with_path, with_query
+from tests.support.mcp import ALL_READS, McpHarness, seed_cards, seed_tenant
 from tools.lint_template import translated_template
 
 TENANT, OTHER = 71, 72

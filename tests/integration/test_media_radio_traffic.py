@@ -5,9 +5,7 @@ tables and buckets built from template.yaml."""
 import base64
 import codecs
 import json
-from collections.abc import Callable
 from datetime import UTC, datetime
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -21,7 +19,7 @@ from psap.limits import MAX_SRT_BYTES, MAX_UPLOAD_BODY_BYTES
 from psap.media import ingest, store
 from psap.storage.ordering import SourceOrder
 from psap.storage.s3 import get_object
-from tests.integration.media_api import (
+from tests.support.media import (
     RADIO_TRAFFIC,
     MediaApi,
     media_objects,
@@ -34,14 +32,7 @@ EVENT_ID = 6101
 DOCUMENT_MEDIA = [{"id": 61, "type": "AUDIO"}]
 
 
-@pytest.fixture
-def api(
-    aws: None,
-    import_function: Callable[[str], ModuleType],
-    load_event: Any,
-    lambda_context: Any,
-) -> MediaApi:
-    return MediaApi(import_function, load_event, lambda_context)
+pytestmark = pytest.mark.harness(api=MediaApi)
 
 
 def given_event(tenant: int, event_id: int = EVENT_ID, number: str = "EV-26-1") -> None:

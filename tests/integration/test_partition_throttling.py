@@ -2,26 +2,15 @@
 on the tests' moto): botocore's standard retry mode retries DynamoDB's
 ProvisionedThroughputExceededException, and a retried write is neither lost nor doubled."""
 
-from collections.abc import Callable
-from types import ModuleType
-from typing import Any
-
 import pytest
 
 from local.partition_capacity import PartitionMeter
-from tests.integration.knowledge_api import TENANT, KnowledgeApi, card_payload, stored_items
+from tests.support.knowledge import TENANT, KnowledgeApi, card_payload, stored_items
 
 CREATES = 5
 
 
-@pytest.fixture
-def api(
-    aws: None,
-    import_function: Callable[[str], ModuleType],
-    load_event: Callable[[str], dict[str, Any]],
-    lambda_context: Any,
-) -> KnowledgeApi:
-    return KnowledgeApi(import_function, load_event, lambda_context)
+pytestmark = pytest.mark.harness(api=KnowledgeApi)
 
 
 def test_knowledge_creates_through_a_throttled_listing_key_are_each_stored_once(

@@ -3,9 +3,7 @@ models, per-record errors with line numbers, idempotent on ids, counters kept ex
 
 import io
 import json
-from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -14,20 +12,17 @@ from local.demo_tenant_data import generate, write_jsonl
 from psap.auth import store as tenants
 from psap.config import auth_table, knowledge_table, tenant_data_table
 from psap.errors import NotFound
-from tests.integration.spec_examples import EVALUATION, USER
-from tests.integration.tenant_data_api import TenantDataApi
+from tests.support.spec_examples import EVALUATION, USER
+from tests.support.tenant_data import TenantDataApi
 from tools import admin
 from tools.tenant_import import import_files
 
+pytestmark = pytest.mark.harness(api=TenantDataApi)
+
 
 @pytest.fixture
-def api(
-    aws: None,
-    import_function: Callable[[str], ModuleType],
-    load_event: Any,
-    lambda_context: Any,
-) -> TenantDataApi:
-    api = TenantDataApi(import_function, load_event, lambda_context)
+def api(api: TenantDataApi) -> TenantDataApi:
+    """The tenant-data API, on a tenant the admin tool knows (the import names it)."""
     api.tenant = tenants.create_tenant("Import test").tenant_id
     return api
 

@@ -5,10 +5,8 @@ credentials; another tenant is untouched; a crash resumes; credentials in force 
 import argparse
 import json
 import tarfile
-from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -35,13 +33,16 @@ from psap.webhooks.connectors import NewConnector, create_connector
 from psap.webhooks.secrets import read_secret, secret_name
 from psap.webhooks.signing import SigningProfile
 from tests.conftest import TEMPLATE
-from tests.integration.audit_support import AUDIT_FUNCTIONS, ApiCaller
-from tests.integration.tenant_data_api import table
+from tests.support.audit import AUDIT_FUNCTIONS, ApiCaller
+from tests.support.tenant_data import table
 from tools import admin_audit
 from tools.admin import main
 from tools.tenant_import import import_files
 
 KEY = "offboarding-test-archive-key"
+
+# The `api` fixture (below) is this harness, with the archived functions' environment.
+pytestmark = pytest.mark.harness(api=ApiCaller)
 
 
 @pytest.fixture
@@ -268,12 +269,7 @@ def test_a_crash_between_steps_resumes(
 
 
 @pytest.fixture
-def api(
-    monkeypatch: pytest.MonkeyPatch,
-    import_function: Callable[[str], ModuleType],
-    load_event: Callable[[str], dict[str, Any]],
-    lambda_context: Any,
-) -> ApiCaller:
+def api(api: ApiCaller, monkeypatch: pytest.MonkeyPatch) -> ApiCaller:
     for function in (
         "CadIntakeFunction",
         "IncidentUploadCreateFunction",
@@ -281,7 +277,7 @@ def api(
     ):
         for name, value in TEMPLATE.functions[function].environment.items():
             monkeypatch.setenv(name, value)
-    return ApiCaller(import_function, load_event, lambda_context)
+    return api
 
 
 def cad_tables_keys(tenant: int) -> list[str]:

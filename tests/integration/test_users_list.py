@@ -2,8 +2,6 @@
 template.yaml: the User shape, the Spring-style page, sorting, filters, permissions and
 tenant isolation."""
 
-from collections.abc import Callable
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -11,23 +9,15 @@ import pytest
 from psap.storage.dynamodb import dynamodb
 from psap.users.models import User
 from psap.users.store import bulk_load_users, put_user
-from tests.integration.spec_examples import SPEC_FIELDS, USER
-from tests.integration.tenant_data_api import (
+from tests.support.spec_examples import SPEC_FIELDS, USER
+from tests.support.tenant_data import (
     ItemsRead,
     TenantDataApi,
     strict_json,
     table,
 )
 
-
-@pytest.fixture
-def api(
-    aws: None,
-    import_function: Callable[[str], ModuleType],
-    load_event: Any,
-    lambda_context: Any,
-) -> TenantDataApi:
-    return TenantDataApi(import_function, load_event, lambda_context)
+pytestmark = pytest.mark.harness(api=TenantDataApi)
 
 
 def user(user_id: int, last: str = "Smith", first: str = "Sam", **fields: Any) -> User:

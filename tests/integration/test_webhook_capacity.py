@@ -12,68 +12,24 @@ from typing import Any
 
 import pytest
 
-from local.aws import serialize_dynamodb_requests
-from psap import clock
 from psap.cad.store import SubmissionKey
 from psap.config import cad_table
 from psap.errors import StoreUnavailable
 from psap.storage import queries
 from psap.storage.dynamodb import dynamodb
-from psap.webhooks import dispatcher, jobs, store
-from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate
-from psap.webhooks.connectors import ConnectorChanges, ConnectorWithSecret, update_connector
-from psap.webhooks.deliveries import HELD_RETENTION, DispatchMessage, emit_update, replay
+from psap.webhooks import jobs, store
+from psap.webhooks.deliveries import HELD_RETENTION, DispatchMessage, replay
 from psap.webhooks.dispatcher import enqueue_due
 from psap.webhooks.models import ConnectorStatus, DeliveryJobState, DeliveryStatus
-from tests.integration.cad_support import (
-    TEMPLATE,
-    TENANT,
-    Answer,
-    CadFunctions,
-    Clock,
-    Receiver,
+from tests.support.cad import TEMPLATE, TENANT, CadFunctions, drain, flat_submission, table_items
+from tests.support.clock import Clock
+from tests.support.receiver import Answer, Receiver
+from tests.support.webhooks import (
     add_connector,
-    cad,
-    cad_aws,
-    drain,
-    fake_clock,
-    flat_submission,
-    receiver,
-    table_items,
+    broadcast_update,
+    connector_to_a_gone_receiver,
+    set_connector_status,
 )
-
-__all__ = ["cad", "cad_aws", "fake_clock", "receiver"]
-
-
-@pytest.fixture(autouse=True)
-def serializable_transactions() -> None:
-    """A job step re-arms deliveries on several threads: DynamoDB's transactions are
-    serializable, in-process moto's are not (the embedded AWS serializes them the same way)."""
-    serialize_dynamodb_requests()
-
-
-def update(seed: str, subject: str | None = None, tenant: int = TENANT) -> str:
-    (delivery_id,) = emit_update(
-        tenant,
-        WebhookUpdate(
-            UpdateKind.CONNECTOR_TEST,
-            ConnectorTest(connector_id="any", message=seed),
-            subject=subject,
-        ),
-        seed=seed,
-        now=clock.utc_now(),
-    )
-    return delivery_id
-
-
-def set_status(connector: ConnectorWithSecret, status: ConnectorStatus) -> None:
-    update_connector(
-        TENANT,
-        connector.connector.connector_id,
-        ConnectorChanges(status=status),
-        now=clock.utc_now(),
-    )
-    dispatcher.forget_connectors()
 
 
 def keys(prefix: str) -> list[str]:
@@ -120,7 +76,7 @@ def test_due_pointers_are_spread_over_minute_shards_not_one_key_per_tenant(
     add_connector(receiver.url)
     # When one tenant makes 64 deliveries
     for index in range(64):
-        update(f"seed-{index}")
+        broadcast_update(f"seed-{index}")
     # Then their due pointers are under the minute index's shards, none under the tenant
     due = Counter(keys("DUE#"))
     assert sum(due.values()) == 64
@@ -175,7 +131,7 @@ def test_a_throttled_shard_does_not_hold_back_the_others_and_is_taken_up_next_ru
 ) -> None:
     # Given deliveries whose messages were lost (due pointers only, past the grace period)
     add_connector(receiver.url)
-    delivered = [update(f"seed-{index}") for index in range(12)]
+    delivered = [broadcast_update(f"seed-{index}") for index in range(12)]
     drain("WebhookQueue")
     enqueue_due(fake_clock.now)
     fake_clock.advance((store.LOST_MESSAGE_GRACE + timedelta(minutes=2)).total_seconds())
@@ -219,13 +175,13 @@ def test_enabling_answers_at_once_and_a_job_releases_the_held_in_bounded_steps(
     # Given seven deliveries held by a disabled connector
     connector = add_connector(receiver.url)
     connector_id = connector.connector.connector_id
-    set_status(connector, ConnectorStatus.DISABLED)
+    set_connector_status(connector, ConnectorStatus.DISABLED)
     held = []
     for index in range(7):
-        held.append(update(f"seed-{index}"))
+        held.append(broadcast_update(f"seed-{index}"))
         fake_clock.advance(1)
     # When the connector is enabled
-    set_status(connector, ConnectorStatus.ACTIVE)
+    set_connector_status(connector, ConnectorStatus.ACTIVE)
     # Then the request sent nothing itself: a job is running, with nothing released yet
     assert drain("WebhookQueue") == []
     job = jobs.latest_job(TENANT, connector_id)
@@ -258,12 +214,12 @@ def test_a_release_stops_when_the_connector_is_disabled_again_and_keeps_the_rest
 ) -> None:
     monkeypatch.setattr(jobs, "JOB_STEP", 2)
     connector = add_connector(receiver.url)
-    set_status(connector, ConnectorStatus.DISABLED)
-    held = [update(f"seed-{index}") for index in range(5)]
-    set_status(connector, ConnectorStatus.ACTIVE)
+    set_connector_status(connector, ConnectorStatus.DISABLED)
+    held = [broadcast_update(f"seed-{index}") for index in range(5)]
+    set_connector_status(connector, ConnectorStatus.ACTIVE)
     (step,) = drain("DeliveryJobQueue")
     # When the connector is disabled again before the first step runs
-    set_status(connector, ConnectorStatus.DISABLED)
+    set_connector_status(connector, ConnectorStatus.DISABLED)
     drain("DeliveryJobQueue")  # the disable starts nothing
     stopped = jobs.run_step(jobs.JobStep.model_validate(step), fake_clock.now)
     # Then the job stops, and every delivery is still held
@@ -278,13 +234,11 @@ def test_the_admin_api_recover_answers_with_a_job_and_the_connector_shows_its_pr
     cad: CadFunctions, receiver: Receiver, fake_clock: Clock
 ) -> None:
     # Given a delivery that died (410) and the connector enabled again
-    receiver.default = Answer(410)
-    connector = add_connector(receiver.url)
-    connector_id = connector.connector.connector_id
-    gone = update("seed-gone")
+    connector, connector_id = connector_to_a_gone_receiver(receiver)
+    gone = broadcast_update("seed-gone")
     cad.run_dispatcher()
     receiver.default = Answer(200)
-    set_status(connector, ConnectorStatus.ACTIVE)
+    set_connector_status(connector, ConnectorStatus.ACTIVE)
     cad.run_job_steps()
     # When the operator recovers since before it
     job = jobs.start_recover(
@@ -311,7 +265,7 @@ def test_deliveries_attempts_and_their_pointers_expire_after_the_documented_rete
     assert ttl == {"AttributeName": "expiresAtEpoch", "Enabled": True}
     # When a delivery is made and attempted
     add_connector(receiver.url)
-    delivery_id = update("seed-1")
+    delivery_id = broadcast_update("seed-1")
     cad.run_dispatcher()
     # Then the delivery, its attempt and its listing pointer expire after the retention,
     # which is longer than a held delivery is kept (and recover looks back)
@@ -361,17 +315,17 @@ def test_deliveries_held_through_an_outage_are_each_delivered_once_in_order_per_
     monkeypatch.setattr(jobs, "JOB_STEP", OUTAGE_STEP)
     # Given a connector disabled through an outage while updates for 40 incidents pile up
     connector = add_connector(receiver.url)
-    set_status(connector, ConnectorStatus.DISABLED)
+    set_connector_status(connector, ConnectorStatus.DISABLED)
     made: dict[str, list[str]] = {}
     began = time.perf_counter()
     for index in range(HELD_AFTER_OUTAGE):
         incident = f"2026-{index % INCIDENTS:06d}"
-        made.setdefault(incident, []).append(update(f"seed-{index}", subject=incident))
+        made.setdefault(incident, []).append(broadcast_update(f"seed-{index}", subject=incident))
         fake_clock.advance(0.01)
     phases = {"hold": time.perf_counter() - began}
     # When the connector is enabled
     started = time.perf_counter()
-    set_status(connector, ConnectorStatus.ACTIVE)
+    set_connector_status(connector, ConnectorStatus.ACTIVE)
     enable_seconds = time.perf_counter() - started
     # And the job's steps run, then the dispatcher on what they queued
     step_seconds = cad.run_job_steps()

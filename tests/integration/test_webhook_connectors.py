@@ -23,18 +23,10 @@ from psap.webhooks.connectors import (
 from psap.webhooks.models import ConnectorStatus
 from psap.webhooks.signing import SignedMessage, SigningProfile, signature_headers
 from receiver_kit.psap_webhooks import VerificationError, verify_delivery
-from tests.integration.cad_support import (
-    BEARER,
-    OTHER_TENANT,
-    TENANT,
-    Clock,
-    add_connector,
-    cad_aws,
-    fake_clock,
-    table_items,
-)
+from tests.support.cad import OTHER_TENANT, TENANT, table_items
+from tests.support.clock import Clock
+from tests.support.webhooks import BEARER, add_connector
 
-__all__ = ["cad_aws", "fake_clock"]
 URL = "https://cad.riverside.example/webhooks/psap"
 
 

@@ -12,9 +12,7 @@ from typing import Any
 import pytest
 from standardwebhooks import Webhook
 
-from psap import clock
 from psap.webhooks import dispatcher, store
-from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate
 from psap.webhooks.connectors import (
     ConnectorChanges,
     ConnectorWithSecret,
@@ -22,52 +20,23 @@ from psap.webhooks.connectors import (
     rotate_secret,
     update_connector,
 )
-from psap.webhooks.deliveries import DispatchMessage, emit_update, recover, replay
+from psap.webhooks.deliveries import DispatchMessage, recover, replay
 from psap.webhooks.dispatcher import DispatchResult, dispatch, enqueue_due
 from psap.webhooks.models import ConnectorStatus, DeliveryStatus
 from psap.webhooks.schedule import MAX_ATTEMPTS, ErrorClass
 from psap.webhooks.signing import SigningProfile
 from psap.webhooks.transport import OutboundClient
 from receiver_kit.psap_webhooks import VerificationError, verify_delivery, verify_raw_body
-from tests.integration.cad_support import (
+from tests.support.cad import TENANT, CadFunctions, delayed, drain, table_items
+from tests.support.clock import Clock
+from tests.support.receiver import Answer, Receiver
+from tests.support.webhooks import (
     BEARER,
-    TENANT,
-    Answer,
-    CadFunctions,
-    Clock,
-    Receiver,
     add_connector,
-    cad,
-    cad_aws,
-    delayed,
-    drain,
-    fake_clock,
-    receiver,
-    table_items,
+    attempt_now,
+    connector_to_a_gone_receiver,
+    send_update,
 )
-
-__all__ = ["cad", "cad_aws", "fake_clock", "receiver"]
-
-
-def send_update(connector: ConnectorWithSecret, seed: str = "seed-1") -> str:
-    (delivery_id,) = emit_update(
-        TENANT,
-        WebhookUpdate(
-            UpdateKind.CONNECTOR_TEST,
-            ConnectorTest(connector_id=connector.connector.connector_id, message="hello"),
-        ),
-        seed=seed,
-        now=clock.utc_now(),
-        only_connector=connector.connector,
-    )
-    return delivery_id
-
-
-def attempt_now(cad: CadFunctions, delivery_id: str) -> dict[str, Any]:
-    """Runs the dispatcher for the delivery's pending attempt, as its queue message would."""
-    delivery = store.get_delivery(TENANT, delivery_id)
-    message = DispatchMessage.of(TENANT, delivery_id, delivery.attempt_count)
-    return cad.dispatch([message.body()])
 
 
 def wait_for_next_attempt(clock: Clock, delivery_id: str) -> float:
@@ -248,9 +217,7 @@ def test_every_attempt_of_the_schedule_failing_leaves_a_dead_letter_delivery(
 def test_recover_since_resends_dead_deliveries_with_the_same_id_and_body(
     cad: CadFunctions, receiver: Receiver, fake_clock: Clock
 ) -> None:
-    receiver.default = Answer(410)
-    connector = add_connector(receiver.url)
-    connector_id = connector.connector.connector_id
+    connector, connector_id = connector_to_a_gone_receiver(receiver)
     delivery_id = send_update(connector)
     cad.run_dispatcher()
     # The CAD fixed its endpoint; the operator re-enables the connector and recovers.

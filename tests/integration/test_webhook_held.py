@@ -7,51 +7,25 @@ from datetime import timedelta
 
 import pytest
 
-from psap import clock
 from psap.errors import Conflict
 from psap.webhooks import dispatcher, store
-from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate
-from psap.webhooks.connectors import ConnectorChanges, ConnectorWithSecret, update_connector
-from psap.webhooks.deliveries import HELD_RETENTION, emit_update, recover, replay
+from psap.webhooks.connectors import ConnectorWithSecret
+from psap.webhooks.deliveries import HELD_RETENTION, recover, replay
 from psap.webhooks.models import ConnectorStatus, DeliveryStatus
-from tests.integration.cad_support import (
-    TENANT,
-    Answer,
-    CadFunctions,
-    Clock,
-    Receiver,
+from tests.support.cad import TENANT, CadFunctions, drain, run_delivery_jobs
+from tests.support.clock import Clock
+from tests.support.receiver import Answer, Receiver
+from tests.support.webhooks import (
     add_connector,
-    cad,
-    cad_aws,
-    drain,
-    fake_clock,
-    receiver,
-    run_delivery_jobs,
+    broadcast_update,
+    connector_to_a_gone_receiver,
+    set_connector_status,
 )
-
-__all__ = ["cad", "cad_aws", "fake_clock", "receiver"]
-
-
-def update(seed: str) -> str:
-    """An update as the CAD worker emits it: to every connector of the tenant that wants it."""
-    (delivery_id,) = emit_update(
-        TENANT,
-        WebhookUpdate(UpdateKind.CONNECTOR_TEST, ConnectorTest(connector_id="any", message=seed)),
-        seed=seed,
-        now=clock.utc_now(),
-    )
-    return delivery_id
 
 
 def set_status(connector: ConnectorWithSecret, status: ConnectorStatus) -> None:
     """Changes the status; enabling also runs the release job it starts, to its end."""
-    update_connector(
-        TENANT,
-        connector.connector.connector_id,
-        ConnectorChanges(status=status),
-        now=clock.utc_now(),
-    )
-    dispatcher.forget_connectors()
+    set_connector_status(connector, status)
     run_delivery_jobs()
 
 
@@ -69,7 +43,7 @@ def test_an_update_for_a_disabled_connector_is_held_and_delivered_in_order_on_en
     # When three updates are produced meanwhile
     held = []
     for index in range(3):
-        held.append(update(f"seed-{index}"))
+        held.append(broadcast_update(f"seed-{index}"))
         fake_clock.advance(1)
     # Then nothing is sent, nothing is queued, and each is a held delivery in the listing
     assert cad.run_dispatcher() == []
@@ -90,7 +64,7 @@ def test_a_pending_delivery_whose_connector_was_disabled_is_held_not_cancelled(
 ) -> None:
     # Given a delivery queued while its connector was active, then the connector disabled
     connector = add_connector(receiver.url)
-    delivery_id = update("seed-1")
+    delivery_id = broadcast_update("seed-1")
     set_status(connector, ConnectorStatus.DISABLED)
     # When its message is processed
     cad.run_dispatcher()
@@ -110,7 +84,7 @@ def test_a_410_disables_the_connector_with_a_reason_and_later_updates_are_held(
     # Given a receiver that answers 410 Gone
     receiver.default = Answer(410)
     connector = add_connector(receiver.url)
-    gone = update("seed-gone")
+    gone = broadcast_update("seed-gone")
     cad.run_dispatcher()
     # Then the delivery stopped, and the connector is disabled with the reason
     disabled = store.get_connector(TENANT, connector.connector.connector_id)
@@ -119,7 +93,7 @@ def test_a_410_disables_the_connector_with_a_reason_and_later_updates_are_held(
     assert store.get_delivery(TENANT, gone).status is DeliveryStatus.STOPPED
     # When updates arrive meanwhile, they are held
     fake_clock.advance(60)
-    later = update("seed-later")
+    later = broadcast_update("seed-later")
     assert store.get_delivery(TENANT, later).status is DeliveryStatus.HELD
     # When the CAD is back and the operator enables, then recovers since before the 410
     receiver.default = Answer(200)
@@ -143,15 +117,13 @@ def test_recover_since_sends_held_deliveries_in_order_with_dead_ones(
 ) -> None:
     # Given a dead delivery, then held ones, on a connector made active without a release
     # (as after an enable that stopped half-way)
-    receiver.default = Answer(410)
-    connector = add_connector(receiver.url)
-    connector_id = connector.connector.connector_id
-    dead = update("seed-dead")
+    _, connector_id = connector_to_a_gone_receiver(receiver)
+    dead = broadcast_update("seed-dead")
     cad.run_dispatcher()
     fake_clock.advance(10)
-    held = [update("seed-a")]
+    held = [broadcast_update("seed-a")]
     fake_clock.advance(1)
-    held.append(update("seed-b"))
+    held.append(broadcast_update("seed-b"))
     store.set_connector_status(TENANT, connector_id, ConnectorStatus.ACTIVE)
     dispatcher.forget_connectors()
     receiver.default = Answer(200)
@@ -166,7 +138,7 @@ def test_recover_since_sends_held_deliveries_in_order_with_dead_ones(
 def test_recover_on_a_disabled_connector_is_refused(cad_aws: None, fake_clock: Clock) -> None:
     connector = add_connector("http://127.0.0.1:9/")
     set_status(connector, ConnectorStatus.DISABLED)
-    update("seed-1")
+    broadcast_update("seed-1")
     with pytest.raises(Conflict):
         recover(
             TENANT,
@@ -182,9 +154,9 @@ def test_a_delivery_held_longer_than_the_retention_expires_instead_of_being_sent
     # Given a delivery held for longer than the retention, and one held for a day
     connector = add_connector(receiver.url)
     set_status(connector, ConnectorStatus.DISABLED)
-    old = update("seed-old")
+    old = broadcast_update("seed-old")
     fake_clock.advance((HELD_RETENTION - timedelta(days=1)).total_seconds() + 1)
-    recent = update("seed-recent")
+    recent = broadcast_update("seed-recent")
     fake_clock.advance(timedelta(days=1).total_seconds())
     # When the connector is enabled
     set_status(connector, ConnectorStatus.ACTIVE)
@@ -208,7 +180,7 @@ def test_the_admin_cli_lists_held_deliveries(
 
     connector = add_connector("http://127.0.0.1:9/")
     set_status(connector, ConnectorStatus.DISABLED)
-    delivery_id = update("seed-1")
+    delivery_id = broadcast_update("seed-1")
     drain("WebhookQueue")
     target = ["--auth-table", auth_table(), "--knowledge-table", knowledge_table()]
     command = ["connector", "deliveries", "--tenant", str(TENANT)]

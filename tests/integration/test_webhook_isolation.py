@@ -10,56 +10,29 @@ from typing import Any
 
 import pytest
 
-from psap import clock
 from psap.webhooks import dispatcher, store
-from psap.webhooks.catalogue import ConnectorTest, UpdateKind, WebhookUpdate
 from psap.webhooks.connectors import ConnectorWithSecret
-from psap.webhooks.deliveries import DispatchMessage, emit_update
+from psap.webhooks.deliveries import DispatchMessage
 from psap.webhooks.models import DeliveryStatus, Lane
 from psap.webhooks.schedule import ErrorClass
 from psap.webhooks.transport import OutboundClient
-from tests.integration.cad_support import (
-    OTHER_TENANT,
-    TENANT,
-    CadFunctions,
-    Clock,
-    Receiver,
-    add_connector,
-    cad,
-    cad_aws,
-    delayed,
-    drain,
-    fake_clock,
-    receiver,
-)
+from tests.support.cad import OTHER_TENANT, TENANT, CadFunctions, delayed, drain
+from tests.support.clock import Clock
+from tests.support.receiver import Receiver
+from tests.support.sockets import SocketEndpoint
+from tests.support.webhooks import add_connector, send_update
 
-__all__ = ["cad", "cad_aws", "fake_clock", "receiver"]
 HANGING_TENANT, HEALTHY_TENANT = OTHER_TENANT, TENANT
 
 
-class HangingEndpoint:
+class HangingEndpoint(SocketEndpoint):
     """Accepts connections and reads requests, and answers nothing until released."""
 
     def __init__(self) -> None:
-        self.listener = socket.create_server(("127.0.0.1", 0))
         self.release = threading.Event()
-        self.connections = 0
-        threading.Thread(target=self._serve, daemon=True).start()
+        super().__init__()
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.listener.getsockname()[1]}/hook"
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                connection, _ = self.listener.accept()
-            except OSError:
-                return
-            self.connections += 1
-            threading.Thread(target=self._hold, args=(connection,), daemon=True).start()
-
-    def _hold(self, connection: socket.socket) -> None:
+    def handle(self, connection: socket.socket) -> None:
         with connection:
             connection.recv(65536)
             if self.release.wait(timeout=60):
@@ -67,7 +40,7 @@ class HangingEndpoint:
 
     def close(self) -> None:
         self.release.set()
-        self.listener.close()
+        super().close()
 
 
 @pytest.fixture
@@ -90,16 +63,8 @@ def short_timeouts(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def update(connector: ConnectorWithSecret, tenant: int, seed: str) -> str:
-    (delivery_id,) = emit_update(
-        tenant,
-        WebhookUpdate(
-            UpdateKind.CONNECTOR_TEST,
-            ConnectorTest(connector_id=connector.connector.connector_id, message=seed),
-        ),
-        seed=seed,
-        now=clock.utc_now(),
-        only_connector=connector.connector,
-    )
+    """A test update of `tenant` to this connector alone; its delivery id."""
+    delivery_id = send_update(connector, seed, tenant=tenant)
     return delivery_id
 
 

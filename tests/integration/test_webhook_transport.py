@@ -14,6 +14,7 @@ import pytest
 
 from psap.webhooks.schedule import ErrorClass
 from psap.webhooks.transport import OutboundClient
+from tests.support.sockets import SocketEndpoint
 
 BODY = b'{"type":"connector.test"}'
 HEADERS = {"Content-Type": "application/json", "X-SVC-Delivery-Id": "dlv-1"}
@@ -139,30 +140,18 @@ def test_a_keep_alive_receiver_gets_every_delivery_over_one_connection(
 # ---------------------------------------------------------------- raw socket servers
 
 
-class RawServer:
+class RawServer(SocketEndpoint):
     """One listening socket; `respond(connection)` runs for each accepted connection after
     the request (head and Content-Length body) has been read."""
 
+    path = "/cad/webhooks"
+
     def __init__(self, respond: Callable[[socket.socket], None]) -> None:
-        self.listener = socket.create_server(("127.0.0.1", 0))
         self.respond = respond
         self.requests = 0
-        self.thread = threading.Thread(target=self._serve, daemon=True)
-        self.thread.start()
+        super().__init__()
 
-    @property
-    def url(self) -> str:
-        return _url(self.listener)
-
-    def _serve(self) -> None:
-        while True:
-            try:
-                connection, _ = self.listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._one, args=(connection,), daemon=True).start()
-
-    def _one(self, connection: socket.socket) -> None:
+    def handle(self, connection: socket.socket) -> None:
         try:
             data = b""
             while b"\r\n\r\n" not in data:
@@ -184,9 +173,6 @@ class RawServer:
             pass
         finally:
             connection.close()
-
-    def close(self) -> None:
-        self.listener.close()
 
 
 @pytest.fixture

@@ -36,7 +36,7 @@ def test_the_retry_schedule_page_states_the_schedule_the_dispatcher_runs() -> No
 
 
 def test_the_site_shows_each_shell_fence_as_a_titled_block() -> None:
-    # Given the fences tests/readme_blocks.py reads, which Markdown's fence parser refuses
+    # Given the fences tests/support/readme_blocks.py reads, which Markdown's fence parser refuses
     markdown = (
         "```bash run\ntrue\n```\n```bash run allow-http-errors\ntrue\n```\n"
         "```sh deployed\nsam deploy\n```\n```sh not-run: an external client\nclaude\n```\n"

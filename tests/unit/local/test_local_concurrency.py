@@ -123,6 +123,19 @@ def _queue_counts(sqs: Any, url: str) -> tuple[int, int]:
     )
 
 
+def sqs_mapping(function, queue, endpoint_url, invoke, log, headroom=None) -> SqsPoller:
+    """The function's first SQS event source mapping, polling `queue` on the embedded AWS."""
+    return SqsPoller(
+        function,
+        function.sqs_events[0],
+        queue,
+        endpoint_url=endpoint_url,
+        invoke=invoke,
+        log=log,
+        headroom=headroom,
+    )
+
+
 def _wait_for(condition: Callable[[], bool], timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -306,15 +319,7 @@ def test_maximum_concurrency_bounds_the_batches_that_run_at_once(
     sqs = sqs_client(moto_endpoint)
     for _ in range(6):
         sqs.send_message(QueueUrl=queue.url, MessageBody="0.4")
-    poller = SqsPoller(
-        function,
-        function.sqs_events[0],
-        queue,
-        endpoint_url=moto_endpoint,
-        invoke=recorder,
-        log=console,
-        headroom=lambdas.has_headroom,
-    )
+    poller = sqs_mapping(function, queue, moto_endpoint, recorder, console, lambdas.has_headroom)
     # When the mapping runs until the queue is empty
     poller.start()
     try:
@@ -341,14 +346,7 @@ def test_a_throttled_batch_is_left_in_the_queue_and_processed_later_exactly_once
     dead_letters = deployed_concurrency.queues["ShortVisibilityDeadLetterQueue"]
     sqs = sqs_client(moto_endpoint)
     sqs.send_message(QueueUrl=queue.url, MessageBody="0")
-    poller = SqsPoller(
-        function,
-        function.sqs_events[0],
-        queue,
-        endpoint_url=moto_endpoint,
-        invoke=recorder,
-        log=console,
-    )
+    poller = sqs_mapping(function, queue, moto_endpoint, recorder, console)
     # When a batch is received while the function has no concurrency left
     outcome = poller.poll_once()
     # Then it is throttled: nothing deleted, nothing failed, the message waits out its
@@ -378,15 +376,7 @@ def test_a_mapping_whose_function_has_no_concurrency_left_does_not_receive(
     function = deployed_concurrency.functions["SingleBatchFunction"]
     queue = deployed_concurrency.queues["ShortVisibilityQueue"]
     sqs = sqs_client(moto_endpoint)
-    poller = SqsPoller(
-        function,
-        function.sqs_events[0],
-        queue,
-        endpoint_url=moto_endpoint,
-        invoke=recorder,
-        log=console,
-        headroom=lambdas.has_headroom,
-    )
+    poller = sqs_mapping(function, queue, moto_endpoint, recorder, console, lambdas.has_headroom)
     poller.start()
     try:
         sqs.send_message(QueueUrl=queue.url, MessageBody="0")

@@ -19,7 +19,7 @@ from local.faults import (
     load_fault_plan,
     scale_timeouts,
 )
-from local.runtime import LambdaRuntime
+from local.runtime import InvokeResult, LambdaRuntime
 from local.template import StackTemplate
 from psap import faults
 
@@ -51,6 +51,19 @@ def faulty(fixture_template: StackTemplate, tmp_path: Path, console: Any) -> Ite
     yield start
     for runtime in runtimes:
         runtime.shutdown()
+
+
+def dynamodb_error(error: str, **scope: str) -> dict[str, Any]:
+    """A rule: the echo function's DynamoDB calls (those `scope` narrows to) answer `error`."""
+    return {"fault": "dynamodb-error", "function": "EchoFunction", "error": error, **scope}
+
+
+def echo_calls(
+    runtime: LambdaRuntime, service: str, operation: str, parameters: dict[str, Any]
+) -> InvokeResult:
+    """The echo function's answer when it calls `operation` of `service` with boto3."""
+    aws = {"service": service, "operation": operation, "parameters": parameters}
+    return runtime.invoke("EchoFunction", {"aws": aws})
 
 
 # ---------------------------------------------------------------- the fault file
@@ -200,23 +213,15 @@ def test_dynamodb_answers_the_rules_error_for_its_table_and_operation(
 ) -> None:
     table = fixture_template.tables["NamedTable"].name
     runtime = faulty(
-        {
-            "fault": "dynamodb-error",
-            "function": "EchoFunction",
-            "table": "NamedTable",
-            "operation": "PutItem",
-            "error": "ProvisionedThroughputExceededException",
-        }
+        dynamodb_error(
+            "ProvisionedThroughputExceededException", table="NamedTable", operation="PutItem"
+        )
     )
     put = {"TableName": table, "Item": {"pk": {"S": "a"}}}
-    answer = runtime.invoke(
-        "EchoFunction", {"aws": {"service": "dynamodb", "operation": "put_item", "parameters": put}}
-    )
+    answer = echo_calls(runtime, "dynamodb", "put_item", put)
     assert answer.payload == {"code": "ProvisionedThroughputExceededException", "status": 400}
     get = {"TableName": table, "Key": {"pk": {"S": "a"}}}
-    other = runtime.invoke(
-        "EchoFunction", {"aws": {"service": "dynamodb", "operation": "get_item", "parameters": get}}
-    )
+    other = echo_calls(runtime, "dynamodb", "get_item", get)
     assert other.payload["code"] != "ProvisionedThroughputExceededException"  # not faulted
 
 
@@ -224,39 +229,17 @@ def test_a_transaction_is_cancelled_with_a_reason_per_item(
     faulty: Any, fixture_template: StackTemplate
 ) -> None:
     table = fixture_template.tables["NamedTable"].name
-    runtime = faulty(
-        {
-            "fault": "dynamodb-error",
-            "function": "EchoFunction",
-            "error": "TransactionCanceledException",
-        }
-    )
+    runtime = faulty(dynamodb_error("TransactionCanceledException"))
     items = [{"Put": {"TableName": table, "Item": {"pk": {"S": str(i)}}}} for i in range(2)]
-    answer = runtime.invoke(
-        "EchoFunction",
-        {
-            "aws": {
-                "service": "dynamodb",
-                "operation": "transact_write_items",
-                "parameters": {"TransactItems": items},
-            }
-        },
-    )
+    answer = echo_calls(runtime, "dynamodb", "transact_write_items", {"TransactItems": items})
     assert answer.payload == {"code": "TransactionCanceledException", "status": 400}
 
 
 def test_s3_answers_503_slow_down(faulty: Any, fixture_template: StackTemplate) -> None:
     bucket = fixture_template.buckets["UploadBucket"].name
     runtime = faulty({"fault": "s3-slowdown", "function": "*", "bucket": "UploadBucket"})
-    answer = runtime.invoke(
-        "EchoFunction",
-        {
-            "aws": {
-                "service": "s3",
-                "operation": "put_object",
-                "parameters": {"Bucket": bucket, "Key": "k", "Body": b"x".decode()},
-            }
-        },
+    answer = echo_calls(
+        runtime, "s3", "put_object", {"Bucket": bucket, "Key": "k", "Body": b"x".decode()}
     )
     assert answer.payload == {"code": "SlowDown", "status": 503}
 

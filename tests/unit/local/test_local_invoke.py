@@ -9,6 +9,7 @@ import io
 import json
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,6 +25,16 @@ def _invoke(capsys, *arguments, stdin: str | None = None, monkeypatch=None):
     code = main(["invoke", *arguments])
     captured = capsys.readouterr()
     return code, captured.out, captured.err
+
+
+def _invoke_echo(
+    capsys: pytest.CaptureFixture[str], event: Path, tmp_path: Path, *arguments: str
+) -> Any:
+    """The fixture template's echo function invoked with the event file `event`."""
+    return _invoke(
+        capsys, "EchoFunction", "-e", str(event), *arguments,
+        "--template", str(FIXTURE_TEMPLATE), "--state-file", str(tmp_path / "stack.json"),
+    )  # fmt: skip
 
 
 @pytest.fixture
@@ -73,18 +84,7 @@ def test_the_log_can_go_to_a_file(capsys, tmp_path):
     event = tmp_path / "event.json"
     event.write_text(json.dumps({"return": {"fine": True}}))
     # When it is invoked with --log-file
-    code, out, err = _invoke(
-        capsys,
-        "EchoFunction",
-        "-e",
-        str(event),
-        "--template",
-        str(FIXTURE_TEMPLATE),
-        "--state-file",
-        str(tmp_path / "stack.json"),
-        "--log-file",
-        str(log_file),
-    )
+    code, out, err = _invoke_echo(capsys, event, tmp_path, "--log-file", str(log_file))
     # Then stdout holds the result alone and the function's lines are in the file
     assert code == 0, err
     assert json.loads(out) == {"fine": True}
@@ -95,16 +95,7 @@ def test_the_log_can_go_to_a_file(capsys, tmp_path):
 def test_a_failing_function_exits_non_zero_with_its_error(capsys, tmp_path):
     event = tmp_path / "event.json"
     event.write_text(json.dumps({"raise": "the probe was told to fail"}))
-    code, out, err = _invoke(
-        capsys,
-        "EchoFunction",
-        "-e",
-        str(event),
-        "--template",
-        str(FIXTURE_TEMPLATE),
-        "--state-file",
-        str(tmp_path / "stack.json"),
-    )
+    code, out, err = _invoke_echo(capsys, event, tmp_path)
     assert code == 1
     assert json.loads(out) == {
         "errorType": "ValueError",
@@ -127,18 +118,7 @@ def test_env_vars_override_only_what_the_template_declares(capsys, tmp_path):
     event = tmp_path / "event.json"
     event.write_text("{}")
     # When the echo function (which shows SHARED and OVERRIDDEN) is invoked with it
-    code, out, err = _invoke(
-        capsys,
-        "EchoFunction",
-        "-e",
-        str(event),
-        "--env-vars",
-        str(env_vars),
-        "--template",
-        str(FIXTURE_TEMPLATE),
-        "--state-file",
-        str(tmp_path / "stack.json"),
-    )
+    code, out, err = _invoke_echo(capsys, event, tmp_path, "--env-vars", str(env_vars))
     # Then the function's own section wins over Parameters, as in SAM
     assert code == 0, err
     environment = json.loads(out)["environ"]

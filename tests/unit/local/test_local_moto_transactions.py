@@ -40,6 +40,19 @@ def client(lambda_environment: dict[str, str]) -> Any:
     dynamodb.cache_clear()
 
 
+def increment(item_key: dict[str, Any]) -> dict[str, Any]:
+    """A transaction item that adds one to the item's count, in place."""
+    return {
+        "Update": {
+            "TableName": TABLE,
+            "Key": item_key,
+            "UpdateExpression": "ADD #c :one",
+            "ExpressionAttributeNames": {"#c": "count"},
+            "ExpressionAttributeValues": {":one": {"N": "1"}},
+        }
+    }
+
+
 def everything(client: Any) -> list[dict[str, Any]]:
     items = client.scan(TableName=TABLE)["Items"]
     return sorted(items, key=lambda item: (item["pk"]["S"], item["sk"]["S"]))
@@ -61,15 +74,7 @@ def test_a_cancelled_transaction_leaves_every_item_as_it_was(client: Any) -> Non
     with pytest.raises(ClientError) as raised:
         client.transact_write_items(
             TransactItems=[
-                {
-                    "Update": {
-                        "TableName": TABLE,
-                        "Key": key("p0", "s0"),
-                        "UpdateExpression": "ADD #c :one",
-                        "ExpressionAttributeNames": {"#c": "count"},
-                        "ExpressionAttributeValues": {":one": {"N": "1"}},
-                    }
-                },
+                increment(key("p0", "s0")),
                 {"Put": {"TableName": TABLE, "Item": {**key("p9", "new"), "x": {"S": "y"}}}},
                 {"Delete": {"TableName": TABLE, "Key": key("p1", "s1")}},
                 {
@@ -89,15 +94,7 @@ def test_a_cancelled_transaction_leaves_every_item_as_it_was(client: Any) -> Non
 def test_a_committed_transaction_applies_every_item(client: Any) -> None:
     client.transact_write_items(
         TransactItems=[
-            {
-                "Update": {
-                    "TableName": TABLE,
-                    "Key": key("p0", "s0"),
-                    "UpdateExpression": "ADD #c :one",
-                    "ExpressionAttributeNames": {"#c": "count"},
-                    "ExpressionAttributeValues": {":one": {"N": "1"}},
-                }
-            },
+            increment(key("p0", "s0")),
             {"Put": {"TableName": TABLE, "Item": key("p9", "new")}},
             {"Delete": {"TableName": TABLE, "Key": key("p1", "s1")}},
         ]

@@ -3,6 +3,8 @@ whose key comes from the authorizer, token-bucket semantics, and the 429 it answ
 
 import json
 import shutil
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +17,7 @@ from local import moto_usage_plans
 from local.gateway import ApiGateway, HttpRequest, HttpResponse
 from local.gateway.throttling import Buckets, TokenBucket, UsagePlanDirectory
 from local.runtime import InvokeResult
-from local.template import TemplateError, Throttle, load_template, load_yaml
+from local.template import StackTemplate, TemplateError, Throttle, load_template, load_yaml
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -152,6 +154,22 @@ class Functions:
         return (tenant_authorizer if function_id == "AuthorizerFunction" else echo)(event)
 
 
+def metered_gateway(
+    template: StackTemplate,
+    functions: Any,
+    apigateway: Any,
+    clock: Callable[[], float] = time.monotonic,
+) -> ApiGateway:
+    """The gateway of `template`, metering callers by the usage plans deployed in `apigateway`."""
+    return ApiGateway(
+        template,
+        functions,
+        clock=clock,
+        log=lambda _line: None,
+        usage_plans=UsagePlanDirectory(lambda: apigateway, clock),
+    )
+
+
 # ---------------------------------------------------------------------------- the bucket
 
 
@@ -210,13 +228,7 @@ def test_the_usage_plan_throttles_each_tenant_key_on_its_own(
     deploy_plans(template, apigateway, ["t1", "t2"])
     functions = Functions()
     clock = FakeClock()
-    gateway = ApiGateway(
-        template,
-        functions,
-        clock=clock,
-        log=lambda _line: None,
-        usage_plans=UsagePlanDirectory(lambda: apigateway, clock),
-    )
+    gateway = metered_gateway(template, functions, apigateway, clock)
     # Tenant 1 spends its burst of 2 on GET /items/{itemId}
     statuses = [call(gateway, "/items/1", "t1").status for _ in range(3)]
     assert statuses == [200, 200, 429]
@@ -240,12 +252,7 @@ def test_a_key_in_no_plan_is_refused_before_the_function_runs(
     template = load_template(throttled_template(tmp_path))
     deploy_plans(template, apigateway, ["t1"])
     functions = Functions()
-    gateway = ApiGateway(
-        template,
-        functions,
-        log=lambda _line: None,
-        usage_plans=UsagePlanDirectory(lambda: apigateway),
-    )
+    gateway = metered_gateway(template, functions, apigateway)
     response = call(gateway, "/items/1", "stranger")
     assert response.status == 403
     assert "EchoFunction" not in functions.calls
@@ -259,13 +266,7 @@ def test_a_changed_plan_takes_effect_within_the_refresh_time(
     template = load_template(throttled_template(tmp_path))
     plan_id = deploy_plans(template, apigateway, ["t1"])
     clock = FakeClock()
-    gateway = ApiGateway(
-        template,
-        Functions(),
-        clock=clock,
-        log=lambda _line: None,
-        usage_plans=UsagePlanDirectory(lambda: apigateway, clock),
-    )
+    gateway = metered_gateway(template, Functions(), apigateway, clock)
     assert [call(gateway, "/items/1").status for _ in range(3)] == [200, 200, 429]
     # The operator gives the method a bucket of 5 (UpdateUsagePlan, as on AWS)
     stage = template.apis["ProbeApi"]
@@ -287,12 +288,7 @@ def test_the_stage_throttle_refuses_before_the_authorizer_runs(
     template = load_template(throttled_template(tmp_path, stage_rate=1, stage_burst=1))
     deploy_plans(template, apigateway, ["t1", "t2"])
     functions = Functions()
-    gateway = ApiGateway(
-        template,
-        functions,
-        log=lambda _line: None,
-        usage_plans=UsagePlanDirectory(lambda: apigateway),
-    )
+    gateway = metered_gateway(template, functions, apigateway)
     assert call(gateway, "/items/search", "t1").status == 200
     calls_before = len(functions.calls)
     refused = call(gateway, "/items/search", "t2")

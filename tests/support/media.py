@@ -10,7 +10,7 @@ from typing import Any
 from psap.config import media_bucket, tenant_data_table
 from psap.storage.dynamodb import dynamodb
 from psap.storage.s3 import s3
-from tests.integration.handler_harness import HandlerHarness, with_caller, with_path, with_query
+from tests.support.harness import HandlerHarness, with_caller, with_path, with_query
 
 _TENANTS = itertools.count(3000, 2)
 UPLOAD = "media_radio_traffic_upload"

@@ -8,15 +8,12 @@ from datetime import timedelta
 from types import ModuleType
 from typing import Any
 
-import pytest
-
 from local.template import load_template
 from psap.auth import store as auth_store
 from psap.auth.credentials import OPERATOR, CredentialKind
 from psap.auth.permissions import parse_permissions
 from psap.clock import utc_now
-from tests.integration.cad_support import TEMPLATE as CAD_TEMPLATE
-from tests.integration.handler_harness import (
+from tests.support.harness import (
     HandlerHarness,
     answer_of,
     json_body,
@@ -121,27 +118,3 @@ class AdminApi(HandlerHarness):
         self.answers.append(str(answer.get("body") or ""))
         status, parsed, answer_headers = answer_of(answer)
         return Reply(status, parsed, answer_headers, str(answer.get("body") or ""))
-
-
-@pytest.fixture
-def admin_env(cad_aws: None, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
-    """moto, every admin function's own environment, and two tenants in the auth table."""
-    for function in CAD_TEMPLATE.functions.values():
-        if function.code_dir.name.startswith("admin_"):
-            for name, value in function.environment.items():
-                monkeypatch.setenv(name, value)
-    monkeypatch.setenv("WEBHOOK_LOCAL_DEV", "true")  # receivers here listen on loopback
-    first = auth_store.create_tenant("Riverside County 911").tenant_id
-    second = auth_store.create_tenant("Lakeshore 911").tenant_id
-    return first, second
-
-
-@pytest.fixture
-def admin(
-    admin_env: tuple[int, int],
-    import_function: Callable[[str], ModuleType],
-    load_event: Callable[[str], dict[str, Any]],
-    *,
-    lambda_context: Any,
-) -> AdminApi:
-    return AdminApi(import_function, load_event, lambda_context, tenant=admin_env[0])

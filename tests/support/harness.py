@@ -4,8 +4,9 @@ The event is a sample of events/ (the `load_event` fixture) shaped for the call 
 Gateway fills it after the authorizer, or as SQS delivers it; the handler is the function's
 app.py imported on first use, as a cold start would, running under its function's role (the
 `import_function` fixture). The helpers below shape a proxy event and read its answer back;
-each API's harness (knowledge_api, tenant_data_api, media_api, admin_api, audit_support,
-cad_support, mcp_support) is a HandlerHarness with its own operations.
+each area's harness (KnowledgeApi, TenantDataApi, MediaApi, AdminApi, ApiCaller, CadFunctions,
+McpHarness, in the modules beside this one) is a HandlerHarness with its own operations. A
+test module's `api` fixture (tests/integration/conftest.py) is the one its `harness` mark names.
 """
 
 import json

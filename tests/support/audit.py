@@ -3,14 +3,16 @@ audit queue and delivered to the audit writer as the SQS event source would deli
 
 import json
 import uuid
+from datetime import datetime
 from typing import Any
 
 import pytest
 
 from local.template import load_template
+from psap.audit.recording import AuditRecord
 from psap.config import audit_queue_url
 from psap.storage.sqs import sqs
-from tests.integration.handler_harness import HandlerHarness, json_body
+from tests.support.harness import HandlerHarness, json_body
 
 TEMPLATE = load_template()
 # What the audit functions see beyond the Globals (their own Environment in the template).
@@ -69,6 +71,28 @@ def audit_queue_event(bodies: list[str]) -> dict[str, Any]:
             for index, body in enumerate(bodies)
         ]
     }
+
+
+def audit_record(tenant: int, when: datetime, request_id: str, **fields: Any) -> AuditRecord:
+    """The record of a partner's read of incident 1, with `fields` changed."""
+    values: dict[str, Any] = {
+        "time": when,
+        "tenant_id": tenant,
+        "credential_id": "cred-reader",
+        "principal": "reader",
+        "credential_kind": "partner",
+        "operation": "getIncident",
+        "method": "GET",
+        "path": "/api/v1/external/mcp/resources/incidents/1",
+        "resource_ids": {"incidentId": "1"},
+        "status": 200,
+        "request_id": request_id,
+        "source_ip": "203.0.113.10",
+        "user_agent": "partner-sync/1.0",
+        "duration_ms": 5,
+    }
+    values.update(fields)
+    return AuditRecord(**values)
 
 
 class ApiCaller(HandlerHarness):

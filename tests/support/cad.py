@@ -1,20 +1,13 @@
-"""Shared pieces of the CAD connection tests: the functions' handlers in-process, a real HTTP
-receiver on loopback with a scripted answer per request, submissions in both forms, and a
-clock the tests move (retry waits are hours; tests do not sleep them)."""
+"""The CAD connection's functions in-process (intake, worker, dispatcher, delivery jobs),
+their queues and table, and submissions in both forms. Connectors and updates are in
+tests/support/webhooks.py, the CAD's receiver in receiver.py, the clock in clock.py."""
 
 import base64
 import copy
 import json
-import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from types import ModuleType
+from datetime import datetime
 from typing import Any
-
-import pytest
 
 from local.template import load_template
 from psap import clock
@@ -23,64 +16,29 @@ from psap.storage.dynamodb import dynamodb
 from psap.storage.sqs import sqs
 from psap.webhooks import dispatcher, jobs, transport
 from psap.webhooks import secrets as vault
-from psap.webhooks.connectors import ConnectorWithSecret, NewConnector, create_connector
 from psap.webhooks.models import Lane
-from psap.webhooks.signing import SigningProfile
-from tests.integration.handler_harness import HandlerHarness, with_headers
+from tests.support.harness import HandlerHarness, with_headers
 
 TEMPLATE = load_template()
 TENANT = 31
 OTHER_TENANT = 32
-BEARER = "cad-issued-token-for-the-service"
-T0 = datetime(2026, 11, 23, 2, 32, 15, tzinfo=UTC)
-
-
-# ---------------------------------------------------------------- clock
-
-
-class Clock:
-    """psap.clock.utc_now, moved by the test."""
-
-    def __init__(self, start: datetime = T0) -> None:
-        self.now = start
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
-
-
-@pytest.fixture
-def fake_clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    ticking = Clock(datetime.now(UTC).replace(microsecond=0))
-    monkeypatch.setattr(clock, "utc_now", ticking)
-    return ticking
 
 
 # ---------------------------------------------------------------- environment
 
 
-@pytest.fixture
-def cad_aws(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """moto with the template's tables and queues, the CAD functions' own environment, and
-    every per-container cache emptied (clients, connectors, secrets, kept-alive sockets)."""
-    for function in (
-        "CadIntakeFunction",
-        "CadWorkerFunction",
-        "WebhookDispatcherFunction",
-        "DeliveryJobWorkerFunction",
-    ):
-        for name, value in TEMPLATE.functions[function].environment.items():
-            monkeypatch.setenv(name, value)
-    # Receivers in these tests listen on loopback over http: the local-dev allowance.
-    monkeypatch.setenv("WEBHOOK_LOCAL_DEV", "true")
-    _forget_caches()
-    yield
-    _forget_caches()
+# The CAD path's functions, whose environment its tests run under.
+CAD_FUNCTIONS = (
+    "CadIntakeFunction",
+    "CadWorkerFunction",
+    "WebhookDispatcherFunction",
+    "DeliveryJobWorkerFunction",
+)
 
 
-def _forget_caches() -> None:
+def forget_caches() -> None:
+    """Every per-container cache of the CAD path: clients, connectors, secrets, kept-alive
+    sockets."""
     vault.secrets_manager.cache_clear()
     vault.forget_all()
     dispatcher.forget_connectors()
@@ -130,102 +88,6 @@ def delayed(logical_id: str) -> int:
 
 def table_items() -> list[dict[str, Any]]:
     return list(dynamodb().scan(TableName=cad_table())["Items"])
-
-
-# ---------------------------------------------------------------- a receiver on loopback
-
-
-@dataclass
-class Answer:
-    status: int = 200
-    headers: dict[str, str] = field(default_factory=dict)
-    body: bytes = b"ok"
-    delay: float = 0.0
-
-
-@dataclass
-class Received:
-    path: str
-    headers: dict[str, str]
-    body: bytes
-
-
-class Receiver:
-    """A real HTTP server on 127.0.0.1; answers from `script` in order, then `default`."""
-
-    def __init__(self) -> None:
-        self.script: list[Answer] = []
-        self.default = Answer()
-        self.requests: list[Received] = []
-        self._lock = threading.Lock()
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            # Without it, Nagle holds the body until the client's delayed ACK (40 ms).
-            disable_nagle_algorithm = True
-
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length", "0"))
-                body = self.rfile.read(length)
-                with receiver._lock:
-                    receiver.requests.append(Received(self.path, dict(self.headers), body))
-                    answer = receiver.script.pop(0) if receiver.script else receiver.default
-                if answer.delay:
-                    threading.Event().wait(answer.delay)
-                self.send_response(answer.status)
-                for name, value in answer.headers.items():
-                    self.send_header(name, value)
-                self.send_header("Content-Length", str(len(answer.body)))
-                self.end_headers()
-                self.wfile.write(answer.body)
-
-            do_GET = do_POST  # noqa: N815 - a followed redirect would arrive as a GET
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}/cad/webhooks"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-@pytest.fixture
-def receiver() -> Iterator[Receiver]:
-    running = Receiver()
-    yield running
-    running.close()
-
-
-def add_connector(
-    url: str,
-    tenant: int = TENANT,
-    profile: SigningProfile = SigningProfile.BASELINE,
-    *,
-    event_types: list[str] | None = None,
-    bearer: str | None = BEARER,
-) -> ConnectorWithSecret:
-    return create_connector(
-        tenant,
-        NewConnector(
-            name="Riverside CAD",
-            url=url,
-            profile=profile,
-            event_types=event_types,
-            bearer_credential=bearer,
-            local_dev=True,
-        ),
-        now=clock.utc_now(),
-    )
 
 
 # ---------------------------------------------------------------- handlers and events
@@ -326,17 +188,6 @@ class CadFunctions(HandlerHarness):
         if bodies:
             self.dispatch(bodies)
         return bodies
-
-
-@pytest.fixture
-def cad(
-    cad_aws: None,
-    import_function: Callable[[str], ModuleType],
-    load_event: Callable[[str], dict[str, Any]],
-    *,
-    lambda_context: Any,
-) -> CadFunctions:
-    return CadFunctions(import_function, load_event, lambda_context)
 
 
 def flat_submission(

@@ -22,7 +22,7 @@ from local.demo_knowledge import seed_knowledge_cards
 from local.demo_tenant_data import TenantDataset, generate, load
 from psap.clock import utc_now
 from psap.knowledge.store import NewEntry, create_entry
-from tests.integration.handler_harness import HandlerHarness, with_caller
+from tests.support.harness import HandlerHarness, with_caller
 
 URL = "https://api.example.test/prod/mcp"
 ALL_READS = "BROWSE_EVENTS,VIEW_KNOWLEDGE,VIEW_QA,MANAGE_PHASES"

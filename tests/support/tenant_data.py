@@ -7,7 +7,7 @@ from typing import Any
 
 from psap.config import tenant_data_table
 from psap.storage.dynamodb import dynamodb
-from tests.integration.handler_harness import HandlerHarness, with_query
+from tests.support.harness import HandlerHarness, with_query
 
 # Tenant ids differ from test to test, so no test can pass on another's leftovers.
 _TENANTS = itertools.count(1000, 2)

@@ -7,7 +7,7 @@ from psap.config import knowledge_content_bucket, knowledge_digest_queue_url, kn
 from psap.storage.dynamodb import dynamodb
 from psap.storage.s3 import s3
 from psap.storage.sqs import sqs
-from tests.integration.handler_harness import HandlerHarness, json_body, with_query
+from tests.support.harness import HandlerHarness, json_body, with_query
 
 TENANT = 7
 OTHER_TENANT = 8
