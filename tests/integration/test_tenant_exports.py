@@ -32,6 +32,7 @@ from psap.knowledge.store import NewEntry, create_entry
 from psap.media.models import RadioTrafficMedia
 from psap.media.store import create_radio_traffic, next_media_id
 from psap.offboarding.archive import verify_archive
+from psap.offboarding.exports import running_key
 from psap.storage.dynamodb import dynamodb
 from psap.storage.sqs import sqs
 from tests.conftest import TEMPLATE
@@ -303,3 +304,24 @@ def test_only_admins_start_or_read_exports(aws: None, api: TenantExportApi) -> N
     tenant = tenants.create_tenant("Reader County 911").tenant_id
     status, answer, _ = api.start(tenant, permissions="BROWSE_EVENTS")
     assert status == 403, answer
+
+
+def test_a_hold_whose_export_was_lost_lapses(aws: None, api: TenantExportApi) -> None:
+    # Given an export whose message was lost for good: its hold's time has passed
+    tenant = tenants.create_tenant("Lost County 911").tenant_id
+    status, lost, _ = api.start(tenant)
+    assert status == 202, lost
+    sqs().purge_queue(QueueUrl=audit_export_queue_url())
+    assert api.start(tenant)[0] == 409
+    dynamodb().update_item(
+        TableName=settings().tenant_data_table or "",
+        Key=running_key(tenant),
+        UpdateExpression="SET heldUntil = :past",
+        ExpressionAttributeValues={":past": {"S": "2020-01-01T00:00:00.000Z"}},
+    )
+    # When its Admin starts another, Then it starts and runs to its end
+    status, export, _ = api.start(tenant)
+    assert status == 202, export
+    api.work()
+    assert api.read(tenant, export["exportId"])[1]["state"] == "SUCCEEDED"
+    assert api.read(tenant, lost["exportId"])[1]["state"] == "QUEUED"

@@ -56,6 +56,10 @@ ARCHIVE_PART_BYTES: Final = 16 * 1024 * 1024  # the archive goes up a part at a 
 STEP_MARGIN_MS: Final = 60_000  # a step hands over with this much of its run's time left
 # A run without a heartbeat this long has died: the worker's timeout (300 s) and a margin.
 STALE_AFTER: Final = timedelta(seconds=360)
+# The running-export hold lapses this long after its last step began, so a job lost for
+# good (its message gone) cannot keep the tenant from exporting: over the queue's visibility
+# timeout (1800 s), after which a live job's message comes back and a step renews it.
+HOLD: Final = timedelta(hours=1)
 _EXPORT_SK: Final = "EXPORT"
 _RUNNING_SK: Final = "RUNNING"
 _SEAL: Final = "seal"
@@ -105,14 +109,20 @@ def create_export(tenant_id: int, request: TenantExportRequest, credential_id: s
         "archiveKey": {"S": secrets.token_hex(32)},
         "updatedAt": {"S": format_timestamp(utc_now())},
     }
-    running = {**running_key(tenant_id), "exportId": {"S": export.export_id}}
+    now = utc_now()
+    running = {
+        **running_key(tenant_id),
+        "exportId": {"S": export.export_id},
+        "heldUntil": {"S": format_timestamp(now + HOLD)},
+    }
     transact_write(
         [
             {
                 "Put": {
                     "TableName": table,
                     "Item": running,
-                    "ConditionExpression": "attribute_not_exists(exportId)",
+                    "ConditionExpression": "attribute_not_exists(exportId) OR heldUntil < :now",
+                    "ExpressionAttributeValues": {":now": {"S": format_timestamp(now)}},
                 }
             },
             {
@@ -245,6 +255,7 @@ class _Run:
         if item is None:
             return False
         self.export = running
+        self._hold("SET heldUntil = :until", {":until": {"S": format_timestamp(utc_now() + HOLD)}})
         stored = item.get("checkpoint")
         self.state = (
             json.loads(stored["S"])
@@ -380,14 +391,19 @@ class _Run:
             remove=("checkpoint", "runId", "heartbeat"),
         )
         self.export = export
-        # The tenant may start another export now (only this export's hold is let go).
+        # The tenant may start another export now.
+        self._hold("REMOVE exportId, heldUntil", {})
+
+    def _hold(self, expression: str, values: dict[str, Any]) -> None:
+        """Changes the tenant's running-export hold while it is this export's (a hold that
+        lapsed and was taken by the next export is that one's)."""
         with contextlib.suppress(ConditionFailed), translated("tenant export hold"):
             dynamodb().update_item(
                 TableName=tenant_data_table(),
                 Key=running_key(self.tenant_id),
-                UpdateExpression="REMOVE exportId",
+                UpdateExpression=expression,
                 ConditionExpression="exportId = :export",
-                ExpressionAttributeValues={":export": {"S": export.export_id}},
+                ExpressionAttributeValues={":export": {"S": self.export.export_id}, **values},
             )
 
     def release(self) -> None:
