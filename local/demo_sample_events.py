@@ -22,6 +22,8 @@ from psap.config import auth_table, incident_upload_bucket
 from psap.console import sessions as console
 from psap.incidents.upload.models import UploadFormat
 from psap.incidents.upload.service import create_upload
+from psap.offboarding import exports as tenant_exports
+from psap.offboarding.export_models import TenantExportRequest
 from psap.storage import s3
 from psap.storage.dynamodb import dynamodb
 from psap.webhooks.administration import send_test
@@ -62,12 +64,18 @@ def seed_sample_event_records(
         ),
         admin_credential_id,
     )
+    # The stack's export worker finishes it in seconds: events/admin_tenant_export_get.json
+    # reads it, and events/admin_tenant_export_create.json may start the next one.
+    tenant_export = tenant_exports.create_export(
+        tenant_id, TenantExportRequest(), admin_credential_id
+    )
     values: dict[str, Any] = {
         **_console_sign_in(tenant_id, admin_credential_id),
         "CREDENTIAL_ID": admin_credential_id,
         "REVOCABLE_CREDENTIAL_ID": spare.credential.credential_id,
         "UPLOAD_ID": ticket.upload_id,
         "AUDIT_EXPORT_ID": export.export_id,
+        "TENANT_EXPORT_ID": tenant_export.export_id,
     }
     if connector_id is not None:
         values["DELIVERY_ID"] = send_test(tenant_id, connector_id, now)

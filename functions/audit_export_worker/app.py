@@ -1,5 +1,6 @@
 """SQS worker: writes an audit export's file to S3, a page of records at a time, in steps
-that hand over to a new message before the run's time is up (psap.audit.exports).
+that hand over to a new message before the run's time is up (psap.audit.exports); and, by
+the same steps, a tenant export's signed archive (psap.offboarding.exports).
 
 Partial batch responses: a failed export is retried alone; its last attempt (the queue's
 maxReceiveCount) marks it FAILED before the message goes to the DLQ.
@@ -15,9 +16,10 @@ from aws_lambda_powertools.utilities.batch import (
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from psap.audit.exports import ExportMessage, run_export
+from psap.audit.exports import ExportJob, ExportMessage, run_export
 from psap.config import audit_export_max_receives
 from psap.observability import bind_request, detailed_tracing, logger, metrics, tracer
+from psap.offboarding import exports as tenant_exports
 
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 _context: list[LambdaContext] = []  # the invocation's context, for its remaining time
@@ -30,8 +32,10 @@ def export_record(record: SQSRecord) -> str:
     max_receives = audit_export_max_receives()
     last_attempt = int(record.attributes.approximate_receive_count) >= max_receives
     remaining = _context[-1].get_remaining_time_in_millis
-    outcome = run_export(message.tenant_id, message.export_id, last_attempt, remaining_ms=remaining)
-    logger.info("audit export", extra={"export_id": message.export_id, "outcome": outcome})
+    run = tenant_exports.run_export if message.job is ExportJob.TENANT else run_export
+    outcome = str(run(message.tenant_id, message.export_id, last_attempt, remaining_ms=remaining))
+    what = "tenant export" if message.job is ExportJob.TENANT else "audit export"
+    logger.info(what, extra={"export_id": message.export_id, "outcome": outcome})
     return outcome
 
 

@@ -110,7 +110,7 @@ def test_every_admin_operation_is_in_the_template_and_needs_admin(admin: AdminAp
     routes = {(method, resource[len(ADMIN_PREFIX) :]) for method, resource in admin.routes}
     # Then every admin operation is routed, and Admin is the one permission that passes
     assert set(ADMIN_OPERATIONS) == routes
-    assert len(routes) == 17  # with the console sign-in link and the connector charts
+    assert len(routes) == 19  # with the console sign-in link, connector charts, tenant exports
     for method, resource in ADMIN_OPERATIONS:
         assert OPERATIONS[(method, ADMIN_PREFIX + resource)].any_of == (
             OPERATIONS[("POST", ADMIN_PREFIX + "/connectors")].any_of

@@ -44,6 +44,7 @@ BODY_ROUTES = {
     "admin_connector_rotate": True,
     "admin_delivery_recover": True,
     "admin_credential_issue": True,
+    "admin_tenant_export_create": True,
     "console_session": True,
 }
 # A single-line string field of each JSON route's sample body, for the text policy.
@@ -219,6 +220,7 @@ def test_every_write_route_with_a_body_is_covered_here() -> None:
         "rotateConnectorSecret",
         "recoverDeliveries",
         "issueCredential",
+        "createTenantExport",
         "openConsoleSession",
     }
 

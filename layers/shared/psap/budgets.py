@@ -57,6 +57,8 @@ _BULK = frozenset(
         ("POST", "/api/v1/external/incidents/uploads/{uploadId}/start"),
         ("POST", "/api/v1/external/media/radio-traffic"),
         ("POST", "/api/v1/external/media/radio-traffic/json"),
+        # An admin operation, but reading all the tenant's data: the bulk budget.
+        ("POST", "/api/v1/external/admin/tenant-exports"),
     }
 )
 _ADMIN_PREFIX = "/api/v1/external/admin/"
@@ -71,12 +73,12 @@ def budget_for(method: str, resource: str) -> Budget:
     key = (method.upper(), resource)
     if resource.startswith(_CAD_PREFIX):
         return Budget.CAD
+    if key in _BULK:
+        return Budget.BULK
     if resource.startswith(_ADMIN_PREFIX):
         return Budget.ADMIN
     if key in _SEARCH:
         return Budget.SEARCH
-    if key in _BULK:
-        return Budget.BULK
     return Budget.READS if key[0] in _READ_METHODS else Budget.WRITES
 
 

@@ -210,6 +210,13 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
     ("POST", "/api/v1/external/admin/credentials/{credentialId}/revoke"): Operation(
         "revokeCredential", (P.ADMIN,)
     ),
+    # Everything the tenant owns, as the offboarding's signed archive (docs/admin-api.md).
+    ("POST", "/api/v1/external/admin/tenant-exports"): Operation(
+        "createTenantExport", (P.ADMIN,), body=ADMIN_BODY
+    ),
+    ("GET", "/api/v1/external/admin/tenant-exports/{exportId}"): Operation(
+        "getTenantExport", (P.ADMIN,)
+    ),
     # The MCP endpoint: any partner credential may speak the protocol; each tool
     # call or resource read then needs the permission of its REST operation above.
     ("POST", "/mcp"): Operation("postMcpMessage"),

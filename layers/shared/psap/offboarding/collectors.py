@@ -103,6 +103,11 @@ def _tenant_objects(table: str, tenant_id: int) -> list[dict[str, Any]]:
                 f"tenants/{tenant_id}/incident-uploads/",
             ),
             (Kind.AUDIT_EXPORTS, found.audit_export_bucket, f"tenants/{tenant_id}/audit-exports/"),
+            (
+                Kind.TENANT_EXPORTS,
+                found.audit_export_bucket,
+                f"tenants/{tenant_id}/tenant-exports/",
+            ),
         ]
     return [objects_target(kind, bucket, prefix) for kind, bucket, prefix in prefixes if bucket]
 

@@ -26,6 +26,7 @@ class Kind(StrEnum):
     CAD_SUBMISSIONS = "cadSubmissions"  # CAD intake idempotency records, with raw bodies
     INCIDENT_UPLOADS = "incidentUploads"  # upload jobs
     AUDIT_EXPORTS = "auditExports"  # audit export jobs (the records themselves are kept)
+    TENANT_EXPORTS = "tenantExports"  # tenant export jobs (the Admin API's archives)
     AUDIT = "audit"  # exported, kept
     REGISTRY = "registry"  # the partition registry itself: purged, no file of its own
 

@@ -36,6 +36,7 @@ class PartitionKind:
     CAD_SUBMISSIONS: Final = "cadSubmissions"
     INCIDENT_UPLOAD: Final = "incidentUploads"
     AUDIT_EXPORT: Final = "auditExports"
+    TENANT_EXPORT: Final = "tenantExports"
     KNOWLEDGE: Final = "knowledge"
     INCIDENT: Final = "incidents"
     EVENT: Final = "events"

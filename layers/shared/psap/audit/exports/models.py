@@ -100,8 +100,14 @@ class AuditExport(WireModel):
     )
 
 
+class ExportJob(StrEnum):
+    AUDIT = "audit"
+    TENANT = "tenant"  # an export of everything the tenant owns (psap.offboarding.exports)
+
+
 class ExportMessage(WireModel):
-    """What the export queue carries."""
+    """What the export queue carries: one queue and worker for both kinds of export job."""
 
     tenant_id: int
     export_id: str
+    job: ExportJob = ExportJob.AUDIT
