@@ -2,7 +2,6 @@
 an entry no create answered (one adopted outside the API), and that id is the one the later
 calls take."""
 
-
 import pytest
 
 from psap.clock import utc_now

@@ -36,7 +36,7 @@ from psap.offboarding.exports import running_key
 from psap.storage.dynamodb import dynamodb
 from psap.storage.sqs import sqs
 from tests.conftest import TEMPLATE
-from tests.integration.handler_harness import HandlerHarness, answer_of, json_body
+from tests.support.harness import HandlerHarness, answer_of, json_body
 from tools import admin_audit
 from tools.admin import main
 from tools.tenant_import import import_files
