@@ -81,7 +81,7 @@ def test_a_json_upload_by_incident_number_goes_to_the_incidents_event(
     answer = call(
         stack,
         "POST",
-        "/media/radio-traffic",
+        "/media/radio-traffic/json",
         token(stack),
         json={
             "incidentNumber": incident["number"],
