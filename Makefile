@@ -24,9 +24,9 @@ $(STAMP): requirements-dev.txt layers/shared/requirements.txt layers/search/requ
 run: $(STAMP)
 	@$(VENV)/bin/psap-local $(ARGS)
 
-# One pytest worker per core (at most four): the e2e tests run as one group on one worker,
+# One pytest worker per core (at most four): the e2e tests run as one unit on one worker
 # beside the unit and integration tests on the others. `make test PARALLEL=` runs serially.
-PARALLEL ?= -n auto --maxprocesses 4 --dist loadgroup
+PARALLEL ?= -n auto --maxprocesses 4
 
 # Coverage is measured on the code the tests run in their own process (unit, integration,
 # and the e2e tests' in-process parts); the local stack's worker processes are not traced.

@@ -54,7 +54,7 @@ from psap.webhooks.secrets import secrets_manager
 from tests.support.embedded_aws import TemplateResources
 
 # Checks every `@pytest.mark.spec(...)` id against the rule catalog at collection.
-pytest_plugins = ("tests.support.spec_marker",)
+pytest_plugins = ("tests.support.spec_marker", "tests.support.one_stack_worker")
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE: StackTemplate = load_template()

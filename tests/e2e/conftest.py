@@ -53,16 +53,8 @@ def stack_log(stack_process: RunningStack) -> Callable[[], str]:
 LAST: tuple[str, ...] = ("test_sample_events.py", "test_readme.py")
 
 
-E2E = Path(__file__).parent
-
-
-# First: pytest-xdist reads the group markers in its own hook of the same name.
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # Under pytest-xdist (make test) the e2e tests still run in this order, on one worker
+    # (tests/support/one_stack_worker.py).
     first = [item for item in items if item.path.name not in LAST]
     items[:] = first + [item for name in LAST for item in items if item.path.name == name]
-    # Under pytest-xdist (make test), every e2e test goes to one worker, in this order: they
-    # share one local stack, started once, and the LAST ones must run after the others.
-    for item in items:
-        if item.path.is_relative_to(E2E):
-            item.add_marker(pytest.mark.xdist_group("e2e"))

@@ -1,0 +1,25 @@
+"""pytest-xdist scheduling for `make test`: every e2e test on one worker, in collection order.
+
+The e2e tests share one local stack, started once per worker that runs any of them, and some
+must run after the others on that stack (tests/e2e/conftest.py, LAST). So they form one unit
+of work, handed to one worker; the unit and integration tests are each a unit of their own,
+spread over every worker. xdist's `loadgroup` would express this with markers, but it renames
+node ids in a way pytest 9 no longer reads, so the grouping is stated here, by path.
+"""
+
+from typing import Any
+
+import pytest
+from xdist.scheduler import LoadScopeScheduling
+
+E2E_PREFIX = "tests/e2e/"
+
+
+class OneStackWorker(LoadScopeScheduling):
+    def _split_scope(self, nodeid: str) -> str:
+        return "e2e" if nodeid.startswith(E2E_PREFIX) else nodeid
+
+
+@pytest.hookimpl
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> OneStackWorker:
+    return OneStackWorker(config, log)
