@@ -15,7 +15,7 @@ from xdist.scheduler import LoadScopeScheduling
 E2E_PREFIX = "tests/e2e/"
 
 
-class OneStackWorker(LoadScopeScheduling):
+class OneStackWorker(LoadScopeScheduling):  # type: ignore[misc]  # xdist is untyped
     def _split_scope(self, nodeid: str) -> str:
         return "e2e" if nodeid.startswith(E2E_PREFIX) else nodeid
 
