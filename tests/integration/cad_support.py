@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from local.aws import serialize_dynamodb_requests
 from local.template import load_template
 from psap import clock
 from psap.config import cad_table
@@ -75,6 +76,10 @@ def cad_aws(aws: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
             monkeypatch.setenv(name, value)
     # Receivers in these tests listen on loopback over http: the local-dev allowance.
     monkeypatch.setenv("WEBHOOK_LOCAL_DEV", "true")
+    # A job step re-arms deliveries on several threads, each a marker update and a
+    # transaction: DynamoDB's transactions are serializable, in-process moto's are not
+    # (the embedded AWS serializes them the same way).
+    serialize_dynamodb_requests()
     _forget_caches()
     yield
     _forget_caches()

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from local.aws import serialize_dynamodb_requests
 from psap import clock
 from psap.cad.store import SubmissionKey
 from psap.config import cad_table
@@ -43,13 +42,6 @@ from tests.integration.cad_support import (
 )
 
 __all__ = ["cad", "cad_aws", "fake_clock", "receiver"]
-
-
-@pytest.fixture(autouse=True)
-def serializable_transactions() -> None:
-    """A job step re-arms deliveries on several threads: DynamoDB's transactions are
-    serializable, in-process moto's are not (the embedded AWS serializes them the same way)."""
-    serialize_dynamodb_requests()
 
 
 def update(seed: str, subject: str | None = None, tenant: int = TENANT) -> str:
@@ -168,6 +160,103 @@ def test_the_scheduler_reads_what_is_due_not_every_tenant(
     enqueue_due(fake_clock.now)
     # Then it read the minutes since its last run, a few shards each: not one per tenant
     assert 0 < counting.queries <= 3 * store.DUE_SHARDS
+
+
+class CountingReads:
+    """Every DynamoDB read request the service's client makes, by operation."""
+
+    READS = frozenset({"GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"})
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def __call__(self, model: Any, **_: Any) -> None:
+        if model.name in self.READS:
+            self.calls.append(model.name)
+
+    def __enter__(self) -> "CountingReads":
+        dynamodb().meta.events.register("before-call.dynamodb", self)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        dynamodb().meta.events.unregister("before-call.dynamodb", self)
+
+
+def many_tenants_in_the_directory(count: int) -> None:
+    for tenant in range(1000, 1000 + count):
+        dynamodb().put_item(
+            TableName=cad_table(),
+            Item={
+                "pk": {"S": store.TENANT_DIRECTORY},
+                "sk": {"S": f"T#{tenant:012d}"},
+                "tenantId": {"N": str(tenant)},
+            },
+        )
+
+
+def test_the_scheduler_reads_a_few_items_per_due_delivery_however_many_minutes_it_covers(
+    cad_aws: None, receiver: Receiver, fake_clock: Clock
+) -> None:
+    # Given 300 tenants, ten of which have one delivery each whose message was lost
+    many_tenants_in_the_directory(300)
+    enqueue_due(fake_clock.now)  # the first run places its cursor
+    due = []
+    for tenant in range(1000, 1010):
+        add_connector(receiver.url, tenant=tenant)
+        due.append(update(f"seed-{tenant}", tenant=tenant))
+    drain("WebhookQueue")
+    # When the scheduler runs an hour later (every minute since its cursor to cover)
+    fake_clock.advance(timedelta(hours=1).total_seconds())
+    with CountingReads() as reads:
+        enqueued = enqueue_due(fake_clock.now)
+    # Then it enqueued the ten, reading at most two items per due delivery: its work
+    # follows what is due, not the minutes it covers nor the tenants
+    assert enqueued == len(due)
+    assert {message["deliveryId"] for message in drain("WebhookQueue")} == set(due)
+    assert len(reads.calls) <= 2 * len(due), Counter(reads.calls)
+
+
+def test_a_minute_with_nothing_due_costs_the_scheduler_one_read_besides_its_cursor(
+    cad_aws: None, fake_clock: Clock
+) -> None:
+    # Given a scheduler that has run, and nothing due anywhere
+    many_tenants_in_the_directory(300)
+    enqueue_due(fake_clock.now)
+    # When it runs a minute later
+    fake_clock.advance(60)
+    with CountingReads() as reads:
+        assert enqueue_due(fake_clock.now) == 0
+    # Then it read its cursor and which shards of those minutes have work: no shard at all
+    assert len(reads.calls) <= 2, Counter(reads.calls)
+
+
+def test_pointers_filed_before_the_minute_markers_existed_are_still_sent(
+    cad_aws: None, receiver: Receiver, fake_clock: Clock
+) -> None:
+    # Given a scheduler whose cursor was saved before the minute markers existed
+    add_connector(receiver.url)
+    dynamodb().put_item(
+        TableName=cad_table(),
+        Item={
+            "pk": {"S": "SCHEDULER#DUE"},
+            "sk": {"S": "CURSOR"},
+            "bucket": {"S": store.due_bucket(fake_clock.now)},
+            "updatedAt": {"S": clock.format_timestamp(fake_clock.now)},
+        },
+    )
+    # And a delivery whose message was lost, its pointer filed with no marker (as then)
+    delivery_id = update("seed-unmarked")
+    drain("WebhookQueue")
+    for item in table_items():
+        if item["pk"]["S"].startswith("DUEMINUTES#"):
+            dynamodb().delete_item(TableName=cad_table(), Key={"pk": item["pk"], "sk": item["sk"]})
+    # When the scheduler runs after the lost-message grace, every minute since
+    for _ in range(8):
+        fake_clock.advance(60)
+        enqueue_due(fake_clock.now)
+    # Then the delivery was enqueued once: the minutes that may hold unmarked pointers are
+    # read shard by shard
+    assert [m["deliveryId"] for m in drain("WebhookQueue")] == [delivery_id]
 
 
 def test_a_throttled_shard_does_not_hold_back_the_others_and_is_taken_up_next_run(

@@ -1,8 +1,9 @@
 """Connectors, deliveries and attempts in the CAD table.
 
 One module per concern: `keys` (the table and its keys), `connectors`, `deliveries`
-(leases, attempts, pointers), `due` (the scheduler's index), `jobs` (releases and
-recoveries), `log` (the admin API's reads), `reads` (low-level access).
+(leases, attempts, pointers), `pointers` (filing in the due index, its minute markers),
+`due` (the scheduler's reads of the index), `jobs` (releases and recoveries), `log` (the
+admin API's reads), `reads` (low-level access).
 Callers import this package: `from psap.webhooks import store`.
 
 Layout (every key begins with the tenant, except the platform's due index, the scheduler's
@@ -18,6 +19,7 @@ cursor and the tenant directory); the ceiling of each pattern is in docs/design.
   T#{t}#CON#{c}#JOB      / {startedAt}#{jobId}        its release and recovery jobs
   DUE#{minute}#{shard:02d} / {lookAt}#{t}#{deliveryId} pending deliveries, by the minute the
                                                       scheduler should look at them
+  DUEMINUTES#{day}       / {minute}                   which shards of that minute hold any
   SCHEDULER#DUE          / CURSOR                     the first minute not yet finished
   DIRECTORY#WEBHOOK_TENANTS / T#{t:012d}              tenants that have connectors
 
@@ -60,10 +62,12 @@ from psap.webhooks.store.deliveries import (
     release,
 )
 from psap.webhooks.store.due import (
+    DueCursor,
     DuePointer,
     Refiled,
     due_cursor,
     due_page,
+    marked_shards,
     minutes,
     refile,
     save_due_cursor,
@@ -105,6 +109,7 @@ __all__ = [
     "AttemptResult",
     "AttemptTally",
     "Claim",
+    "DueCursor",
     "DuePointer",
     "HeldDelivery",
     "HourStats",
@@ -137,6 +142,7 @@ __all__ = [
     "list_deliveries",
     "list_jobs",
     "mark_connector_slow",
+    "marked_shards",
     "minutes",
     "put_new_connector",
     "put_new_job",

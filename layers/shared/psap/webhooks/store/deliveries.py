@@ -20,19 +20,17 @@ from psap.webhooks.schedule import ErrorClass
 from psap.webhooks.store.keys import (
     _DELIVERY_SK,
     LEASE_SECONDS,
-    LOST_MESSAGE_GRACE,
     _connector_not_active,
     _dead_pk,
     _delivery_key,
     _delivery_pk,
     _held_pk,
     _key,
-    _legacy_due_pk,
     _listing_pk,
     _table,
-    due_key,
     expires_at_epoch,
 )
+from psap.webhooks.store.pointers import due_key_of, due_pointer, pointer_put
 from psap.webhooks.store.reads import _get, _query_all, _query_page, _update
 
 # ---------------------------------------------------------------- deliveries
@@ -63,7 +61,7 @@ def create_delivery(
         else:
             return DeliveryStatus.HELD
     stamp = format_timestamp(now)
-    due = _due_pointer(tenant_id, new.delivery_id, 0, due_at=now, enqueued=True)
+    due = due_pointer(tenant_id, new.delivery_id, 0, due_at=now, enqueued=True)
     pending = {
         "status": DeliveryStatus.PENDING.value,
         "nextAttemptAt": stamp,
@@ -74,7 +72,7 @@ def create_delivery(
         transact_write(
             [
                 *_new_delivery_puts(tenant_id, new, now, state=pending),
-                {"Put": {"TableName": _table(), "Item": to_item(due)}},
+                pointer_put(due),
             ]
         )
     except TransactionCancelled:
@@ -157,40 +155,6 @@ def _held_pointer_put(
     }
 
 
-def _due_pointer(
-    tenant_id: int, delivery_id: str, attempt_count: int, *, due_at: datetime, enqueued: bool
-) -> dict[str, Any]:
-    """The delivery's entry in the due index. When an SQS message (delay <= 15 min) carries
-    the attempt, the scheduler need only look LOST_MESSAGE_GRACE after it is due (when that
-    message seems lost); otherwise when it is due."""
-    look_at = due_at + LOST_MESSAGE_GRACE if enqueued else due_at
-    return _due_item(tenant_id, delivery_id, attempt_count, due_at=due_at, look_at=look_at)
-
-
-def _due_item(
-    tenant_id: int, delivery_id: str, attempt_count: int, *, due_at: datetime, look_at: datetime
-) -> dict[str, Any]:
-    """A due pointer filed under `look_at`. No TTL: it must not vanish unsent."""
-    pk, sk = due_key(tenant_id, delivery_id, look_at)
-    return {
-        "pk": pk,
-        "sk": sk,
-        "tenantId": tenant_id,
-        "deliveryId": delivery_id,
-        # The attempt the due delivery waits for: a dispatch message names it.
-        "attemptCount": attempt_count,
-        "dueAt": format_timestamp(due_at),
-    }
-
-
-def _due_key_of(tenant_id: int, item: Mapping[str, Any]) -> dict[str, dict[str, str]] | None:
-    """The key of the due pointer a delivery item names (None: it has none)."""
-    if not item.get("dueSk"):
-        return None
-    pk = str(item.get("duePk") or _legacy_due_pk(tenant_id))
-    return _key(pk, str(item["dueSk"]))
-
-
 def get_delivery(tenant_id: int, delivery_id: str) -> Delivery:
     item = _get(_delivery_key(tenant_id, delivery_id), consistent=True)
     if item is None:
@@ -248,7 +212,7 @@ def claim(
     except ConditionFailed:
         return None
     item = from_item(answer["Attributes"])
-    return Claim(_delivery(item), lease_id, _due_key_of(tenant_id, item))
+    return Claim(_delivery(item), lease_id, due_key_of(tenant_id, item))
 
 
 def release(tenant_id: int, claimed: Claim) -> None:
@@ -308,7 +272,7 @@ def record_attempt(tenant_id: int, claimed: Claim, result: AttemptResult, *, now
     ]
     kept_key = None
     if result.status is DeliveryStatus.PENDING and result.next_attempt_at is not None:
-        due = _due_pointer(
+        due = due_pointer(
             tenant_id,
             delivery.delivery_id,
             attempt.number,
@@ -324,7 +288,7 @@ def record_attempt(tenant_id: int, claimed: Claim, result: AttemptResult, *, now
                 ":due_sk": due["sk"],
             }
         )
-        writes.append({"Put": {"TableName": _table(), "Item": to_item(due)}})
+        writes.append(pointer_put(due))
     else:
         removes += ["nextAttemptAt", "duePk", "dueSk"]
     if claimed.due_key is not None and claimed.due_key != kept_key:
@@ -486,7 +450,7 @@ def rearm(tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
     current = _delivery(item)
     stamp = format_timestamp(now)
     # Its message is sent right after (by the caller): the scheduler looks only if it is lost.
-    due = _due_pointer(tenant_id, delivery_id, current.attempt_count, due_at=now, enqueued=True)
+    due = due_pointer(tenant_id, delivery_id, current.attempt_count, due_at=now, enqueued=True)
     writes: list[dict[str, Any]] = [
         {
             "Update": {
@@ -515,9 +479,9 @@ def rearm(tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
                 },
             }
         },
-        {"Put": {"TableName": _table(), "Item": to_item(due)}},
+        pointer_put(due),
     ]
-    filed = _due_key_of(tenant_id, item)
+    filed = due_key_of(tenant_id, item)
     if filed is not None and filed != _key(due["pk"], due["sk"]):
         writes.append({"Delete": {"TableName": _table(), "Key": filed}})
     if item.get("deadSk"):

@@ -9,24 +9,25 @@ then. The scheduler's cursor (the first minute not yet finished) makes runs resu
 """
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
 from psap.clock import format_timestamp, parse_timestamp
-from psap.storage.attributes import from_item, to_item
+from psap.storage.attributes import from_item
 from psap.storage.aws import TransactionCancelled, translated
 from psap.storage.dynamodb import dynamodb, read_item, transact_write
-from psap.storage.queries import query_page
+from psap.storage.queries import query_page, query_pages
 from psap.webhooks.models import DeliveryStatus
-from psap.webhooks.store.deliveries import _due_item, _due_key_of
 from psap.webhooks.store.keys import (
     LOST_MESSAGE_GRACE,
     _delivery_key,
     _key,
     _table,
+    due_minutes_pk,
     due_pk,
 )
+from psap.webhooks.store.pointers import due_item, due_key_of, pointer_put
 
 _CURSOR_KEY = {"pk": {"S": "SCHEDULER#DUE"}, "sk": {"S": "CURSOR"}}
 
@@ -79,7 +80,7 @@ class Refiled(StrEnum):
 
 def refile(pointer: DuePointer, now: datetime) -> Refiled:
     """Moves the pointer LOST_MESSAGE_GRACE ahead, if its delivery still waits for it."""
-    moved = _due_item(
+    moved = due_item(
         pointer.tenant_id,
         pointer.delivery_id,
         pointer.attempt_count,
@@ -113,7 +114,7 @@ def refile(pointer: DuePointer, now: datetime) -> Refiled:
                     }
                 },
                 {"Delete": {"TableName": _table(), "Key": pointer.key}},
-                {"Put": {"TableName": _table(), "Item": to_item(moved)}},
+                pointer_put(moved),
             ]
         )
     except TransactionCancelled:
@@ -128,29 +129,69 @@ def _not_refiled(pointer: DuePointer) -> Refiled:
         "due index",
         consistent=True,
     )
-    if item is not None and _due_key_of(pointer.tenant_id, item) == pointer.key:
+    if item is not None and due_key_of(pointer.tenant_id, item) == pointer.key:
         return Refiled.BUSY  # still ours: only a lease (an attempt under way) stopped it
     with translated("due index"):
         dynamodb().delete_item(TableName=_table(), Key=pointer.key)
     return Refiled.GONE
 
 
-def due_cursor() -> str | None:
-    """The first minute of the due index the scheduler has not finished (None: never ran)."""
+@dataclass(frozen=True)
+class DueCursor:
+    """Where the scheduler stands: the first minute it has not finished, and the first
+    minute whose pointers are all named by its marker (earlier minutes may hold pointers
+    filed before markers existed: the scheduler reads every shard of those)."""
+
+    bucket: str
+    marked_from: str
+
+
+def due_cursor() -> DueCursor | None:
+    """The scheduler's cursor (None: it never ran). A cursor saved before markers existed
+    has no `markedFrom`: its `marked_from` is then the empty string, to be decided."""
     item = read_item(_table(), _CURSOR_KEY, "scheduler cursor", consistent=True)
-    return str(item["bucket"]) if item is not None else None
+    if item is None:
+        return None
+    return DueCursor(str(item["bucket"]), str(item.get("markedFrom") or ""))
 
 
-def save_due_cursor(bucket: str, now: datetime) -> None:
+def save_due_cursor(cursor: DueCursor, now: datetime) -> None:
     with translated("scheduler cursor"):
         dynamodb().put_item(
             TableName=_table(),
             Item={
                 **_CURSOR_KEY,
-                "bucket": {"S": bucket},
+                "bucket": {"S": cursor.bucket},
+                "markedFrom": {"S": cursor.marked_from},
                 "updatedAt": {"S": format_timestamp(now)},
             },
         )
+
+
+def marked_shards(first: str, last: str) -> dict[str, list[int]]:
+    """The shards holding pointers of each minute from `first` to `last` (inclusive) that
+    has any, as the minutes' markers name them: one Query per day covered, whatever the
+    number of minutes, shards or tenants."""
+    found: dict[str, list[int]] = {}
+    day = date.fromisoformat(first[:10])
+    while day.isoformat() <= last[:10]:
+        request = {
+            "TableName": _table(),
+            "KeyConditionExpression": "pk = :p AND sk BETWEEN :first AND :last",
+            "ExpressionAttributeValues": {
+                ":p": {"S": due_minutes_pk(day.isoformat())},
+                ":first": {"S": first},
+                ":last": {"S": last},
+            },
+            # A marker is written before its minute's first pointer: read it as strongly.
+            "ConsistentRead": True,
+        }
+        for page in query_pages(request, "due index markers"):
+            for raw in page:
+                shards = raw.get("shards", {}).get("NS", [])
+                found[raw["sk"]["S"]] = sorted(int(shard) for shard in shards)
+        day += timedelta(days=1)
+    return found
 
 
 def minutes(first: str, last: str, limit: int) -> list[str]:
