@@ -195,11 +195,20 @@ def many_tenants_in_the_directory(count: int) -> None:
 
 
 def test_the_scheduler_reads_a_few_items_per_due_delivery_however_many_minutes_it_covers(
-    cad_aws: None, receiver: Receiver, fake_clock: Clock
+    cad: CadFunctions, receiver: Receiver, fake_clock: Clock
 ) -> None:
-    # Given 300 tenants, ten of which have one delivery each whose message was lost
+    # Given 300 tenants, and five minutes of deliveries, every one delivered at once (each
+    # filed a pointer in case its message was lost, removed by its attempt)
     many_tenants_in_the_directory(300)
     enqueue_due(fake_clock.now)  # the first run places its cursor
+    add_connector(receiver.url)
+    for minute in range(5):
+        for index in range(16):
+            update(f"seed-{minute}-{index}")
+        cad.run_dispatcher()
+        fake_clock.advance(60)
+    assert len(receiver.requests) == 5 * 16
+    # And ten tenants with one delivery each whose message was lost
     due = []
     for tenant in range(1000, 1010):
         add_connector(receiver.url, tenant=tenant)
@@ -228,6 +237,50 @@ def test_a_minute_with_nothing_due_costs_the_scheduler_one_read_besides_its_curs
         assert enqueue_due(fake_clock.now) == 0
     # Then it read its cursor and which shards of those minutes have work: no shard at all
     assert len(reads.calls) <= 2, Counter(reads.calls)
+
+
+def pointers_and_counts() -> tuple[Counter[str], Counter[str]]:
+    """Pointers per minute shard, and what each shard's count says."""
+    pointers: Counter[str] = Counter()
+    counts: Counter[str] = Counter()
+    for item in table_items():
+        pk = item["pk"]["S"]
+        if pk.startswith("DUE#"):
+            pointers[pk.removeprefix("DUE#")] += 1
+        elif pk.startswith("DUECOUNT#"):
+            counts[pk.removeprefix("DUECOUNT#")] = int(item["pointers"]["N"])
+    return pointers, counts
+
+
+def test_each_shard_counts_its_pointers_as_deliveries_are_attempted_refiled_and_replayed(
+    cad: CadFunctions, receiver: Receiver, fake_clock: Clock
+) -> None:
+    # Given twenty deliveries whose first attempt failed (each re-filed for its retry)
+    receiver.default = Answer(500)
+    add_connector(receiver.url)
+    made = [update(f"seed-{index}") for index in range(20)]
+    cad.run_dispatcher()
+    pointers, counts = pointers_and_counts()
+    assert sum(pointers.values()) == 20
+    assert +counts == pointers
+    # When their retry messages are lost and the scheduler re-files them, and five are replayed
+    drain("WebhookQueue")
+    enqueue_due(fake_clock.now)
+    fake_clock.advance((store.LOST_MESSAGE_GRACE + timedelta(minutes=2)).total_seconds())
+    assert enqueue_due(fake_clock.now) == 20
+    for delivery_id in made[:5]:
+        replay(TENANT, delivery_id, fake_clock.now)
+    # Then every shard's count is its pointers, no more, no less
+    pointers, counts = pointers_and_counts()
+    assert sum(pointers.values()) == 20
+    assert +counts == pointers
+    # And once every delivery went through, every count is back to zero
+    receiver.default = Answer(200)
+    fake_clock.advance(60)
+    cad.run_dispatcher()
+    pointers, counts = pointers_and_counts()
+    assert (sum(pointers.values()), +counts) == (0, Counter())
+    assert len({r.headers["X-SVC-Delivery-Id"] for r in receiver.requests}) == 20
 
 
 def test_pointers_filed_before_the_minute_markers_existed_are_still_sent(

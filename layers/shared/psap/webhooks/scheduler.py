@@ -43,7 +43,8 @@ def enqueue_due(now: datetime | None = None, budget_seconds: float = SCHEDULER_B
 
     Its work is what is due, not the number of tenants nor the minutes it covers: it reads
     the markers of the minutes from its cursor (the first one not finished) to now (one
-    Query per day), then only the shards they name. A shard that fails (a throttle) is left
+    Query per day), the counts of the shards they name (one BatchGetItem per 100), then only
+    the shards that hold pointers (store/pointers.py). A shard that fails (a throttle) is left
     for the next run and the others go on; the cursor stops at the first minute not
     finished, so nothing is skipped, and a run that stops midway (time budget, crash) is
     taken up by the next. Each pointer is re-filed before its message is sent: running
@@ -56,6 +57,9 @@ def enqueue_due(now: datetime | None = None, budget_seconds: float = SCHEDULER_B
     complete_until = store.due_bucket(now - _CLOCK_SKEW - timedelta(minutes=1))
     covered = store.minutes(first, store.due_bucket(now), SCHEDULER_MAX_MINUTES)
     marked = store.marked_shards(covered[0], covered[-1]) if covered else {}
+    counted = store.counted_shards(
+        [(bucket, shard) for bucket in covered for shard in marked.get(bucket, [])]
+    )
     sent = 0
     # A run whose clock is behind the cursor's (skew between containers) reads nothing and
     # leaves the cursor where it is.
@@ -66,8 +70,11 @@ def enqueue_due(now: datetime | None = None, budget_seconds: float = SCHEDULER_B
             unfinished = None
         last = bucket
         drained = True
-        every_shard = bucket < cursor.marked_from  # may hold pointers filed unmarked
-        for shard in range(store.DUE_SHARDS) if every_shard else marked.get(bucket, []):
+        if bucket < cursor.marked_from:  # may hold pointers filed unmarked: every shard
+            shards: list[int] = list(range(store.DUE_SHARDS))
+        else:
+            shards = [shard for shard in marked.get(bucket, []) if (bucket, shard) in counted]
+        for shard in shards:
             try:
                 count, shard_drained = _enqueue_shard(bucket, shard, now)
             except Exception:  # a throttle on one shard: the others go on; the next run retries

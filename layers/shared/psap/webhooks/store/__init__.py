@@ -1,7 +1,7 @@
 """Connectors, deliveries and attempts in the CAD table.
 
 One module per concern: `keys` (the table and its keys), `connectors`, `deliveries`
-(leases, attempts, pointers), `pointers` (filing in the due index, its minute markers),
+(leases, attempts, pointers), `pointers` (filing in the due index, its markers and counts),
 `due` (the scheduler's reads of the index), `jobs` (releases and recoveries), `log` (the
 admin API's reads), `reads` (low-level access).
 Callers import this package: `from psap.webhooks import store`.
@@ -19,7 +19,8 @@ cursor and the tenant directory); the ceiling of each pattern is in docs/design.
   T#{t}#CON#{c}#JOB      / {startedAt}#{jobId}        its release and recovery jobs
   DUE#{minute}#{shard:02d} / {lookAt}#{t}#{deliveryId} pending deliveries, by the minute the
                                                       scheduler should look at them
-  DUEMINUTES#{day}       / {minute}                   which shards of that minute hold any
+  DUEMINUTES#{day}       / {minute}                   which shards of that minute were filed in
+  DUECOUNT#{minute}#{shard:02d} / COUNT               how many pointers that shard may hold
   SCHEDULER#DUE          / CURSOR                     the first minute not yet finished
   DIRECTORY#WEBHOOK_TENANTS / T#{t:012d}              tenants that have connectors
 
@@ -65,6 +66,7 @@ from psap.webhooks.store.due import (
     DueCursor,
     DuePointer,
     Refiled,
+    counted_shards,
     due_cursor,
     due_page,
     marked_shards,
@@ -118,6 +120,7 @@ __all__ = [
     "Refiled",
     "add_to_stats",
     "claim",
+    "counted_shards",
     "create_delivery",
     "dead_since",
     "deliveries_by_id",

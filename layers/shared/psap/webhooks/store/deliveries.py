@@ -30,7 +30,7 @@ from psap.webhooks.store.keys import (
     _table,
     expires_at_epoch,
 )
-from psap.webhooks.store.pointers import due_key_of, due_pointer, pointer_put
+from psap.webhooks.store.pointers import due_key_of, due_pointer, pointer_put, pointers_removed
 from psap.webhooks.store.reads import _get, _query_all, _query_page, _update
 
 # ---------------------------------------------------------------- deliveries
@@ -288,11 +288,12 @@ def record_attempt(tenant_id: int, claimed: Claim, result: AttemptResult, *, now
                 ":due_sk": due["sk"],
             }
         )
-        writes.append(pointer_put(due))
+        writes.append(pointer_put(due, replacing=claimed.due_key))
     else:
         removes += ["nextAttemptAt", "duePk", "dueSk"]
-    if claimed.due_key is not None and claimed.due_key != kept_key:
-        writes.append({"Delete": {"TableName": _table(), "Key": claimed.due_key}})
+    removed = claimed.due_key if claimed.due_key != kept_key else None
+    if removed is not None:
+        writes.append({"Delete": {"TableName": _table(), "Key": removed}})
     if result.status is DeliveryStatus.DELIVERED:
         sets.append("deliveredAt = :now")
     if result.status.dead:
@@ -317,6 +318,7 @@ def record_attempt(tenant_id: int, claimed: Claim, result: AttemptResult, *, now
     transact_write(
         writes, on_cancel=lambda codes: Conflict("the delivery's lease was lost mid-attempt")
     )
+    pointers_removed([removed])
 
 
 def _dead_pointer_put(tenant_id: int, delivery: Delivery, stamp: str) -> dict[str, Any]:
@@ -378,6 +380,7 @@ def hold(tenant_id: int, claimed: Claim, now: datetime) -> bool:
         if cancelled.codes[-1:] == ["ConditionalCheckFailed"]:
             return False  # the connector is active
         raise Conflict("the delivery's lease was lost") from cancelled
+    pointers_removed([claimed.due_key])
     return True
 
 
@@ -451,6 +454,7 @@ def rearm(tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
     stamp = format_timestamp(now)
     # Its message is sent right after (by the caller): the scheduler looks only if it is lost.
     due = due_pointer(tenant_id, delivery_id, current.attempt_count, due_at=now, enqueued=True)
+    filed = due_key_of(tenant_id, item)
     writes: list[dict[str, Any]] = [
         {
             "Update": {
@@ -479,11 +483,11 @@ def rearm(tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
                 },
             }
         },
-        pointer_put(due),
+        pointer_put(due, replacing=filed),
     ]
-    filed = due_key_of(tenant_id, item)
-    if filed is not None and filed != _key(due["pk"], due["sk"]):
-        writes.append({"Delete": {"TableName": _table(), "Key": filed}})
+    removed = filed if filed != _key(due["pk"], due["sk"]) else None
+    if removed is not None:
+        writes.append({"Delete": {"TableName": _table(), "Key": removed}})
     if item.get("deadSk"):
         writes.append(
             {
@@ -508,6 +512,7 @@ def rearm(tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
             f"Delivery {delivery_id} is being attempted right now; try again in a minute"
         ),
     )
+    pointers_removed([removed])
     return current.model_copy(
         update={
             "status": DeliveryStatus.PENDING,

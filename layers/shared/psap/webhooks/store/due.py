@@ -8,6 +8,7 @@ it) before its message is sent: a run that dies, or a message that is lost, meet
 then. The scheduler's cursor (the first minute not yet finished) makes runs resumable.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from enum import StrEnum
@@ -16,7 +17,7 @@ from typing import Any
 from psap.clock import format_timestamp, parse_timestamp
 from psap.storage.attributes import from_item
 from psap.storage.aws import TransactionCancelled, translated
-from psap.storage.dynamodb import dynamodb, read_item, transact_write
+from psap.storage.dynamodb import batch_get, dynamodb, read_item, transact_write
 from psap.storage.queries import query_page, query_pages
 from psap.webhooks.models import DeliveryStatus
 from psap.webhooks.store.keys import (
@@ -24,10 +25,11 @@ from psap.webhooks.store.keys import (
     _delivery_key,
     _key,
     _table,
+    due_count_key,
     due_minutes_pk,
     due_pk,
 )
-from psap.webhooks.store.pointers import due_item, due_key_of, pointer_put
+from psap.webhooks.store.pointers import due_item, due_key_of, pointer_put, pointers_removed
 
 _CURSOR_KEY = {"pk": {"S": "SCHEDULER#DUE"}, "sk": {"S": "CURSOR"}}
 
@@ -119,6 +121,7 @@ def refile(pointer: DuePointer, now: datetime) -> Refiled:
         )
     except TransactionCancelled:
         return _not_refiled(pointer)
+    pointers_removed([pointer.key])
     return Refiled.SEND
 
 
@@ -132,7 +135,9 @@ def _not_refiled(pointer: DuePointer) -> Refiled:
     if item is not None and due_key_of(pointer.tenant_id, item) == pointer.key:
         return Refiled.BUSY  # still ours: only a lease (an attempt under way) stopped it
     with translated("due index"):
-        dynamodb().delete_item(TableName=_table(), Key=pointer.key)
+        gone = dynamodb().delete_item(TableName=_table(), Key=pointer.key, ReturnValues="ALL_OLD")
+    # Counted out only if this removed it: the delivery's own write may have done it first.
+    pointers_removed([pointer.key] if gone.get("Attributes") else [])
     return Refiled.GONE
 
 
@@ -191,6 +196,25 @@ def marked_shards(first: str, last: str) -> dict[str, list[int]]:
                 shards = raw.get("shards", {}).get("NS", [])
                 found[raw["sk"]["S"]] = sorted(int(shard) for shard in shards)
         day += timedelta(days=1)
+    return found
+
+
+def counted_shards(slots: Sequence[tuple[str, int]]) -> set[tuple[str, int]]:
+    """Those of the (minute, shard) slots whose count says pointers may be there now: one
+    strongly consistent BatchGetItem per 100 slots. A slot never counted holds none (its
+    count is written before its first pointer)."""
+    if not slots:
+        return set()
+    counts = batch_get(
+        _table(), [due_count_key(bucket, shard) for bucket, shard in slots], consistent=True
+    )
+    found = set()
+    for item in counts:
+        # Not "> 0": a count below zero is one that missed a pointer filed before counts
+        # existed; reading the shard costs a Query, skipping it could cost a delivery.
+        if int(item.get("pointers", 0)) != 0:
+            bucket, shard = str(item["pk"]).removeprefix("DUECOUNT#").rsplit("#", 1)
+            found.add((bucket, int(shard)))
     return found
 
 

@@ -1,19 +1,29 @@
-"""Filing a delivery in the due index: its pointer, and the minute's marker written first.
+"""Filing a delivery in the due index: its pointer, and what tells the scheduler where to look.
 
-A pointer lives under `DUE#{minute}#{shard}`; the scheduler learns which shards of a minute
-hold any from one small item per minute, `DUEMINUTES#{day}` / `{minute}`, whose `shards`
-set names them. A writer ADDs its shard to that set before the transaction that puts the
-pointer (a marker without a pointer costs the scheduler one empty Query; a pointer without
-a marker would never be read), once per warm container and (minute, shard): the marker's
-key takes a few writes per container and minute, not one per delivery (docs/design.md,
+A pointer lives under `DUE#{minute}#{shard}`. Two small items let the scheduler read only
+the shards that hold pointers now, not every shard of every minute it covers:
+
+- the minute's marker, `DUEMINUTES#{day}` / `{minute}`, whose `shards` set names every
+  shard of the minute that was ever filed in. A writer ADDs its shard before its first
+  pointer there, once per warm container and (minute, shard): the day's key takes a few
+  writes per container and minute, not one per delivery;
+- the shard's count, `DUECOUNT#{minute}#{shard}` / `COUNT`: ADD 1 before a pointer is put,
+  ADD -1 after the transaction that removed one has committed. Never below the pointers
+  there (a write that fails between leaves it above: one Query too many, nothing missed),
+  so a shard counted 0 is empty; most pointers (the net for a lost message) leave with
+  their attempt long before their minute comes, and their shard then costs no Query.
+
+Both are written before the pointer: a marker or a count without a pointer costs the
+scheduler one read; a pointer without them would never be read (docs/design.md,
 "Capacity of the CAD and webhook keys").
 """
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any, Final
 
 from psap.clock import format_timestamp, parse_timestamp
+from psap.observability import logger
 from psap.storage.attributes import to_item
 from psap.storage.aws import translated
 from psap.storage.dynamodb import dynamodb
@@ -23,6 +33,7 @@ from psap.webhooks.store.keys import (
     _key,
     _legacy_due_pk,
     _table,
+    due_count_key,
     due_key,
     due_minutes_key,
 )
@@ -38,15 +49,24 @@ def forget_marked_shards() -> None:
     _marked.clear()
 
 
-def _mark_shard(pointer_pk: str) -> None:
-    """Names the pointer's shard in its minute's marker, before the pointer is written."""
-    bucket, shard_text = pointer_pk.removeprefix("DUE#").rsplit("#", 1)
-    shard = int(shard_text)
+def _slot(pointer_pk: str) -> tuple[str, int] | None:
+    """(minute, shard) of a pointer in the minute index (None: an older per-tenant key)."""
+    if not pointer_pk.startswith("DUE#"):
+        return None
+    bucket, shard = pointer_pk.removeprefix("DUE#").rsplit("#", 1)
+    return bucket, int(shard)
+
+
+def _expires(bucket: str) -> str:
+    # Kept as long as a delivery filed under the minute could matter (its record's
+    # retention), so a scheduler stopped for days still finds the minute's work.
+    moment = parse_timestamp(bucket + ":00Z") + timedelta(minutes=1) + DELIVERY_RETENTION
+    return str(int(moment.timestamp()))
+
+
+def _mark_shard(bucket: str, shard: int) -> None:
     if (bucket, shard) in _marked:
         return
-    # Kept as long as a delivery filed under it could matter (its record's retention), so
-    # a scheduler that was stopped for days still finds the minute's work; then it expires.
-    expires = parse_timestamp(bucket + ":00Z") + timedelta(minutes=1) + DELIVERY_RETENTION
     with translated("due index marker"):
         dynamodb().update_item(
             TableName=_table(),
@@ -54,7 +74,7 @@ def _mark_shard(pointer_pk: str) -> None:
             UpdateExpression="ADD shards :shard SET expiresAtEpoch = :expires",
             ExpressionAttributeValues={
                 ":shard": {"NS": [str(shard)]},
-                ":expires": {"N": str(int(expires.timestamp()))},
+                ":expires": {"N": _expires(bucket)},
             },
         )
     if len(_marked) >= _MARKED_MAX:
@@ -62,10 +82,44 @@ def _mark_shard(pointer_pk: str) -> None:
     _marked.add((bucket, shard))
 
 
-def pointer_put(pointer: Mapping[str, Any]) -> dict[str, Any]:
-    """The transaction item that files `pointer` (from `due_item`), its shard marked first."""
-    _mark_shard(str(pointer["pk"]))
+def _count(bucket: str, shard: int, change: int) -> None:
+    with translated("due index count"):
+        dynamodb().update_item(
+            TableName=_table(),
+            Key=due_count_key(bucket, shard),
+            UpdateExpression="ADD pointers :change SET expiresAtEpoch = :expires",
+            ExpressionAttributeValues={
+                ":change": {"N": str(change)},
+                ":expires": {"N": _expires(bucket)},
+            },
+        )
+
+
+def pointer_put(
+    pointer: Mapping[str, Any], *, replacing: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The transaction item that files `pointer` (from `due_item`), once its minute's marker
+    names its shard and the shard's count includes it; `replacing` is the pointer the same
+    write removes (counted out by `pointers_removed`), which may be this very one."""
+    slot = _slot(str(pointer["pk"]))
+    if slot is not None:
+        _mark_shard(*slot)
+        if replacing != _key(str(pointer["pk"]), str(pointer["sk"])):
+            _count(*slot, 1)
     return {"Put": {"TableName": _table(), "Item": to_item(dict(pointer))}}
+
+
+def pointers_removed(keys: Iterable[Mapping[str, Any] | None]) -> None:
+    """Counts out the pointers a committed write removed. A count left high (this fails)
+    costs the scheduler a Query of an empty shard; the delivery's write stands."""
+    for key in keys:
+        slot = _slot(str(key["pk"]["S"])) if key is not None else None
+        if slot is None:
+            continue
+        try:
+            _count(*slot, -1)
+        except Exception:
+            logger.exception("due index count not lowered", extra={"pointer": key})
 
 
 def due_pointer(
