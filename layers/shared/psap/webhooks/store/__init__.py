@@ -1,9 +1,11 @@
 """Connectors, deliveries and attempts in the CAD table.
 
 One module per concern: `keys` (the table and its keys), `connectors`, `deliveries`
-(leases, attempts, pointers), `pointers` (filing in the due index, its markers and counts),
-`due` (the scheduler's reads of the index), `jobs` (releases and recoveries), `log` (the
-admin API's reads), `reads` (low-level access).
+(made, leased, attempted, re-armed), `held` (kept while a connector is not active),
+`records` (typed records from items), `listing` (attempts, deliveries, dead letters),
+`pointers` (filing in the due index, its markers and counts), `due` (the scheduler's
+reads of the index), `jobs` (releases and recoveries), `log` (the admin API's reads),
+`stats` (hourly rollups), `reads` (low-level access).
 Callers import this package: `from psap.webhooks import store`.
 
 Layout (every key begins with the tenant, except the platform's due index, the scheduler's
@@ -45,19 +47,11 @@ from psap.webhooks.store.connectors import (
 from psap.webhooks.store.deliveries import (
     AttemptResult,
     Claim,
-    HeldDelivery,
     NewDelivery,
     claim,
     create_delivery,
-    dead_since,
-    expire_held,
     find_delivery,
     get_delivery,
-    held_deliveries,
-    hold,
-    list_attempts,
-    list_dead,
-    list_deliveries,
     rearm,
     record_attempt,
     release,
@@ -74,6 +68,7 @@ from psap.webhooks.store.due import (
     refile,
     save_due_cursor,
 )
+from psap.webhooks.store.held import HeldDelivery, expire_held, held_deliveries, hold
 from psap.webhooks.store.jobs import get_job, list_jobs, put_new_job, record_step
 from psap.webhooks.store.keys import (
     DELIVERY_RETENTION,
@@ -84,6 +79,7 @@ from psap.webhooks.store.keys import (
     due_bucket,
     due_key,
 )
+from psap.webhooks.store.listing import dead_since, list_attempts, list_dead, list_deliveries
 from psap.webhooks.store.log import (
     LogPointer,
     deliveries_by_id,
