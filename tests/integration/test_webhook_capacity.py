@@ -312,6 +312,54 @@ def test_pointers_filed_before_the_minute_markers_existed_are_still_sent(
     assert [m["deliveryId"] for m in drain("WebhookQueue")] == [delivery_id]
 
 
+def test_a_delivery_waiting_under_the_first_designs_per_tenant_key_is_moved_and_sent(
+    cad_aws: None, receiver: Receiver, fake_clock: Clock
+) -> None:
+    # Given a delivery whose next attempt waits under the per-tenant key of the first design
+    # (`T#{t}#DUE`, which no scheduler reads any more), with no message to carry it
+    add_connector(receiver.url)
+    delivery_id = update("seed-first-design")
+    drain("WebhookQueue")
+    key = {"pk": {"S": f"T#{TENANT}#DLV#{delivery_id}"}, "sk": {"S": "DELIVERY"}}
+    item = dynamodb().get_item(TableName=cad_table(), Key=key, ConsistentRead=True)["Item"]
+    dynamodb().delete_item(TableName=cad_table(), Key={"pk": item["duePk"], "sk": item["dueSk"]})
+    first_design_sk = f"{item['nextAttemptAt']['S']}#{delivery_id}"
+    dynamodb().update_item(
+        TableName=cad_table(),
+        Key=key,
+        UpdateExpression="SET dueSk = :sk REMOVE duePk",
+        ExpressionAttributeValues={":sk": {"S": first_design_sk}},
+    )
+    dynamodb().put_item(
+        TableName=cad_table(),
+        Item={
+            "pk": {"S": f"T#{TENANT}#DUE"},
+            "sk": {"S": first_design_sk},
+            "deliveryId": {"S": delivery_id},
+            "attemptCount": {"N": "0"},
+            "enqueued": {"BOOL": False},
+        },
+    )
+    # When the scheduler runs
+    sent = enqueue_due(fake_clock.now)
+    # Then its pointer was moved into the minute index and its message sent
+    assert sent == 1
+    assert [m["deliveryId"] for m in drain("WebhookQueue")] == [delivery_id]
+    assert keys(f"T#{TENANT}#DUE") == []
+    # And it is delivered once, leaving no pointer behind
+    assert dispatcher.dispatch(DispatchMessage.of(TENANT, delivery_id, 0)) is (
+        dispatcher.DispatchResult.DELIVERED
+    )
+    assert len(receiver.requests) == 1
+    assert keys("DUE#") == []
+    # And the move is done: the next run reads its cursor, the markers and the counts of
+    # the minute the pointer was moved to, and no tenant's key
+    fake_clock.advance(60)
+    with CountingReads() as reads:
+        enqueue_due(fake_clock.now)
+    assert Counter(reads.calls) == Counter({"GetItem": 1, "Query": 1, "BatchGetItem": 1})
+
+
 def test_a_throttled_shard_does_not_hold_back_the_others_and_is_taken_up_next_run(
     cad_aws: None, receiver: Receiver, fake_clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:

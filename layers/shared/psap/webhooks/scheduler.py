@@ -7,6 +7,7 @@ reads it from its cursor to now and sends the dispatch messages.
 """
 
 import time
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from aws_lambda_powertools.metrics import MetricUnit
@@ -51,7 +52,7 @@ def enqueue_due(now: datetime | None = None, budget_seconds: float = SCHEDULER_B
     twice is harmless (the dispatcher drops a stale message)."""
     now = now or clock.utc_now()
     started = time.monotonic()
-    cursor = _cursor(now)
+    cursor = _legacy_moved(_cursor(now), now, until=started + budget_seconds / 2)
     first = cursor.bucket
     # A minute is finished once every writer's clock is past it (filing uses their clocks).
     complete_until = store.due_bucket(now - _CLOCK_SKEW - timedelta(minutes=1))
@@ -87,7 +88,9 @@ def enqueue_due(now: datetime | None = None, budget_seconds: float = SCHEDULER_B
         if time.monotonic() - started > budget_seconds:
             break
     following = store.minutes(last, "9999-12-31T23:59", 2)[-1]
-    store.save_due_cursor(store.DueCursor(unfinished or following, cursor.marked_from), now)
+    store.save_due_cursor(
+        store.DueCursor(unfinished or following, cursor.marked_from, cursor.legacy_after), now
+    )
     metrics.add_metric(name="DueDeliveriesEnqueued", unit=MetricUnit.Count, value=sent)
     return sent
 
@@ -103,6 +106,19 @@ def _cursor(now: datetime) -> store.DueCursor:
     if not saved.marked_from:
         return store.DueCursor(saved.bucket, store.due_bucket(now + UNMARKED_HORIZON))
     return saved
+
+
+def _legacy_moved(cursor: store.DueCursor, now: datetime, *, until: float) -> store.DueCursor:
+    """Goes on moving the first design's per-tenant pointers into the minute index (before
+    this run reads it), within half the run's budget; a failure is retried next run."""
+    if cursor.legacy_after is None:
+        return cursor  # done: nothing read
+    try:
+        after = store.move_legacy_pointers(cursor.legacy_after, now=now, until=until)
+    except Exception:
+        logger.exception("legacy due pointers not moved", extra={"after": cursor.legacy_after})
+        return cursor
+    return replace(cursor, legacy_after=after)
 
 
 def _enqueue_shard(bucket: str, shard: int, now: datetime) -> tuple[int, bool]:

@@ -5,7 +5,8 @@ One module per concern: `keys` (the table and its keys), `connectors`, `deliveri
 `records` (typed records from items), `listing` (attempts, deliveries, dead letters),
 `pointers` (filing in the due index, its markers and counts), `due` (the scheduler's
 reads of the index), `jobs` (releases and recoveries), `log` (the admin API's reads),
-`stats` (hourly rollups), `reads` (low-level access).
+`stats` (hourly rollups), `legacy` (the first design's due pointers, moved), `reads`
+(low-level access).
 Callers import this package: `from psap.webhooks import store`.
 
 Layout (every key begins with the tenant, except the platform's due index, the scheduler's
@@ -79,6 +80,7 @@ from psap.webhooks.store.keys import (
     due_bucket,
     due_key,
 )
+from psap.webhooks.store.legacy import move_legacy_pointers
 from psap.webhooks.store.listing import dead_since, list_attempts, list_dead, list_deliveries
 from psap.webhooks.store.log import (
     LogPointer,
@@ -143,6 +145,7 @@ __all__ = [
     "mark_connector_slow",
     "marked_shards",
     "minutes",
+    "move_legacy_pointers",
     "put_new_connector",
     "put_new_job",
     "rearm",

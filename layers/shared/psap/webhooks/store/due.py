@@ -143,12 +143,15 @@ def _not_refiled(pointer: DuePointer) -> Refiled:
 
 @dataclass(frozen=True)
 class DueCursor:
-    """Where the scheduler stands: the first minute it has not finished, and the first
-    minute whose pointers are all named by its marker (earlier minutes may hold pointers
-    filed before markers existed: the scheduler reads every shard of those)."""
+    """Where the scheduler stands: the first minute it has not finished; the first minute
+    whose pointers are all named by its marker (earlier minutes may hold pointers filed
+    before markers existed: the scheduler reads every shard of those); and where the move
+    of the first design's per-tenant pointers goes on (a tenant directory key, "" for its
+    start; None once it is done: store/legacy.py)."""
 
     bucket: str
     marked_from: str
+    legacy_after: str | None = ""
 
 
 def due_cursor() -> DueCursor | None:
@@ -157,10 +160,16 @@ def due_cursor() -> DueCursor | None:
     item = read_item(_table(), _CURSOR_KEY, "scheduler cursor", consistent=True)
     if item is None:
         return None
-    return DueCursor(str(item["bucket"]), str(item.get("markedFrom") or ""))
+    legacy_after = None if item.get("legacyDone") else str(item.get("legacyAfter") or "")
+    return DueCursor(str(item["bucket"]), str(item.get("markedFrom") or ""), legacy_after)
 
 
 def save_due_cursor(cursor: DueCursor, now: datetime) -> None:
+    legacy: dict[str, Any] = (
+        {"legacyDone": {"BOOL": True}}
+        if cursor.legacy_after is None
+        else {"legacyAfter": {"S": cursor.legacy_after}}
+    )
     with translated("scheduler cursor"):
         dynamodb().put_item(
             TableName=_table(),
@@ -168,6 +177,7 @@ def save_due_cursor(cursor: DueCursor, now: datetime) -> None:
                 **_CURSOR_KEY,
                 "bucket": {"S": cursor.bucket},
                 "markedFrom": {"S": cursor.marked_from},
+                **legacy,
                 "updatedAt": {"S": format_timestamp(now)},
             },
         )
