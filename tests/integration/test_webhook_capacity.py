@@ -12,12 +12,13 @@ from typing import Any
 
 import pytest
 
+from psap import clock
 from psap.cad.store import SubmissionKey
 from psap.config import cad_table
 from psap.errors import StoreUnavailable
 from psap.storage import queries
 from psap.storage.dynamodb import dynamodb
-from psap.webhooks import jobs, store
+from psap.webhooks import dispatcher, jobs, store
 from psap.webhooks.deliveries import HELD_RETENTION, DispatchMessage, replay
 from psap.webhooks.dispatcher import enqueue_due
 from psap.webhooks.models import ConnectorStatus, DeliveryJobState, DeliveryStatus
@@ -124,6 +125,204 @@ def test_the_scheduler_reads_what_is_due_not_every_tenant(
     enqueue_due(fake_clock.now)
     # Then it read the minutes since its last run, a few shards each: not one per tenant
     assert 0 < counting.queries <= 3 * store.DUE_SHARDS
+
+
+class CountingReads:
+    """Every DynamoDB read request the service's client makes, by operation."""
+
+    READS = frozenset({"GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"})
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def __call__(self, model: Any, **_: Any) -> None:
+        if model.name in self.READS:
+            self.calls.append(model.name)
+
+    def __enter__(self) -> "CountingReads":
+        dynamodb().meta.events.register("before-call.dynamodb", self)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        dynamodb().meta.events.unregister("before-call.dynamodb", self)
+
+
+def many_tenants_in_the_directory(count: int) -> None:
+    for tenant in range(1000, 1000 + count):
+        dynamodb().put_item(
+            TableName=cad_table(),
+            Item={
+                "pk": {"S": store.TENANT_DIRECTORY},
+                "sk": {"S": f"T#{tenant:012d}"},
+                "tenantId": {"N": str(tenant)},
+            },
+        )
+
+
+def test_the_scheduler_reads_a_few_items_per_due_delivery_however_many_minutes_it_covers(
+    cad: CadFunctions, receiver: Receiver, fake_clock: Clock
+) -> None:
+    # Given 300 tenants, and five minutes of deliveries, every one delivered at once (each
+    # filed a pointer in case its message was lost, removed by its attempt)
+    many_tenants_in_the_directory(300)
+    enqueue_due(fake_clock.now)  # the first run places its cursor
+    add_connector(receiver.url)
+    for minute in range(5):
+        for index in range(16):
+            broadcast_update(f"seed-{minute}-{index}")
+        cad.run_dispatcher()
+        fake_clock.advance(60)
+    assert len(receiver.requests) == 5 * 16
+    # And ten tenants with one delivery each whose message was lost
+    due = []
+    for tenant in range(1000, 1010):
+        add_connector(receiver.url, tenant=tenant)
+        due.append(broadcast_update(f"seed-{tenant}", tenant=tenant))
+    drain("WebhookQueue")
+    # When the scheduler runs an hour later (every minute since its cursor to cover)
+    fake_clock.advance(timedelta(hours=1).total_seconds())
+    with CountingReads() as reads:
+        enqueued = enqueue_due(fake_clock.now)
+    # Then it enqueued the ten, reading at most two items per due delivery: its work
+    # follows what is due, not the minutes it covers nor the tenants
+    assert enqueued == len(due)
+    assert {message["deliveryId"] for message in drain("WebhookQueue")} == set(due)
+    assert len(reads.calls) <= 2 * len(due), Counter(reads.calls)
+
+
+def test_a_minute_with_nothing_due_costs_the_scheduler_one_read_besides_its_cursor(
+    cad_aws: None, fake_clock: Clock
+) -> None:
+    # Given a scheduler that has run, and nothing due anywhere
+    many_tenants_in_the_directory(300)
+    enqueue_due(fake_clock.now)
+    # When it runs a minute later
+    fake_clock.advance(60)
+    with CountingReads() as reads:
+        assert enqueue_due(fake_clock.now) == 0
+    # Then it read its cursor and which shards of those minutes have work: no shard at all
+    assert len(reads.calls) <= 2, Counter(reads.calls)
+
+
+def pointers_and_counts() -> tuple[Counter[str], Counter[str]]:
+    """Pointers per minute shard, and what each shard's count says."""
+    pointers: Counter[str] = Counter()
+    counts: Counter[str] = Counter()
+    for item in table_items():
+        pk = item["pk"]["S"]
+        if pk.startswith("DUE#"):
+            pointers[pk.removeprefix("DUE#")] += 1
+        elif pk.startswith("DUECOUNT#"):
+            counts[pk.removeprefix("DUECOUNT#")] = int(item["pointers"]["N"])
+    return pointers, counts
+
+
+def test_each_shard_counts_its_pointers_as_deliveries_are_attempted_refiled_and_replayed(
+    cad: CadFunctions, receiver: Receiver, fake_clock: Clock
+) -> None:
+    # Given twenty deliveries whose first attempt failed (each re-filed for its retry)
+    receiver.default = Answer(500)
+    add_connector(receiver.url)
+    made = [broadcast_update(f"seed-{index}") for index in range(20)]
+    cad.run_dispatcher()
+    pointers, counts = pointers_and_counts()
+    assert sum(pointers.values()) == 20
+    assert +counts == pointers
+    # When their retry messages are lost and the scheduler re-files them, and five are replayed
+    drain("WebhookQueue")
+    enqueue_due(fake_clock.now)
+    fake_clock.advance((store.LOST_MESSAGE_GRACE + timedelta(minutes=2)).total_seconds())
+    assert enqueue_due(fake_clock.now) == 20
+    for delivery_id in made[:5]:
+        replay(TENANT, delivery_id, fake_clock.now)
+    # Then every shard's count is its pointers, no more, no less
+    pointers, counts = pointers_and_counts()
+    assert sum(pointers.values()) == 20
+    assert +counts == pointers
+    # And once every delivery went through, every count is back to zero
+    receiver.default = Answer(200)
+    fake_clock.advance(60)
+    cad.run_dispatcher()
+    pointers, counts = pointers_and_counts()
+    assert (sum(pointers.values()), +counts) == (0, Counter())
+    assert len({r.headers["X-SVC-Delivery-Id"] for r in receiver.requests}) == 20
+
+
+def test_pointers_filed_before_the_minute_markers_existed_are_still_sent(
+    cad_aws: None, receiver: Receiver, fake_clock: Clock
+) -> None:
+    # Given a scheduler whose cursor was saved before the minute markers existed
+    add_connector(receiver.url)
+    dynamodb().put_item(
+        TableName=cad_table(),
+        Item={
+            "pk": {"S": "SCHEDULER#DUE"},
+            "sk": {"S": "CURSOR"},
+            "bucket": {"S": store.due_bucket(fake_clock.now)},
+            "updatedAt": {"S": clock.format_timestamp(fake_clock.now)},
+        },
+    )
+    # And a delivery whose message was lost, its pointer filed with no marker (as then)
+    delivery_id = broadcast_update("seed-unmarked")
+    drain("WebhookQueue")
+    for item in table_items():
+        if item["pk"]["S"].startswith("DUEMINUTES#"):
+            dynamodb().delete_item(TableName=cad_table(), Key={"pk": item["pk"], "sk": item["sk"]})
+    # When the scheduler runs after the lost-message grace, every minute since
+    for _ in range(8):
+        fake_clock.advance(60)
+        enqueue_due(fake_clock.now)
+    # Then the delivery was enqueued once: the minutes that may hold unmarked pointers are
+    # read shard by shard
+    assert [m["deliveryId"] for m in drain("WebhookQueue")] == [delivery_id]
+
+
+def test_a_delivery_waiting_under_the_first_designs_per_tenant_key_is_moved_and_sent(
+    cad_aws: None, receiver: Receiver, fake_clock: Clock
+) -> None:
+    # Given a delivery whose next attempt waits under the per-tenant key of the first design
+    # (`T#{t}#DUE`, which no scheduler reads any more), with no message to carry it
+    add_connector(receiver.url)
+    delivery_id = broadcast_update("seed-first-design")
+    drain("WebhookQueue")
+    key = {"pk": {"S": f"T#{TENANT}#DLV#{delivery_id}"}, "sk": {"S": "DELIVERY"}}
+    item = dynamodb().get_item(TableName=cad_table(), Key=key, ConsistentRead=True)["Item"]
+    dynamodb().delete_item(TableName=cad_table(), Key={"pk": item["duePk"], "sk": item["dueSk"]})
+    first_design_sk = f"{item['nextAttemptAt']['S']}#{delivery_id}"
+    dynamodb().update_item(
+        TableName=cad_table(),
+        Key=key,
+        UpdateExpression="SET dueSk = :sk REMOVE duePk",
+        ExpressionAttributeValues={":sk": {"S": first_design_sk}},
+    )
+    dynamodb().put_item(
+        TableName=cad_table(),
+        Item={
+            "pk": {"S": f"T#{TENANT}#DUE"},
+            "sk": {"S": first_design_sk},
+            "deliveryId": {"S": delivery_id},
+            "attemptCount": {"N": "0"},
+            "enqueued": {"BOOL": False},
+        },
+    )
+    # When the scheduler runs
+    sent = enqueue_due(fake_clock.now)
+    # Then its pointer was moved into the minute index and its message sent
+    assert sent == 1
+    assert [m["deliveryId"] for m in drain("WebhookQueue")] == [delivery_id]
+    assert keys(f"T#{TENANT}#DUE") == []
+    # And it is delivered once, leaving no pointer behind
+    assert dispatcher.dispatch(DispatchMessage.of(TENANT, delivery_id, 0)) is (
+        dispatcher.DispatchResult.DELIVERED
+    )
+    assert len(receiver.requests) == 1
+    assert keys("DUE#") == []
+    # And the move is done: the next run reads its cursor, the markers and the counts of
+    # the minute the pointer was moved to, and no tenant's key
+    fake_clock.advance(60)
+    with CountingReads() as reads:
+        enqueue_due(fake_clock.now)
+    assert Counter(reads.calls) == Counter({"GetItem": 1, "Query": 1, "BatchGetItem": 1})
 
 
 def test_a_throttled_shard_does_not_hold_back_the_others_and_is_taken_up_next_run(

@@ -1,10 +1,11 @@
-"""One attempt of one delivery, and the scheduler that re-enqueues what is due.
+"""One attempt of one delivery.
 
 The dispatcher takes a lease on the delivery (so duplicate queue messages cannot send it
 twice at once), signs the stored body with a fresh timestamp, sends it, and records the
 attempt together with the delivery's next state. A wait of up to 15 minutes rides on an
-SQS message delay; a longer one is left to the scheduler, which every minute enqueues the
-deliveries whose `nextAttemptAt` has come (and any whose message seems lost).
+SQS message delay; a longer one is left to the scheduler (psap/webhooks/scheduler.py,
+`enqueue_due`, also importable from here), which every minute enqueues the deliveries
+whose `nextAttemptAt` has come (and any whose message seems lost).
 
 Isolation (docs/webhooks.md, "Isolation"): the tenants of a batch are sent side by side,
 each tenant's messages in order; the main lane gives an attempt 5 s; a connector whose
@@ -23,10 +24,10 @@ from enum import StrEnum
 from aws_lambda_powertools.metrics import MetricUnit
 
 from psap import clock
-from psap.config import webhook_local_dev_allowed, webhook_queue_url
+from psap.config import webhook_local_dev_allowed
 from psap.faults import fault_point
 from psap.observability import logger, metrics
-from psap.storage.sqs import MAX_DELAY_SECONDS, send_messages
+from psap.storage.sqs import MAX_DELAY_SECONDS
 from psap.webhooks import secrets as vault
 from psap.webhooks import store
 from psap.webhooks.deliveries import DispatchMessage, enqueue, to_slow_lane
@@ -38,6 +39,7 @@ from psap.webhooks.models import (
     Lane,
 )
 from psap.webhooks.schedule import AttemptOutcome, ErrorClass, Verdict, next_step
+from psap.webhooks.scheduler import enqueue_due
 from psap.webhooks.signing import SignedMessage, signature_headers
 from psap.webhooks.transport import LANE_TIMEOUTS, OutboundClient, outbound_client
 
@@ -49,14 +51,19 @@ SLOW_LANE_PERIOD = timedelta(minutes=15)
 BATCH_PARALLELISM = 10
 # How long a message that found its delivery leased waits before it looks again.
 BUSY_RECHECK_SECONDS = 10
-SCHEDULER_PAGE = 100  # due pointers per Query
-# Minutes one run reads at most: a scheduler that was down catches up over a few runs.
-SCHEDULER_MAX_MINUTES = 120
-# Where the very first run starts: pointers are filed at or after their writer's now.
-SCHEDULER_FIRST_LOOKBACK = timedelta(minutes=5)
-SCHEDULER_BUDGET = 40.0  # seconds of work per run (its Lambda has 60)
-_CLOCK_SKEW = timedelta(seconds=30)
 GONE_REASON = "the endpoint answered 410 Gone: enable the connector once it is back"
+
+__all__ = [
+    "BATCH_PARALLELISM",
+    "BUSY_RECHECK_SECONDS",
+    "GONE_REASON",
+    "SLOW_LANE_PERIOD",
+    "DispatchResult",
+    "dispatch",
+    "dispatch_batch",
+    "enqueue_due",
+    "forget_connectors",
+]
 
 
 class DispatchResult(StrEnum):
@@ -436,71 +443,3 @@ def _not_claimed(message: DispatchMessage, now: datetime) -> DispatchResult:
 def _log(tenant_id: int, delivery_id: str) -> dict[str, object]:
     # Passed per line: the batch's tenants are dispatched on several threads at once.
     return {"tenant_id": tenant_id, "delivery_id": delivery_id}
-
-
-def enqueue_due(now: datetime | None = None, budget_seconds: float = SCHEDULER_BUDGET) -> int:
-    """The scheduler: enqueues every delivery the due index files under the minutes that
-    have come (waits longer than SQS delays, and messages presumed lost); returns how many.
-
-    Its work is what is due, not the number of tenants: it reads each minute from its
-    cursor (the first one not finished) to now, DUE_SHARDS partitions each. A shard that
-    fails (a throttle) is left for the next run and the others go on; the cursor stops at
-    the first minute not finished, so nothing is skipped, and a run that stops midway
-    (time budget, crash) is taken up by the next. Each pointer is re-filed before its
-    message is sent: running twice is harmless (the dispatcher drops a stale message)."""
-    now = now or clock.utc_now()
-    started = time.monotonic()
-    first = store.due_cursor() or store.due_bucket(now - SCHEDULER_FIRST_LOOKBACK)
-    # A minute is finished once every writer's clock is past it (filing uses their clocks).
-    complete_until = store.due_bucket(now - _CLOCK_SKEW - timedelta(minutes=1))
-    sent = 0
-    # A run whose clock is behind the cursor's (skew between containers) reads nothing and
-    # leaves the cursor where it is.
-    unfinished: str | None = first
-    last = first
-    for bucket in store.minutes(first, store.due_bucket(now), SCHEDULER_MAX_MINUTES):
-        if bucket == first:
-            unfinished = None
-        last = bucket
-        drained = True
-        for shard in range(store.DUE_SHARDS):
-            try:
-                count, shard_drained = _enqueue_shard(bucket, shard, now)
-            except Exception:  # a throttle on one shard: the others go on; the next run retries
-                logger.exception("due shard failed", extra={"bucket": bucket, "shard": shard})
-                count, shard_drained = 0, False
-            sent += count
-            drained = drained and shard_drained
-        if unfinished is None and (not drained or bucket > complete_until):
-            unfinished = bucket
-        if time.monotonic() - started > budget_seconds:
-            break
-    following = store.minutes(last, "9999-12-31T23:59", 2)[-1]
-    store.save_due_cursor(unfinished or following, now)
-    metrics.add_metric(name="DueDeliveriesEnqueued", unit=MetricUnit.Count, value=sent)
-    return sent
-
-
-def _enqueue_shard(bucket: str, shard: int, now: datetime) -> tuple[int, bool]:
-    """Re-files and enqueues one shard's pointers due by now; whether none was left."""
-    sent = 0
-    drained = True
-    after: dict[str, object] | None = None
-    while True:
-        pointers, after = store.due_page(bucket, shard, now, after=after, limit=SCHEDULER_PAGE)
-        messages = []
-        for pointer in pointers:
-            outcome = store.refile(pointer, now)
-            if outcome is store.Refiled.SEND:
-                messages.append(
-                    DispatchMessage.of(
-                        pointer.tenant_id, pointer.delivery_id, pointer.attempt_count
-                    ).body()
-                )
-            elif outcome is store.Refiled.BUSY:
-                drained = False
-        if messages:
-            send_messages(webhook_queue_url(), messages)
-            sent += len(messages)
-        if after is None:
-            return sent, drained

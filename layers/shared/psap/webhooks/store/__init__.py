@@ -1,8 +1,12 @@
 """Connectors, deliveries and attempts in the CAD table.
 
 One module per concern: `keys` (the table and its keys), `connectors`, `deliveries`
-(leases, attempts, pointers), `due` (the scheduler's index), `jobs` (releases and
-recoveries), `log` (the admin API's reads), `reads` (low-level access).
+(made, leased, attempted, re-armed), `held` (kept while a connector is not active),
+`records` (typed records from items), `listing` (attempts, deliveries, dead letters),
+`pointers` (filing in the due index, its markers and counts), `due` (the scheduler's
+reads of the index), `jobs` (releases and recoveries), `log` (the admin API's reads),
+`stats` (hourly rollups), `legacy` (the first design's due pointers, moved), `reads`
+(low-level access).
 Callers import this package: `from psap.webhooks import store`.
 
 Layout (every key begins with the tenant, except the platform's due index, the scheduler's
@@ -18,6 +22,8 @@ cursor and the tenant directory); the ceiling of each pattern is in docs/design.
   T#{t}#CON#{c}#JOB      / {startedAt}#{jobId}        its release and recovery jobs
   DUE#{minute}#{shard:02d} / {lookAt}#{t}#{deliveryId} pending deliveries, by the minute the
                                                       scheduler should look at them
+  DUEMINUTES#{day}       / {minute}                   which shards of that minute were filed in
+  DUECOUNT#{minute}#{shard:02d} / COUNT               how many pointers that shard may hold
   SCHEDULER#DUE          / CURSOR                     the first minute not yet finished
   DIRECTORY#WEBHOOK_TENANTS / T#{t:012d}              tenants that have connectors
 
@@ -42,32 +48,28 @@ from psap.webhooks.store.connectors import (
 from psap.webhooks.store.deliveries import (
     AttemptResult,
     Claim,
-    HeldDelivery,
     NewDelivery,
     claim,
     create_delivery,
-    dead_since,
-    expire_held,
     find_delivery,
     get_delivery,
-    held_deliveries,
-    hold,
-    list_attempts,
-    list_dead,
-    list_deliveries,
     rearm,
     record_attempt,
     release,
 )
 from psap.webhooks.store.due import (
+    DueCursor,
     DuePointer,
     Refiled,
+    counted_shards,
     due_cursor,
     due_page,
+    marked_shards,
     minutes,
     refile,
     save_due_cursor,
 )
+from psap.webhooks.store.held import HeldDelivery, expire_held, held_deliveries, hold
 from psap.webhooks.store.jobs import get_job, list_jobs, put_new_job, record_step
 from psap.webhooks.store.keys import (
     DELIVERY_RETENTION,
@@ -78,6 +80,8 @@ from psap.webhooks.store.keys import (
     due_bucket,
     due_key,
 )
+from psap.webhooks.store.legacy import move_legacy_pointers
+from psap.webhooks.store.listing import dead_since, list_attempts, list_dead, list_deliveries
 from psap.webhooks.store.log import (
     LogPointer,
     deliveries_by_id,
@@ -105,6 +109,7 @@ __all__ = [
     "AttemptResult",
     "AttemptTally",
     "Claim",
+    "DueCursor",
     "DuePointer",
     "HeldDelivery",
     "HourStats",
@@ -113,6 +118,7 @@ __all__ = [
     "Refiled",
     "add_to_stats",
     "claim",
+    "counted_shards",
     "create_delivery",
     "dead_since",
     "deliveries_by_id",
@@ -137,7 +143,9 @@ __all__ = [
     "list_deliveries",
     "list_jobs",
     "mark_connector_slow",
+    "marked_shards",
     "minutes",
+    "move_legacy_pointers",
     "put_new_connector",
     "put_new_job",
     "rearm",

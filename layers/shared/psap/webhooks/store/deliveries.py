@@ -1,7 +1,8 @@
-"""Deliveries, their leases, attempts and the pointers that list and schedule them."""
+"""Deliveries: made, leased, attempted and re-armed, each change in one transaction with the
+pointers that list and schedule it. Held deliveries are in `held`, reads of the log in
+`listing`, the typed records in `records`."""
 
 import uuid
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -10,30 +11,33 @@ from psap.clock import format_timestamp, parse_timestamp
 from psap.errors import Conflict, NotFound
 from psap.storage.attributes import from_item, to_item
 from psap.storage.aws import ConditionFailed, TransactionCancelled, translated
-from psap.storage.dynamodb import batch_get, dynamodb, transact_write
+from psap.storage.dynamodb import dynamodb, transact_write
 from psap.webhooks.models import (
     Attempt,
     Delivery,
     DeliveryStatus,
 )
-from psap.webhooks.schedule import ErrorClass
 from psap.webhooks.store.keys import (
     _DELIVERY_SK,
     LEASE_SECONDS,
-    LOST_MESSAGE_GRACE,
     _connector_not_active,
     _dead_pk,
     _delivery_key,
     _delivery_pk,
     _held_pk,
     _key,
-    _legacy_due_pk,
     _listing_pk,
     _table,
-    due_key,
     expires_at_epoch,
 )
-from psap.webhooks.store.reads import _get, _query_all, _query_page, _update
+from psap.webhooks.store.pointers import due_key_of, due_pointer, pointer_put, pointers_removed
+from psap.webhooks.store.reads import _get, _update
+from psap.webhooks.store.records import (
+    _attribute,
+    _dead_pointer_put,
+    _delivery,
+    _held_pointer_put,
+)
 
 # ---------------------------------------------------------------- deliveries
 
@@ -63,7 +67,7 @@ def create_delivery(
         else:
             return DeliveryStatus.HELD
     stamp = format_timestamp(now)
-    due = _due_pointer(tenant_id, new.delivery_id, 0, due_at=now, enqueued=True)
+    due = due_pointer(tenant_id, new.delivery_id, 0, due_at=now, enqueued=True)
     pending = {
         "status": DeliveryStatus.PENDING.value,
         "nextAttemptAt": stamp,
@@ -74,7 +78,7 @@ def create_delivery(
         transact_write(
             [
                 *_new_delivery_puts(tenant_id, new, now, state=pending),
-                {"Put": {"TableName": _table(), "Item": to_item(due)}},
+                pointer_put(due),
             ]
         )
     except TransactionCancelled:
@@ -139,58 +143,6 @@ def _new_delivery_puts(
     ]
 
 
-def _held_pointer_put(
-    tenant_id: int, connector_id: str, held_sk: str, *, now: datetime
-) -> dict[str, Any]:
-    return {
-        "Put": {
-            "TableName": _table(),
-            "Item": to_item(
-                {
-                    "pk": _held_pk(tenant_id, connector_id),
-                    "sk": held_sk,
-                    "deliveryId": held_sk.split("#", 1)[1],
-                    "expiresAtEpoch": expires_at_epoch(now),
-                }
-            ),
-        }
-    }
-
-
-def _due_pointer(
-    tenant_id: int, delivery_id: str, attempt_count: int, *, due_at: datetime, enqueued: bool
-) -> dict[str, Any]:
-    """The delivery's entry in the due index. When an SQS message (delay <= 15 min) carries
-    the attempt, the scheduler need only look LOST_MESSAGE_GRACE after it is due (when that
-    message seems lost); otherwise when it is due."""
-    look_at = due_at + LOST_MESSAGE_GRACE if enqueued else due_at
-    return _due_item(tenant_id, delivery_id, attempt_count, due_at=due_at, look_at=look_at)
-
-
-def _due_item(
-    tenant_id: int, delivery_id: str, attempt_count: int, *, due_at: datetime, look_at: datetime
-) -> dict[str, Any]:
-    """A due pointer filed under `look_at`. No TTL: it must not vanish unsent."""
-    pk, sk = due_key(tenant_id, delivery_id, look_at)
-    return {
-        "pk": pk,
-        "sk": sk,
-        "tenantId": tenant_id,
-        "deliveryId": delivery_id,
-        # The attempt the due delivery waits for: a dispatch message names it.
-        "attemptCount": attempt_count,
-        "dueAt": format_timestamp(due_at),
-    }
-
-
-def _due_key_of(tenant_id: int, item: Mapping[str, Any]) -> dict[str, dict[str, str]] | None:
-    """The key of the due pointer a delivery item names (None: it has none)."""
-    if not item.get("dueSk"):
-        return None
-    pk = str(item.get("duePk") or _legacy_due_pk(tenant_id))
-    return _key(pk, str(item["dueSk"]))
-
-
 def get_delivery(tenant_id: int, delivery_id: str) -> Delivery:
     item = _get(_delivery_key(tenant_id, delivery_id), consistent=True)
     if item is None:
@@ -248,7 +200,7 @@ def claim(
     except ConditionFailed:
         return None
     item = from_item(answer["Attributes"])
-    return Claim(_delivery(item), lease_id, _due_key_of(tenant_id, item))
+    return Claim(_delivery(item), lease_id, due_key_of(tenant_id, item))
 
 
 def release(tenant_id: int, claimed: Claim) -> None:
@@ -308,7 +260,7 @@ def record_attempt(tenant_id: int, claimed: Claim, result: AttemptResult, *, now
     ]
     kept_key = None
     if result.status is DeliveryStatus.PENDING and result.next_attempt_at is not None:
-        due = _due_pointer(
+        due = due_pointer(
             tenant_id,
             delivery.delivery_id,
             attempt.number,
@@ -324,11 +276,12 @@ def record_attempt(tenant_id: int, claimed: Claim, result: AttemptResult, *, now
                 ":due_sk": due["sk"],
             }
         )
-        writes.append({"Put": {"TableName": _table(), "Item": to_item(due)}})
+        writes.append(pointer_put(due, replacing=claimed.due_key))
     else:
         removes += ["nextAttemptAt", "duePk", "dueSk"]
-    if claimed.due_key is not None and claimed.due_key != kept_key:
-        writes.append({"Delete": {"TableName": _table(), "Key": claimed.due_key}})
+    removed = claimed.due_key if claimed.due_key != kept_key else None
+    if removed is not None:
+        writes.append({"Delete": {"TableName": _table(), "Key": removed}})
     if result.status is DeliveryStatus.DELIVERED:
         sets.append("deliveredAt = :now")
     if result.status.dead:
@@ -353,129 +306,7 @@ def record_attempt(tenant_id: int, claimed: Claim, result: AttemptResult, *, now
     transact_write(
         writes, on_cancel=lambda codes: Conflict("the delivery's lease was lost mid-attempt")
     )
-
-
-def _dead_pointer_put(tenant_id: int, delivery: Delivery, stamp: str) -> dict[str, Any]:
-    return {
-        "Put": {
-            "TableName": _table(),
-            "Item": to_item(
-                {
-                    "pk": _dead_pk(tenant_id, delivery.connector_id),
-                    "sk": f"{stamp}#{delivery.delivery_id}",
-                    "deliveryId": delivery.delivery_id,
-                    "expiresAtEpoch": expires_at_epoch(parse_timestamp(stamp)),
-                }
-            ),
-        }
-    }
-
-
-def hold(tenant_id: int, claimed: Claim, now: datetime) -> bool:
-    """Holds a pending delivery whose connector is not active: no attempt, no dead letter;
-    it waits, in creation order, for the connector to be enabled. False when the connector
-    was enabled meanwhile (then the delivery is still ours to send)."""
-    delivery = claimed.delivery
-    held_sk = f"{format_timestamp(delivery.created_at)}#{delivery.delivery_id}"
-    unfiled = (
-        [{"Delete": {"TableName": _table(), "Key": claimed.due_key}}]
-        if claimed.due_key is not None
-        else []
-    )
-    try:
-        transact_write(
-            [
-                {
-                    "Update": {
-                        "TableName": _table(),
-                        "Key": _delivery_key(tenant_id, delivery.delivery_id),
-                        "UpdateExpression": (
-                            "SET #s = :held, updatedAt = :now, heldSk = :held_sk, "
-                            "expiresAtEpoch = :expires "
-                            "REMOVE leaseId, leaseUntil, nextAttemptAt, duePk, dueSk"
-                        ),
-                        "ConditionExpression": "leaseId = :lease",
-                        "ExpressionAttributeNames": {"#s": "status"},
-                        "ExpressionAttributeValues": {
-                            ":held": {"S": DeliveryStatus.HELD.value},
-                            ":now": {"S": format_timestamp(now)},
-                            ":held_sk": {"S": held_sk},
-                            ":lease": {"S": claimed.lease_id},
-                            ":expires": {"N": str(expires_at_epoch(now))},
-                        },
-                    }
-                },
-                _held_pointer_put(tenant_id, delivery.connector_id, held_sk, now=now),
-                *unfiled,
-                _connector_not_active(tenant_id, delivery.connector_id),
-            ]
-        )
-    except TransactionCancelled as cancelled:
-        if cancelled.codes[-1:] == ["ConditionalCheckFailed"]:
-            return False  # the connector is active
-        raise Conflict("the delivery's lease was lost") from cancelled
-    return True
-
-
-@dataclass(frozen=True)
-class HeldDelivery:
-    delivery_id: str
-    created_at: datetime
-
-
-def held_deliveries(
-    tenant_id: int, connector_id: str, since: datetime | None, *, limit: int
-) -> list[HeldDelivery]:
-    """A connector's held deliveries created at or after `since`, oldest first."""
-    condition, values = "pk = :p", {":p": {"S": _held_pk(tenant_id, connector_id)}}
-    if since is not None:
-        condition += " AND sk >= :since"
-        values[":since"] = {"S": format_timestamp(since)}
-    items, _ = _query_page(condition, values, limit=limit)
-    return [
-        HeldDelivery(str(item["deliveryId"]), parse_timestamp(str(item["sk"]).split("#", 1)[0]))
-        for item in items
-    ]
-
-
-def expire_held(tenant_id: int, delivery_id: str, now: datetime) -> None:
-    """A delivery held past the retention: dead-letter state (listed, replayable), not sent."""
-    item = _get(_delivery_key(tenant_id, delivery_id), consistent=True)
-    if item is None or item.get("status") != DeliveryStatus.HELD.value:
-        return
-    delivery = _delivery(item)
-    stamp = format_timestamp(now)
-    transact_write(
-        [
-            {
-                "Update": {
-                    "TableName": _table(),
-                    "Key": _delivery_key(tenant_id, delivery_id),
-                    "UpdateExpression": (
-                        "SET #s = :expired, updatedAt = :now, deadSk = :dead, "
-                        "expiresAtEpoch = :expires REMOVE heldSk"
-                    ),
-                    "ConditionExpression": "#s = :held",
-                    "ExpressionAttributeNames": {"#s": "status"},
-                    "ExpressionAttributeValues": {
-                        ":expired": {"S": DeliveryStatus.EXPIRED.value},
-                        ":held": {"S": DeliveryStatus.HELD.value},
-                        ":now": {"S": stamp},
-                        ":dead": {"S": f"{stamp}#{delivery_id}"},
-                        ":expires": {"N": str(expires_at_epoch(now))},
-                    },
-                }
-            },
-            {
-                "Delete": {
-                    "TableName": _table(),
-                    "Key": _key(_held_pk(tenant_id, delivery.connector_id), str(item["heldSk"])),
-                }
-            },
-            _dead_pointer_put(tenant_id, delivery, stamp),
-        ],
-        on_cancel=lambda codes: Conflict(f"Delivery {delivery_id} changed meanwhile"),
-    )
+    pointers_removed([removed])
 
 
 def rearm(tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
@@ -486,7 +317,8 @@ def rearm(tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
     current = _delivery(item)
     stamp = format_timestamp(now)
     # Its message is sent right after (by the caller): the scheduler looks only if it is lost.
-    due = _due_pointer(tenant_id, delivery_id, current.attempt_count, due_at=now, enqueued=True)
+    due = due_pointer(tenant_id, delivery_id, current.attempt_count, due_at=now, enqueued=True)
+    filed = due_key_of(tenant_id, item)
     writes: list[dict[str, Any]] = [
         {
             "Update": {
@@ -515,11 +347,11 @@ def rearm(tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
                 },
             }
         },
-        {"Put": {"TableName": _table(), "Item": to_item(due)}},
+        pointer_put(due, replacing=filed),
     ]
-    filed = _due_key_of(tenant_id, item)
-    if filed is not None and filed != _key(due["pk"], due["sk"]):
-        writes.append({"Delete": {"TableName": _table(), "Key": filed}})
+    removed = filed if filed != _key(due["pk"], due["sk"]) else None
+    if removed is not None:
+        writes.append({"Delete": {"TableName": _table(), "Key": removed}})
     if item.get("deadSk"):
         writes.append(
             {
@@ -544,6 +376,7 @@ def rearm(tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
             f"Delivery {delivery_id} is being attempted right now; try again in a minute"
         ),
     )
+    pointers_removed([removed])
     return current.model_copy(
         update={
             "status": DeliveryStatus.PENDING,
@@ -552,89 +385,3 @@ def rearm(tenant_id: int, delivery_id: str, now: datetime) -> Delivery:
             "updated_at": parse_timestamp(stamp),
         }
     )
-
-
-def list_attempts(tenant_id: int, delivery_id: str) -> list[Attempt]:
-    items = _query_all(
-        "pk = :p AND begins_with(sk, :a)",
-        {":p": {"S": _delivery_pk(tenant_id, delivery_id)}, ":a": {"S": "ATTEMPT#"}},
-        consistent=True,
-    )
-    return [_attempt(item) for item in items]
-
-
-def list_deliveries(
-    tenant_id: int, connector_id: str, limit: int, *, before: str | None = None
-) -> tuple[list[Delivery], str | None]:
-    """A connector's deliveries, newest first: one keys-only Query and one BatchGetItem."""
-    return _page_of(tenant_id, _listing_pk(tenant_id, connector_id), limit, before=before)
-
-
-def list_dead(
-    tenant_id: int, connector_id: str, limit: int, *, before: str | None = None
-) -> tuple[list[Delivery], str | None]:
-    """A connector's dead-letter deliveries (failed, stopped by 410, expired), newest first."""
-    return _page_of(tenant_id, _dead_pk(tenant_id, connector_id), limit, before=before)
-
-
-def dead_since(tenant_id: int, connector_id: str, since: datetime) -> Iterator[str]:
-    """Ids of the connector's dead-letter deliveries that died at or after `since`."""
-    for item in _query_all(
-        "pk = :p AND sk >= :since",
-        {":p": {"S": _dead_pk(tenant_id, connector_id)}, ":since": {"S": format_timestamp(since)}},
-        consistent=True,
-    ):
-        yield str(item["deliveryId"])
-
-
-def _page_of(
-    tenant_id: int, pk: str, limit: int, *, before: str | None
-) -> tuple[list[Delivery], str | None]:
-    condition = "pk = :p AND sk < :before" if before else "pk = :p"
-    values = {":p": {"S": pk}}
-    if before:
-        values[":before"] = {"S": before}
-    pointers, more = _query_page(condition, values, limit=limit, newest_first=True)
-    if not pointers:
-        return [], None
-    found = batch_get(
-        _table(), [_delivery_key(tenant_id, str(pointer["deliveryId"])) for pointer in pointers]
-    )
-    by_id = {item["deliveryId"]: _delivery(item) for item in found}
-    deliveries = [by_id[p["deliveryId"]] for p in pointers if p["deliveryId"] in by_id]
-    return deliveries, str(pointers[-1]["sk"]) if more else None
-
-
-def _delivery(item: Mapping[str, Any]) -> Delivery:
-    body = item["body"]
-    return Delivery(
-        delivery_id=item["deliveryId"],
-        tenant_id=int(item["tenantId"]),
-        connector_id=item["connectorId"],
-        event_id=item["eventId"],
-        event_type=item["eventType"],
-        status=DeliveryStatus(item["status"]),
-        attempt_count=int(item["attemptCount"]),
-        run_attempts=int(item["runAttempts"]),
-        next_attempt_at=parse_timestamp(item["nextAttemptAt"])
-        if item.get("nextAttemptAt")
-        else None,
-        created_at=parse_timestamp(item["createdAt"]),
-        updated_at=parse_timestamp(item["updatedAt"]),
-        delivered_at=parse_timestamp(item["deliveredAt"]) if item.get("deliveredAt") else None,
-        last_status_code=int(item["lastStatusCode"])
-        if item.get("lastStatusCode") is not None
-        else None,
-        last_error_class=ErrorClass(item["lastErrorClass"]) if item.get("lastErrorClass") else None,
-        body=bytes(body.value if hasattr(body, "value") else body),
-    )
-
-
-def _attempt(item: Mapping[str, Any]) -> Attempt:
-    return Attempt.model_validate(
-        {key: value for key, value in item.items() if key not in {"pk", "sk"}}
-    )
-
-
-def _attribute(value: Any) -> dict[str, Any]:
-    return to_item({"v": value}).get("v", {"NULL": True})

@@ -8,25 +8,28 @@ it) before its message is sent: a run that dies, or a message that is lost, meet
 then. The scheduler's cursor (the first minute not yet finished) makes runs resumable.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
 from psap.clock import format_timestamp, parse_timestamp
-from psap.storage.attributes import from_item, to_item
+from psap.storage.attributes import from_item
 from psap.storage.aws import TransactionCancelled, translated
-from psap.storage.dynamodb import dynamodb, read_item, transact_write
-from psap.storage.queries import query_page
+from psap.storage.dynamodb import batch_get, dynamodb, read_item, transact_write
+from psap.storage.queries import query_page, query_pages
 from psap.webhooks.models import DeliveryStatus
-from psap.webhooks.store.deliveries import _due_item, _due_key_of
 from psap.webhooks.store.keys import (
     LOST_MESSAGE_GRACE,
     _delivery_key,
     _key,
     _table,
+    due_count_key,
+    due_minutes_pk,
     due_pk,
 )
+from psap.webhooks.store.pointers import due_item, due_key_of, pointer_put, pointers_removed
 
 _CURSOR_KEY = {"pk": {"S": "SCHEDULER#DUE"}, "sk": {"S": "CURSOR"}}
 
@@ -79,7 +82,7 @@ class Refiled(StrEnum):
 
 def refile(pointer: DuePointer, now: datetime) -> Refiled:
     """Moves the pointer LOST_MESSAGE_GRACE ahead, if its delivery still waits for it."""
-    moved = _due_item(
+    moved = due_item(
         pointer.tenant_id,
         pointer.delivery_id,
         pointer.attempt_count,
@@ -113,11 +116,12 @@ def refile(pointer: DuePointer, now: datetime) -> Refiled:
                     }
                 },
                 {"Delete": {"TableName": _table(), "Key": pointer.key}},
-                {"Put": {"TableName": _table(), "Item": to_item(moved)}},
+                pointer_put(moved),
             ]
         )
     except TransactionCancelled:
         return _not_refiled(pointer)
+    pointers_removed([pointer.key])
     return Refiled.SEND
 
 
@@ -128,29 +132,100 @@ def _not_refiled(pointer: DuePointer) -> Refiled:
         "due index",
         consistent=True,
     )
-    if item is not None and _due_key_of(pointer.tenant_id, item) == pointer.key:
+    if item is not None and due_key_of(pointer.tenant_id, item) == pointer.key:
         return Refiled.BUSY  # still ours: only a lease (an attempt under way) stopped it
     with translated("due index"):
-        dynamodb().delete_item(TableName=_table(), Key=pointer.key)
+        gone = dynamodb().delete_item(TableName=_table(), Key=pointer.key, ReturnValues="ALL_OLD")
+    # Counted out only if this removed it: the delivery's own write may have done it first.
+    pointers_removed([pointer.key] if gone.get("Attributes") else [])
     return Refiled.GONE
 
 
-def due_cursor() -> str | None:
-    """The first minute of the due index the scheduler has not finished (None: never ran)."""
+@dataclass(frozen=True)
+class DueCursor:
+    """Where the scheduler stands: the first minute it has not finished; the first minute
+    whose pointers are all named by its marker (earlier minutes may hold pointers filed
+    before markers existed: the scheduler reads every shard of those); and where the move
+    of the first design's per-tenant pointers goes on (a tenant directory key, "" for its
+    start; None once it is done: store/legacy.py)."""
+
+    bucket: str
+    marked_from: str
+    legacy_after: str | None = ""
+
+
+def due_cursor() -> DueCursor | None:
+    """The scheduler's cursor (None: it never ran). A cursor saved before markers existed
+    has no `markedFrom`: its `marked_from` is then the empty string, to be decided."""
     item = read_item(_table(), _CURSOR_KEY, "scheduler cursor", consistent=True)
-    return str(item["bucket"]) if item is not None else None
+    if item is None:
+        return None
+    legacy_after = None if item.get("legacyDone") else str(item.get("legacyAfter") or "")
+    return DueCursor(str(item["bucket"]), str(item.get("markedFrom") or ""), legacy_after)
 
 
-def save_due_cursor(bucket: str, now: datetime) -> None:
+def save_due_cursor(cursor: DueCursor, now: datetime) -> None:
+    legacy: dict[str, Any] = (
+        {"legacyDone": {"BOOL": True}}
+        if cursor.legacy_after is None
+        else {"legacyAfter": {"S": cursor.legacy_after}}
+    )
     with translated("scheduler cursor"):
         dynamodb().put_item(
             TableName=_table(),
             Item={
                 **_CURSOR_KEY,
-                "bucket": {"S": bucket},
+                "bucket": {"S": cursor.bucket},
+                "markedFrom": {"S": cursor.marked_from},
+                **legacy,
                 "updatedAt": {"S": format_timestamp(now)},
             },
         )
+
+
+def marked_shards(first: str, last: str) -> dict[str, list[int]]:
+    """The shards holding pointers of each minute from `first` to `last` (inclusive) that
+    has any, as the minutes' markers name them: one Query per day covered, whatever the
+    number of minutes, shards or tenants."""
+    found: dict[str, list[int]] = {}
+    day = date.fromisoformat(first[:10])
+    while day.isoformat() <= last[:10]:
+        request = {
+            "TableName": _table(),
+            "KeyConditionExpression": "pk = :p AND sk BETWEEN :first AND :last",
+            "ExpressionAttributeValues": {
+                ":p": {"S": due_minutes_pk(day.isoformat())},
+                ":first": {"S": first},
+                ":last": {"S": last},
+            },
+            # A marker is written before its minute's first pointer: read it as strongly.
+            "ConsistentRead": True,
+        }
+        for page in query_pages(request, "due index markers"):
+            for raw in page:
+                shards = raw.get("shards", {}).get("NS", [])
+                found[raw["sk"]["S"]] = sorted(int(shard) for shard in shards)
+        day += timedelta(days=1)
+    return found
+
+
+def counted_shards(slots: Sequence[tuple[str, int]]) -> set[tuple[str, int]]:
+    """Those of the (minute, shard) slots whose count says pointers may be there now: one
+    strongly consistent BatchGetItem per 100 slots. A slot never counted holds none (its
+    count is written before its first pointer)."""
+    if not slots:
+        return set()
+    counts = batch_get(
+        _table(), [due_count_key(bucket, shard) for bucket, shard in slots], consistent=True
+    )
+    found = set()
+    for item in counts:
+        # Not "> 0": a count below zero is one that missed a pointer filed before counts
+        # existed; reading the shard costs a Query, skipping it could cost a delivery.
+        if int(item.get("pointers", 0)) != 0:
+            bucket, shard = str(item["pk"]).removeprefix("DUECOUNT#").rsplit("#", 1)
+            found.add((bucket, int(shard)))
+    return found
 
 
 def minutes(first: str, last: str, limit: int) -> list[str]:

@@ -62,6 +62,22 @@ def due_pk(bucket: str, shard: int) -> str:
     return f"DUE#{bucket}#{shard:02d}"
 
 
+def due_minutes_key(bucket: str) -> dict[str, dict[str, str]]:
+    """The marker naming the shards of minute `bucket` that hold pointers: the day's
+    markers share a partition, so the scheduler reads a day's worth with one Query."""
+    return _key(due_minutes_pk(bucket[:10]), bucket)
+
+
+def due_minutes_pk(day: str) -> str:
+    return f"DUEMINUTES#{day}"
+
+
+def due_count_key(bucket: str, shard: int) -> dict[str, dict[str, str]]:
+    """The count of the pointers filed in one minute's shard, at least as many as are there:
+    its own partition, so the writes that keep it never share the pointers' key."""
+    return _key(f"DUECOUNT#{bucket}#{shard:02d}", "COUNT")
+
+
 def due_key(tenant_id: int, delivery_id: str, look_at: datetime) -> tuple[str, str]:
     """The due pointer's key: filed under the minute the scheduler should look at it, in one
     of DUE_SHARDS partitions (by the delivery), sorted by that moment."""

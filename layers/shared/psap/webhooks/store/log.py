@@ -10,9 +10,9 @@ from psap.webhooks.models import (
     Attempt,
     Delivery,
 )
-from psap.webhooks.store.deliveries import _attempt, _delivery
 from psap.webhooks.store.keys import _delivery_key, _delivery_pk, _listing_pk, _table
 from psap.webhooks.store.reads import _query_page
+from psap.webhooks.store.records import _attempt, _delivery
 
 # ---------------------------------------------------------------- the tenant admin API's reads
 
