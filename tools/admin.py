@@ -48,7 +48,7 @@ from psap.knowledge.models import KnowledgeSource, KnowledgeType
 from psap.knowledge.reading import service_edits
 from psap.knowledge.store import NewEntry, create_entry
 from psap.offboarding.archive import ArchiveTampered
-from psap.storage.aws import translated
+from psap.storage.aws_errors import translated
 from tools import (
     admin_audit,
     admin_cad,

@@ -36,7 +36,7 @@ from psap.budgets import (
     usage_key_value,
 )
 from psap.config import settings
-from psap.storage.aws import translated
+from psap.storage.aws_errors import translated
 from psap.storage.dynamodb import dynamodb
 
 

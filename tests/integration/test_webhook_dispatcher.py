@@ -23,7 +23,7 @@ from psap.webhooks.connectors import (
 from psap.webhooks.deliveries import DispatchMessage, recover, replay
 from psap.webhooks.dispatcher import DispatchResult, dispatch, enqueue_due
 from psap.webhooks.models import ConnectorStatus, DeliveryStatus
-from psap.webhooks.schedule import MAX_ATTEMPTS, ErrorClass
+from psap.webhooks.retry_policy import MAX_ATTEMPTS, ErrorClass
 from psap.webhooks.signing import SigningProfile
 from psap.webhooks.transport import OutboundClient
 from receiver_kit.psap_webhooks import VerificationError, verify_delivery, verify_raw_body

@@ -14,7 +14,7 @@ from psap.webhooks import dispatcher, store
 from psap.webhooks.connectors import ConnectorWithSecret
 from psap.webhooks.deliveries import DispatchMessage
 from psap.webhooks.models import DeliveryStatus, Lane
-from psap.webhooks.schedule import ErrorClass
+from psap.webhooks.retry_policy import ErrorClass
 from psap.webhooks.transport import OutboundClient
 from tests.support.cad import OTHER_TENANT, TENANT, CadFunctions, delayed, drain
 from tests.support.clock import Clock

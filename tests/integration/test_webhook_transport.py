@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from psap.webhooks.schedule import ErrorClass
+from psap.webhooks.retry_policy import ErrorClass
 from psap.webhooks.transport import OutboundClient
 from tests.support.sockets import SocketEndpoint
 

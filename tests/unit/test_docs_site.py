@@ -3,7 +3,7 @@
 import re
 from pathlib import Path
 
-from psap.webhooks.schedule import JITTER, MAX_ATTEMPTS, RETRY_WAITS_SECONDS
+from psap.webhooks.retry_policy import JITTER, MAX_ATTEMPTS, RETRY_WAITS_SECONDS
 from tools.admin import build_parser
 from tools.docs_site import _commands, cli_reference, on_page_markdown
 
@@ -29,7 +29,7 @@ def test_the_retry_schedule_page_states_the_schedule_the_dispatcher_runs() -> No
     )
     assert stated is not None, "docs/webhooks.md no longer states the schedule in its sentence"
     attempts, listed, jitter = stated.groups()
-    # Then it is the schedule of psap.webhooks.schedule
+    # Then it is the schedule of psap.webhooks.retry_policy
     assert {"Twelve": 12}.get(attempts) == MAX_ATTEMPTS
     assert _waits_in_seconds(listed) == [0, *RETRY_WAITS_SECONDS]
     assert int(jitter) / 100 == JITTER

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from psap.storage.aws import ObjectMissing
+from psap.storage.aws_errors import ObjectMissing
 from psap.storage.documents import (
     OverflowObject,
     PackedDocument,

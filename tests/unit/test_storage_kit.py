@@ -7,7 +7,7 @@ import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeoutError
 
 from psap.errors import Conflict, StoreUnavailable
-from psap.storage.aws import (
+from psap.storage.aws_errors import (
     ConditionFailed,
     ObjectMissing,
     TransactionCancelled,

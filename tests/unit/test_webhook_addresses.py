@@ -12,7 +12,7 @@ from psap.webhooks.addresses import (
     parse_destination,
     resolve,
 )
-from psap.webhooks.schedule import ErrorClass
+from psap.webhooks.retry_policy import ErrorClass
 from psap.webhooks.transport import OutboundClient
 
 

@@ -31,7 +31,7 @@ from psap.audit.recording import AuditRecord, audit_line
 from psap.clock import format_timestamp
 from psap.config import audit_table
 from psap.errors import StoreUnavailable
-from psap.storage.aws import TransactionCancelled, translated
+from psap.storage.aws_errors import TransactionCancelled, translated
 from psap.storage.dynamodb import dynamodb, read_item, transact_write
 from psap.storage.queries import query_pages
 

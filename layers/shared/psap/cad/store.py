@@ -29,7 +29,7 @@ from psap.clock import format_timestamp
 from psap.config import cad_table
 from psap.errors import StoreUnavailable
 from psap.storage.attributes import from_item, to_item
-from psap.storage.aws import ConditionFailed, translated
+from psap.storage.aws_errors import ConditionFailed, translated
 from psap.storage.dynamodb import dynamodb
 from psap.storage.partitions import PartitionKind, register
 from psap.storage.queries import partition_request, query_page

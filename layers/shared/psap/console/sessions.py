@@ -28,7 +28,7 @@ from psap.config import auth_table
 from psap.console.paths import CONSOLE_PREFIX, SESSION_COOKIE
 from psap.errors import InvalidInput, NotAuthenticated, NotFound
 from psap.storage.attributes import to_item
-from psap.storage.aws import ConditionFailed, translated
+from psap.storage.aws_errors import ConditionFailed, translated
 from psap.storage.dynamodb import dynamodb, read_item
 
 LINK_LIFETIME = timedelta(minutes=5)

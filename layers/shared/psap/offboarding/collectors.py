@@ -33,7 +33,7 @@ from psap.offboarding.pages import (
 from psap.qa.store import listing_partitions as evaluation_listings
 from psap.storage import numbered
 from psap.storage.attributes import from_item
-from psap.storage.aws import translated
+from psap.storage.aws_errors import translated
 from psap.storage.dynamodb import dynamodb
 from psap.storage.partitions import registered_page, registry_partitions
 from psap.storage.queries import partition_request

@@ -39,7 +39,7 @@ from psap.offboarding.export_models import (
     TenantExportRequest,
     TenantExportState,
 )
-from psap.storage.aws import ConditionFailed, TransactionCancelled, translated
+from psap.storage.aws_errors import ConditionFailed, TransactionCancelled, translated
 from psap.storage.dynamodb import dynamodb, read_item, transact_write
 from psap.storage.leases import JobLease, LeaseLost
 from psap.storage.partitions import PartitionKind, registration

@@ -33,7 +33,7 @@ from psap.offboarding.archive import ArchiveFile, write_archive
 from psap.offboarding.collectors import DEFAULT_AUDIT_DAYS, ORDER, STEPS
 from psap.offboarding.pages import PROBE, Kind, Page
 from psap.offboarding.purge import purge_target
-from psap.storage.aws import translated
+from psap.storage.aws_errors import translated
 from psap.storage.dynamodb import dynamodb, read_item
 
 __all__ = [

@@ -4,7 +4,7 @@ objects under a prefix, a connector's secret) at a time."""
 from collections.abc import Mapping
 from typing import Any
 
-from psap.storage.aws import translated
+from psap.storage.aws_errors import translated
 from psap.storage.dynamodb import dynamodb
 from psap.storage.queries import partition_request, query_pages
 from psap.storage.s3 import s3

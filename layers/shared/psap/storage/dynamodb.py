@@ -17,7 +17,7 @@ from botocore.config import Config
 from psap.config import client_options
 from psap.errors import StoreUnavailable
 from psap.storage.attributes import AttributeValue, Item, from_item
-from psap.storage.aws import TransactionCancelled, translated
+from psap.storage.aws_errors import TransactionCancelled, translated
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any, Final
 
 from psap.clock import format_timestamp, utc_now
-from psap.storage.aws import ConditionFailed, translated
+from psap.storage.aws_errors import ConditionFailed, translated
 from psap.storage.dynamodb import dynamodb
 
 _FREE: Final = "2000-01-01T00:00:00.000Z"  # a heartbeat any claim finds stale

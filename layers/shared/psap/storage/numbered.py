@@ -24,7 +24,7 @@ from urllib.parse import quote
 
 from psap.clock import format_timestamp
 from psap.errors import Conflict
-from psap.storage.aws import ConditionFailed, TransactionCancelled, translated
+from psap.storage.aws_errors import ConditionFailed, TransactionCancelled, translated
 from psap.storage.documents import decode_document, encode_document
 from psap.storage.dynamodb import batch_get, batch_put, dynamodb, read_item, transact_write
 from psap.storage.optimistic import optimistic_write

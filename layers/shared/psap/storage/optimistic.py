@@ -5,7 +5,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from psap.errors import StoreUnavailable
-from psap.storage.aws import ConditionFailed
+from psap.storage.aws_errors import ConditionFailed
 
 ATTEMPTS = 5
 

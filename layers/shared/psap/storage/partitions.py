@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
-from psap.storage.aws import ConditionFailed, translated
+from psap.storage.aws_errors import ConditionFailed, translated
 from psap.storage.dynamodb import dynamodb
 from psap.storage.queries import query_page
 

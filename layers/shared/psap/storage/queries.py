@@ -4,7 +4,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from psap.storage.attributes import Item, from_item
-from psap.storage.aws import translated
+from psap.storage.aws_errors import translated
 from psap.storage.dynamodb import dynamodb
 
 type RawItem = dict[str, Any]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from psap.errors import RateLimited
-from psap.storage.aws import ConditionFailed, translated
+from psap.storage.aws_errors import ConditionFailed, translated
 from psap.storage.dynamodb import dynamodb
 
 _KEEP_AFTER_WINDOW_SECONDS = 24 * 3600

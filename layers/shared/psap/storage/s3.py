@@ -11,7 +11,7 @@ from botocore.config import Config
 
 from psap.config import client_options
 from psap.errors import StoreUnavailable
-from psap.storage.aws import ObjectMissing, VersionChanged, translated
+from psap.storage.aws_errors import ObjectMissing, VersionChanged, translated
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client

@@ -16,7 +16,7 @@ import threading
 from dataclasses import dataclass
 from typing import Final
 
-from psap.storage.aws import ConditionFailed, translated
+from psap.storage.aws_errors import ConditionFailed, translated
 from psap.storage.dynamodb import dynamodb
 
 # 100 ids per write: a kind's counter item then takes 100 000 creates a second, platform-wide.

@@ -10,7 +10,7 @@ from botocore.config import Config
 
 from psap.config import client_options
 from psap.errors import StoreUnavailable
-from psap.storage.aws import translated
+from psap.storage.aws_errors import translated
 
 if TYPE_CHECKING:
     from mypy_boto3_sqs import SQSClient

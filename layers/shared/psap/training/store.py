@@ -22,7 +22,7 @@ from typing import Any
 from psap.config import tenant_data_table
 from psap.errors import InvalidInput
 from psap.storage.attributes import from_item
-from psap.storage.aws import TransactionCancelled
+from psap.storage.aws_errors import TransactionCancelled
 from psap.storage.documents import CHUNK_BYTES, decode_document, encode_document, with_tenant
 from psap.storage.dynamodb import batch_get, batch_put, read_item, transact_write
 from psap.storage.listing import ID_WIDTH, key, padded

@@ -21,7 +21,7 @@ from psap.webhooks.models import (
     DeliveryJobState,
     DeliveryStatus,
 )
-from psap.webhooks.schedule import ErrorClass
+from psap.webhooks.retry_policy import ErrorClass
 from psap.webhooks.signing import SigningProfile
 
 RESPONSE_EXCERPT_CHARS = 1024  # of what the receiver answered, as the log shows it

@@ -38,7 +38,7 @@ from psap.webhooks.models import (
     DeliveryStatus,
     Lane,
 )
-from psap.webhooks.schedule import AttemptOutcome, ErrorClass, Verdict, next_step
+from psap.webhooks.retry_policy import AttemptOutcome, ErrorClass, Verdict, next_step
 from psap.webhooks.scheduler import enqueue_due
 from psap.webhooks.signing import SignedMessage, signature_headers
 from psap.webhooks.transport import LANE_TIMEOUTS, OutboundClient, outbound_client

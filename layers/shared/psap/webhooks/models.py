@@ -5,7 +5,7 @@ from enum import StrEnum
 from pydantic import Field
 
 from psap.models import Timestamp, WireModel
-from psap.webhooks.schedule import ErrorClass
+from psap.webhooks.retry_policy import ErrorClass
 from psap.webhooks.signing import SigningProfile
 
 

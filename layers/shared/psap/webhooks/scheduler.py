@@ -18,7 +18,7 @@ from psap.observability import logger, metrics
 from psap.storage.sqs import send_messages
 from psap.webhooks import store
 from psap.webhooks.deliveries import DispatchMessage
-from psap.webhooks.schedule import JITTER, RETRY_AFTER_CAP_SECONDS, RETRY_WAITS_SECONDS
+from psap.webhooks.retry_policy import JITTER, RETRY_AFTER_CAP_SECONDS, RETRY_WAITS_SECONDS
 
 SCHEDULER_PAGE = 100  # due pointers per Query
 # Minutes one run reads at most: a scheduler that was down catches up over a few runs.

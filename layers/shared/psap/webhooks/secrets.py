@@ -22,7 +22,7 @@ from botocore.config import Config
 
 from psap.clock import format_timestamp, parse_timestamp
 from psap.config import client_options, connector_secret_key_arn, connector_secret_prefix
-from psap.storage.aws import translated
+from psap.storage.aws_errors import translated
 from psap.webhooks.addresses import origin
 
 if TYPE_CHECKING:

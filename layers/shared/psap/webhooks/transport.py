@@ -32,7 +32,7 @@ from psap.webhooks.addresses import (
     resolve,
 )
 from psap.webhooks.models import Lane
-from psap.webhooks.schedule import AttemptOutcome, ErrorClass, parse_retry_after
+from psap.webhooks.retry_policy import AttemptOutcome, ErrorClass, parse_retry_after
 
 CONNECT_TIMEOUT_SECONDS = 3.0
 TOTAL_TIMEOUT_SECONDS = 10.0

@@ -16,7 +16,7 @@ from psap.audit.exports.models import (
 from psap.clock import format_timestamp, utc_now
 from psap.config import audit_export_bucket, audit_export_queue_url, tenant_data_table
 from psap.errors import NotFound
-from psap.storage.aws import translated
+from psap.storage.aws_errors import translated
 from psap.storage.dynamodb import dynamodb, read_item
 from psap.storage.partitions import PartitionKind, register
 from psap.storage.s3 import presigned_get_url

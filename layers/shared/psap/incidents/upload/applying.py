@@ -24,7 +24,7 @@ from psap.incidents import store as incidents
 from psap.incidents.models import Incident
 from psap.incidents.upload.models import RowOutcome, RowResult
 from psap.incidents.upload.parsing import ParsedRow
-from psap.storage.aws import ConditionFailed
+from psap.storage.aws_errors import ConditionFailed
 from psap.storage.numbered import StoredRecord
 from psap.storage.optimistic import optimistic_write
 from psap.webhooks import store as webhooks

@@ -23,7 +23,7 @@ from psap.incidents.upload.models import (
     UploadStatus,
 )
 from psap.storage.attributes import from_item
-from psap.storage.aws import ConditionFailed, translated
+from psap.storage.aws_errors import ConditionFailed, translated
 from psap.storage.documents import decode_document, encode_document
 from psap.storage.dynamodb import dynamodb, read_item
 from psap.storage.partitions import PartitionKind, register

@@ -15,7 +15,7 @@ from psap.knowledge.store.sequences import next_knowledge_id
 from psap.knowledge.store.versions import card_pending_write, version_put
 from psap.storage import listing
 from psap.storage.attributes import marshal, to_item
-from psap.storage.aws import ConditionFailed
+from psap.storage.aws_errors import ConditionFailed
 from psap.storage.dynamodb import batch_get, read_item, transact_write
 from psap.storage.listing import WritePlan
 from psap.storage.partitions import PartitionKind, registration, registry_item

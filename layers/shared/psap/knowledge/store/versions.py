@@ -27,7 +27,7 @@ from psap.knowledge.store.records import (
 )
 from psap.storage import documents, listing
 from psap.storage.attributes import Item, from_item, marshal, to_item
-from psap.storage.aws import ConditionFailed, translated
+from psap.storage.aws_errors import ConditionFailed, translated
 from psap.storage.documents import OverflowObject, PackedDocument, pack_document, unpack_document
 from psap.storage.dynamodb import batch_get, dynamodb, read_item, transact_write
 from psap.storage.queries import query_page

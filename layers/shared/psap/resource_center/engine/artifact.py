@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from psap.resource_center.models import ItemType
-from psap.storage.aws import translated
+from psap.storage.aws_errors import translated
 from psap.storage.s3 import get_object, get_object_if_present, put_object, s3
 
 FORMAT_VERSION = 2  # 2: passage vectors

@@ -17,7 +17,7 @@ from psap.resource_center.store.items import (
 )
 from psap.resource_center.store.keys import external_id_key, item_key, table
 from psap.storage.attributes import to_item
-from psap.storage.aws import TransactionCancelled
+from psap.storage.aws_errors import TransactionCancelled
 from psap.storage.dynamodb import batch_get, batch_put, transact_write
 from psap.storage.sequences import next_id
 

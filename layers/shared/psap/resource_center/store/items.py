@@ -18,7 +18,7 @@ from psap.resource_center.store.keys import (
     table,
 )
 from psap.storage.attributes import from_item, to_item
-from psap.storage.aws import ConditionFailed, translated
+from psap.storage.aws_errors import ConditionFailed, translated
 from psap.storage.dynamodb import dynamodb, read_item, transact_write
 from psap.storage.optimistic import Raced, optimistic_write
 from psap.storage.queries import query_pages

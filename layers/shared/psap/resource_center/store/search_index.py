@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 from psap.resource_center.store.keys import POINTER_KEY, table
 from psap.storage.attributes import to_item
-from psap.storage.aws import ConditionFailed, translated
+from psap.storage.aws_errors import ConditionFailed, translated
 from psap.storage.dynamodb import dynamodb, read_item
 from psap.storage.sequences import next_id
 

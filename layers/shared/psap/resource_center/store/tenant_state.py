@@ -6,7 +6,7 @@ from datetime import datetime
 from psap.clock import format_timestamp
 from psap.resource_center.store.keys import import_key, license_key, licenses_key, table
 from psap.storage.attributes import to_item
-from psap.storage.aws import TransactionCancelled, translated
+from psap.storage.aws_errors import TransactionCancelled, translated
 from psap.storage.dynamodb import batch_get, dynamodb, read_item, transact_write
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from psap.clock import format_timestamp, parse_timestamp
 from psap.errors import Conflict, NotFound
 from psap.storage.attributes import from_item, to_item
-from psap.storage.aws import ConditionFailed, TransactionCancelled, translated
+from psap.storage.aws_errors import ConditionFailed, TransactionCancelled, translated
 from psap.storage.dynamodb import dynamodb, transact_write
 from psap.webhooks.models import (
     Attempt,

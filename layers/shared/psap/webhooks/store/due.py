@@ -16,7 +16,7 @@ from typing import Any
 
 from psap.clock import format_timestamp, parse_timestamp
 from psap.storage.attributes import from_item
-from psap.storage.aws import TransactionCancelled, translated
+from psap.storage.aws_errors import TransactionCancelled, translated
 from psap.storage.dynamodb import batch_get, dynamodb, read_item, transact_write
 from psap.storage.queries import query_page, query_pages
 from psap.webhooks.models import DeliveryStatus

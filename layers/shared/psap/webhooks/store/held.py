@@ -5,7 +5,7 @@ from datetime import datetime
 
 from psap.clock import format_timestamp, parse_timestamp
 from psap.errors import Conflict
-from psap.storage.aws import TransactionCancelled
+from psap.storage.aws_errors import TransactionCancelled
 from psap.storage.dynamodb import transact_write
 from psap.webhooks.models import DeliveryStatus
 from psap.webhooks.store.deliveries import Claim

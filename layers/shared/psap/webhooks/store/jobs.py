@@ -14,7 +14,7 @@ from typing import Any
 from psap.clock import format_timestamp
 from psap.errors import NotFound
 from psap.storage.attributes import to_item
-from psap.storage.aws import ConditionFailed, translated
+from psap.storage.aws_errors import ConditionFailed, translated
 from psap.storage.dynamodb import dynamodb
 from psap.webhooks.models import DeliveryJob, DeliveryJobState
 from psap.webhooks.store.keys import _key, _table, expires_at_epoch

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from psap.clock import parse_timestamp
-from psap.storage.aws import TransactionCancelled, translated
+from psap.storage.aws_errors import TransactionCancelled, translated
 from psap.storage.dynamodb import dynamodb, read_item, transact_write
 from psap.storage.queries import partition_request, query_all, query_pages
 from psap.webhooks.models import DeliveryStatus

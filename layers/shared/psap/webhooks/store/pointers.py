@@ -25,7 +25,7 @@ from typing import Any, Final
 from psap.clock import format_timestamp, parse_timestamp
 from psap.observability import logger
 from psap.storage.attributes import to_item
-from psap.storage.aws import translated
+from psap.storage.aws_errors import translated
 from psap.storage.dynamodb import dynamodb
 from psap.webhooks.store.keys import (
     DELIVERY_RETENTION,

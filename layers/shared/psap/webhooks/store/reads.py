@@ -4,7 +4,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from psap.storage.attributes import from_item
-from psap.storage.aws import ConditionFailed, translated
+from psap.storage.aws_errors import ConditionFailed, translated
 from psap.storage.dynamodb import dynamodb, read_item
 from psap.storage.queries import query_page, query_pages
 from psap.webhooks.store.keys import _table

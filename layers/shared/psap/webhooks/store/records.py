@@ -8,7 +8,7 @@ from typing import Any
 from psap.clock import parse_timestamp
 from psap.storage.attributes import to_item
 from psap.webhooks.models import Attempt, Delivery, DeliveryStatus
-from psap.webhooks.schedule import ErrorClass
+from psap.webhooks.retry_policy import ErrorClass
 from psap.webhooks.store.keys import _dead_pk, _held_pk, _table, expires_at_epoch
 
 

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 
 from psap.clock import format_timestamp
-from psap.storage.aws import translated
+from psap.storage.aws_errors import translated
 from psap.storage.dynamodb import dynamodb
 from psap.webhooks.store.keys import _key, _table
 from psap.webhooks.store.reads import _query_page

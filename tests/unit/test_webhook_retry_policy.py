@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from psap.webhooks.schedule import (
+from psap.webhooks.retry_policy import (
     MAX_ATTEMPTS,
     RETRY_AFTER_CAP_SECONDS,
     RETRY_WAITS_SECONDS,
