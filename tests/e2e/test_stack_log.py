@@ -3,8 +3,6 @@ the functions' metric lines and routine queue batches in files of their own
 (docs/local-stack.md, local.stack_log)."""
 
 import json
-import socket
-import struct
 import time
 from typing import Any
 
@@ -13,18 +11,11 @@ import pytest
 
 from local.stack_log import CONNECTIONS_PATH
 from local.stack_process import RunningStack
+from tests.support.sockets import reset_after
 
 pytestmark = pytest.mark.e2e
 
 PATHS = ("/api/v1/external/knowledge", "/api/v1/external/user", "/api/v1/external/openapi.json")
-
-
-def _reset_after(data: bytes, port: int) -> None:
-    connection = socket.create_connection(("127.0.0.1", port), timeout=5)
-    connection.sendall(data)
-    time.sleep(0.1)
-    connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    connection.close()
 
 
 def _dropped(stack: dict[str, Any]) -> int:
@@ -50,8 +41,8 @@ def test_each_request_is_one_line_and_a_dropped_connection_none(
             )
             assert answer.status_code == 200
             request_ids.append(answer.headers["x-amzn-RequestId"])
-    _reset_after(b"GET /api/v1/external/knowledge HTTP/1.1\r\nHost: x\r\n", port)
-    _reset_after(b"POST /api/v1/external/knowledge HTTP/1.1\r\nContent-Length: 9\r\n\r\n{", port)
+    reset_after(b"GET /api/v1/external/knowledge HTTP/1.1\r\nHost: x\r\n", port)
+    reset_after(b"POST /api/v1/external/knowledge HTTP/1.1\r\nContent-Length: 9\r\n\r\n{", port)
     deadline = time.monotonic() + 10
     while _dropped(stack) < dropped + 2 and time.monotonic() < deadline:
         time.sleep(0.1)

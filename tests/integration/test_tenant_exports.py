@@ -6,10 +6,8 @@ Given/When/Then in each test; the handlers and the worker run as Lambda would ru
 (their sample events, under their roles), against moto.
 """
 
-import argparse
 import hashlib
 import json
-import tarfile
 import urllib.request
 from collections.abc import Callable
 from datetime import timedelta
@@ -19,16 +17,11 @@ from typing import Any
 
 import pytest
 
-from local.demo_tenant_data import generate, write_jsonl
 from psap import clock
-from psap.audit import store as audit_store
-from psap.audit.recording import AuditRecord
 from psap.auth import store as tenants
 from psap.auth.credentials import OPERATOR, CredentialKind
 from psap.auth.permissions import parse_permissions
 from psap.config import audit_export_queue_url, settings
-from psap.knowledge.models import KnowledgeType
-from psap.knowledge.store import NewEntry, create_entry
 from psap.media.models import RadioTrafficMedia
 from psap.media.store import create_radio_traffic, next_media_id
 from psap.offboarding.archive import verify_archive
@@ -37,9 +30,12 @@ from psap.storage.dynamodb import dynamodb
 from psap.storage.sqs import sqs
 from tests.conftest import TEMPLATE
 from tests.support.harness import HandlerHarness, answer_of, json_body
-from tools import admin_audit
+from tests.support.tenant_records import (
+    archive_members,
+    audited_operator_action,
+    imported_tenant,
+)
 from tools.admin import main
-from tools.tenant_import import import_files
 
 FUNCTIONS = (
     "AdminTenantExportCreateFunction",
@@ -123,18 +119,7 @@ def api(
 def _seed(tenant: int, base: int, tmp_path: Path) -> dict[str, Any]:
     """Users, evaluations, incidents and events (the import), a knowledge entry, a media
     record of one event, and an audit record: each kind the export must carry."""
-    dataset = generate(3, tenant, base, user_count=2, evaluation_count=2, incident_count=2)
-    import_files(write_jsonl(dataset, tmp_path / str(tenant)), tenant)
-    entry = create_entry(
-        tenant,
-        NewEntry(
-            name=f"Chest pain {tenant}",
-            provider="APCO",
-            knowledge_type=KnowledgeType.GUIDE_CARD,
-            external_id=f"x-{tenant}",
-        ),
-        clock.utc_now(),
-    )
+    dataset, entry_id = imported_tenant(tenant, base, tmp_path, users=2, evaluations=2)
     event_id = dataset.events[0].id
     assert event_id is not None
     media_id = next_media_id()
@@ -155,14 +140,8 @@ def _seed(tenant: int, base: int, tmp_path: Path) -> dict[str, Any]:
         ),
         original=srt,
     )
-    record = admin_audit.operator_record(
-        argparse.Namespace(area="credential", action="revoke", tenant=tenant),
-        200,
-        clock.utc_now(),
-        finished=clock.utc_now(),
-    )
-    audit_store.append_records([AuditRecord.model_validate(record)], retention_days=365)
-    return {"dataset": dataset, "entry": entry.id, "media": media_id}
+    audited_operator_action(tenant)
+    return {"dataset": dataset, "entry": entry_id, "media": media_id}
 
 
 def _every_item() -> dict[str, list[tuple[str, str]]]:
@@ -173,17 +152,6 @@ def _every_item() -> dict[str, list[tuple[str, str]]]:
         for page in dynamodb().get_paginator("scan").paginate(TableName=table.name):
             keys += [(i["pk"]["S"], i.get("sk", {}).get("S", "")) for i in page["Items"]]
         found[table.name] = sorted(keys)
-    return found
-
-
-def _members(archive: Path) -> dict[str, list[dict[str, Any]]]:
-    with tarfile.open(archive, "r:gz") as opened:
-        found = {}
-        for member in opened.getmembers():
-            data = opened.extractfile(member)
-            assert data is not None
-            if member.name.endswith(".jsonl"):
-                found[member.name] = [json.loads(line) for line in data.read().splitlines()]
     return found
 
 
@@ -229,7 +197,7 @@ def test_an_export_holds_everything_the_tenant_owns_signed_and_deletes_nothing(
     (tmp_path / "altered.tar.gz").write_bytes(bytes(altered))
     assert main(["tenant", "verify-archive", str(tmp_path / "altered.tar.gz")]) == 1
     # And it holds the tenant's knowledge, incidents, events, media and audit records
-    files = _members(archive)
+    files = archive_members(archive)
     dataset = seeded["dataset"]
     assert {line["number"] for line in files["incidents.jsonl"]} == {
         incident.number for incident in dataset.incidents

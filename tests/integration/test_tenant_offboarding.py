@@ -4,14 +4,12 @@ credentials; another tenant is untouched; a crash resumes; credentials in force 
 
 import argparse
 import json
-import tarfile
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from local.demo_tenant_data import generate, write_jsonl
 from psap import clock
 from psap.audit import store as audit_store
 from psap.audit.recording import AuditRecord
@@ -22,8 +20,7 @@ from psap.auth.permissions import Permission
 from psap.config import auth_table, cad_table, knowledge_table
 from psap.events.store import EVENTS
 from psap.incidents.store import INCIDENTS
-from psap.knowledge.models import KnowledgeType
-from psap.knowledge.store import NewEntry, create_entry, read_entry
+from psap.knowledge.store import read_entry
 from psap.media.store import MEDIA_SEQUENCE
 from psap.offboarding import job
 from psap.resource_center.store import grant_license, tenant_licenses
@@ -35,9 +32,13 @@ from psap.webhooks.signing import SigningProfile
 from tests.conftest import TEMPLATE
 from tests.support.audit import AUDIT_FUNCTIONS, ApiCaller
 from tests.support.tenant_data import table
+from tests.support.tenant_records import (
+    archive_members,
+    audited_operator_action,
+    imported_tenant,
+)
 from tools import admin_audit
 from tools.admin import main
-from tools.tenant_import import import_files
 
 KEY = "offboarding-test-archive-key"
 
@@ -53,18 +54,7 @@ def world(aws: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[An
     staying = tenants.create_tenant("Staying County 911").tenant_id
     seeded: dict[Any, Any] = {"leaving": leaving, "staying": staying}
     for tenant, base in ((leaving, 1_000), (staying, 2_000)):
-        dataset = generate(3, tenant, base, user_count=3, evaluation_count=4, incident_count=2)
-        import_files(write_jsonl(dataset, tmp_path / str(tenant)), tenant)
-        entry = create_entry(
-            tenant,
-            NewEntry(
-                name=f"Chest pain {tenant}",
-                provider="APCO",
-                knowledge_type=KnowledgeType.GUIDE_CARD,
-                external_id=f"x-{tenant}",
-            ),
-            clock.utc_now(),
-        )
+        dataset, entry_id = imported_tenant(tenant, base, tmp_path, users=3, evaluations=4)
         connector = create_connector(
             tenant,
             NewConnector(
@@ -78,14 +68,8 @@ def world(aws: None, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[An
             now=clock.utc_now(),
         ).connector
         grant_license(tenant, "APCO", clock.utc_now())
-        record = admin_audit.operator_record(
-            argparse.Namespace(area="credential", action="revoke", tenant=tenant),
-            200,
-            clock.utc_now(),
-            finished=clock.utc_now(),
-        )
-        audit_store.append_records([AuditRecord.model_validate(record)], retention_days=365)
-        seeded[tenant] = {"dataset": dataset, "entry": entry.id, "connector": connector}
+        audited_operator_action(tenant)
+        seeded[tenant] = {"dataset": dataset, "entry": entry_id, "connector": connector}
     return seeded
 
 
@@ -96,17 +80,6 @@ def offboard(
     code = main([*tables, "tenant", "offboard", "--tenant", str(tenant), "--out", str(out), *extra])
     captured = capsys.readouterr()
     return code, captured.out, captured.err
-
-
-def members(archive: Path) -> dict[str, list[dict[str, Any]]]:
-    with tarfile.open(archive, "r:gz") as opened:
-        found = {}
-        for member in opened.getmembers():
-            data = opened.extractfile(member)
-            assert data is not None
-            if member.name.endswith(".jsonl"):
-                found[member.name] = [json.loads(line) for line in data.read().splitlines()]
-    return found
 
 
 def tenant_items(tenant: int) -> list[str]:
@@ -151,7 +124,7 @@ def test_offboarding_archives_everything_then_purges_only_that_tenant(
     code, out, err = offboard(capsys, leaving, archive)
     # Then the archive holds each kind, with its content
     assert code == 0, err
-    files = members(archive)
+    files = archive_members(archive)
     assert len(files["incidents.jsonl"]) == len(dataset.incidents)
     assert len(files["events.jsonl"]) == len(dataset.events)
     users = [line for line in files["users.jsonl"] if line["sk"] == "USER"]
@@ -257,7 +230,7 @@ def test_a_crash_between_steps_resumes(
     code, _, err = offboard(capsys, leaving, archive)
     # Then it ends, with an archive holding every record exactly once
     assert code == 0, err
-    files = members(archive)
+    files = archive_members(archive)
     dataset = world[leaving]["dataset"]
     assert len(files["incidents.jsonl"]) == len(dataset.incidents)
     assert len(files["events.jsonl"]) == len(dataset.events)
@@ -332,7 +305,7 @@ def test_cad_submissions_upload_and_audit_export_jobs_are_archived_then_purged(
     code, _, err = offboard(capsys, leaving, archive)
     # Then the archive holds the submission, the upload job and the export job
     assert code == 0, err
-    files = members(archive)
+    files = archive_members(archive)
     # (its record and, beside it, its raw body: two lines of one submission)
     submissions = files["cadSubmissions.jsonl"]
     assert {line["eventId"] for line in submissions} == {f"caller-{leaving}"}
@@ -403,7 +376,7 @@ def test_the_audit_archive_reads_the_days_with_records_not_every_day_of_retentio
     job.offboard(leaving, tmp_path / "a.tar.gz", KEY.encode(), on_step=count)
     # Then the audit file holds both days' records, read in one step per day with records
     # (a walk of the retention window took 365 steps of 16 Queries each)
-    files = members(tmp_path / "a.tar.gz")
+    files = archive_members(tmp_path / "a.tar.gz")
     days = {line["time"][:10] for line in files["audit.jsonl"] if "tenantId" in line}
     assert days == {long_ago.date().isoformat(), clock.utc_now().date().isoformat()}
     assert audit_store.days_with_records(leaving) == sorted(

@@ -108,15 +108,7 @@ def test_the_scheduler_reads_what_is_due_not_every_tenant(
     cad_aws: None, fake_clock: Clock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Given 300 tenants with connectors (as the tenant directory lists them) and nothing due
-    for tenant in range(1000, 1300):
-        dynamodb().put_item(
-            TableName=cad_table(),
-            Item={
-                "pk": {"S": store.TENANT_DIRECTORY},
-                "sk": {"S": f"T#{tenant:012d}"},
-                "tenantId": {"N": str(tenant)},
-            },
-        )
+    many_tenants_in_the_directory(300)
     enqueue_due(fake_clock.now)  # the first run places its cursor
     counting = CountingQueries()
     monkeypatch.setattr(queries, "dynamodb", counting)

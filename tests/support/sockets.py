@@ -3,7 +3,9 @@ reset, answer in chunks): `SocketEndpoint` accepts connections and hands each to
 `handle` on a thread of its own."""
 
 import socket
+import struct
 import threading
+import time
 
 
 class SocketEndpoint:
@@ -35,3 +37,12 @@ class SocketEndpoint:
                 return  # closed
             self.connections += 1
             threading.Thread(target=self.handle, args=(connection,), daemon=True).start()
+
+
+def reset_after(data: bytes, port: int) -> None:
+    """Sends `data` to the loopback port and hangs up with a TCP reset, as a killed client does."""
+    connection = socket.create_connection(("127.0.0.1", port), timeout=5)
+    connection.sendall(data)
+    time.sleep(0.1)
+    connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    connection.close()

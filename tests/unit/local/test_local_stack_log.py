@@ -4,8 +4,6 @@ metric lines and routine queue batches go to files of their own (local.stack_log
 import http.client
 import json
 import logging
-import socket
-import struct
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -26,6 +24,7 @@ from local.stack_log import (
     StackLog,
     is_metric_line,
 )
+from tests.support.sockets import reset_after
 
 METRIC_LINE = (
     '[ListFunction] {"_aws":{"Timestamp":1,"CloudWatchMetrics":[{"Namespace":"Psap",'
@@ -43,15 +42,6 @@ def _wait_for_count(server: str, event: str, expected: int) -> int:
     while _count(server, event) < expected and time.monotonic() < deadline:
         time.sleep(0.02)
     return _count(server, event)
-
-
-def _reset_after(data: bytes, port: int) -> None:
-    """Sends `data` and hangs up with a TCP reset, as a killed client does."""
-    connection = socket.create_connection(("127.0.0.1", port), timeout=5)
-    connection.sendall(data)
-    time.sleep(0.1)
-    connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    connection.close()
 
 
 class _NoGateway:
@@ -72,8 +62,8 @@ def test_a_client_that_hangs_up_mid_request_is_counted_not_traced(
 ) -> None:
     before = _count("gateway", CLIENT_DISCONNECTED)
     # When one client resets in the middle of its headers and another in the middle of its body
-    _reset_after(b"GET /open HTTP/1.1\r\nHost: x\r\n", gateway_server.port)
-    _reset_after(
+    reset_after(b"GET /open HTTP/1.1\r\nHost: x\r\n", gateway_server.port)
+    reset_after(
         b"POST /open HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{", gateway_server.port
     )
     # Then both are counted, and nothing is printed about them
@@ -181,7 +171,7 @@ def test_a_sender_that_hangs_up_on_the_sample_cad_receiver_is_counted_not_traced
     try:
         port = int(receiver.base_url.rsplit(":", 1)[1])
         before = _count("sample CAD receiver", CLIENT_DISCONNECTED)
-        _reset_after(b"POST /cad/1/webhooks HTTP/1.1\r\nHost: x\r\n", port)
+        reset_after(b"POST /cad/1/webhooks HTTP/1.1\r\nHost: x\r\n", port)
         counted = _wait_for_count("sample CAD receiver", CLIENT_DISCONNECTED, before + 1)
     finally:
         receiver.stop()
