@@ -261,10 +261,12 @@ def test_bad_input_is_400_naming_the_field(aws: None, api: TenantExportApi) -> N
     unknown = api.start(tenant, {"purge": True})
     long = api.start(tenant, {"reason": "x" * 501})
     broken = api.start(tenant, raw="{not json")
+    array = api.start(tenant, raw="[null, null]")  # found by the contract run: was 202
     # Then each is 400 ErrorInfo naming what is wrong, and no export started
     assert unknown[0] == 400 and "purge" in unknown[1]["info"], unknown
     assert long[0] == 400 and "reason" in long[1]["info"], long
     assert broken[0] == 400, broken
+    assert array[0] == 400 and "JSON object" in array[1]["info"], array
     assert api.start(tenant)[0] == 202
 
 
