@@ -41,6 +41,7 @@ from typing import Any
 
 import httpx
 
+from local.stack_log import METRICS_SUFFIX
 from local.stack_process import RunningStack, running_stack
 from tools.bench.core import Options, Progress, Row, Section
 
@@ -217,8 +218,28 @@ def _token_flood(base: str, sources: list[str]) -> list[int]:
     return statuses
 
 
-def _refusal_reads(log_file: Path, since: int) -> tuple[int, int]:
-    """(refusals, DynamoDB reads) in the authorizers' log lines after byte `since`."""
+def _log_files(stack: RunningStack) -> list[Path]:
+    """The stack's log and its metrics file: the authorizers' refusal lines carry a metric
+    (CredentialReads), so the stack writes them to the metrics file (local/stack_log.py)."""
+    log_file = stack.log_file
+    return [log_file, log_file.with_name(log_file.stem + METRICS_SUFFIX)]
+
+
+def _sizes(files: list[Path]) -> list[int]:
+    return [path.stat().st_size if path.exists() else 0 for path in files]
+
+
+def _refusal_reads(files: list[Path], since: list[int]) -> tuple[int, int]:
+    """(refusals, DynamoDB reads) in the authorizers' log lines after each file's `since`."""
+    refusals = reads = 0
+    for path, offset in zip(files, since, strict=True):
+        if path.exists():
+            found = _refusal_reads_in(path, offset)
+            refusals, reads = refusals + found[0], reads + found[1]
+    return refusals, reads
+
+
+def _refusal_reads_in(log_file: Path, since: int) -> tuple[int, int]:
     refusals = reads = 0
     with log_file.open("rb") as log:
         log.seek(since)
@@ -270,11 +291,12 @@ def run(_options: Options) -> list[Row]:
         searches = [status for status in flood.statuses if status > 0]
         accepted_rate = searches.count(200) / seconds
         quota = A_SEARCH[0] + A_SEARCH[1] / seconds  # the rate, plus the first burst spread
-        offset = stack.log_file.stat().st_size
+        logs = _log_files(stack)
+        offsets = _sizes(logs)
         one_source = _token_flood(base, ["127.0.0.1"])
         many_sources = _token_flood(base, [f"127.0.0.{host}" for host in range(2, 62)])
         time.sleep(1)  # the last log lines reach the file
-        refusals, reads = _refusal_reads(stack.log_file, offset)
+        refusals, reads = _refusal_reads(logs, offsets)
         progress(f"{refusals} refused random tokens, {reads} DynamoDB reads")
     b_statuses = alone.statuses + beside.statuses + flooded.statuses
     ratio = flooded.p95_ms() / beside.p95_ms() if beside.p95_ms() else float("inf")
