@@ -127,7 +127,7 @@ def resources_without_any_method(document: dict[str, Any]) -> list[str]:
 
 
 # The capacity plan's lists (docs/capacity.md): which functions must hold reserved
-# concurrency. Guaranteed: the CAD path, both authorizers and the audit writer keep their
+# concurrency. Guaranteed: the CAD path, the three authorizers and the audit writer keep their
 # executions when everything else is busy. Capped: what a tenant can drive in bulk, so that
 # one tenant's burst cannot take the account's executions from the guaranteed ones.
 GUARANTEED_CONCURRENCY: tuple[str, ...] = (
@@ -135,6 +135,7 @@ GUARANTEED_CONCURRENCY: tuple[str, ...] = (
     "CadWorkerFunction",
     "PartnerAuthorizerFunction",
     "CadAuthorizerFunction",
+    "ConsoleAuthorizerFunction",
     "AuditWriterFunction",
 )
 CAPPED_CONCURRENCY: tuple[str, ...] = (

@@ -41,6 +41,12 @@ def test_timestamps_keep_four_digit_years_so_every_one_has_the_same_width() -> N
     assert format_timestamp(moment) < format_timestamp(datetime(2026, 1, 1, tzinfo=UTC))
 
 
+def test_a_time_with_no_utc_instant_in_years_1_to_9999_is_a_value_error() -> None:
+    # Callers turn ValueError into a 400 naming the field; an OverflowError would be a 500.
+    with pytest.raises(ValueError, match="outside years 0001-9999"):
+        parse_timestamp("0001-01-01T00:00:00+14:00")
+
+
 def test_attribute_values_round_trip() -> None:
     value = {"s": "x", "n": 7, "f": 1.5, "b": True, "l": [1, "a", None], "m": {"k": False}}
     assert from_item(to_item(value)) == {**value, "l": [1, "a", None]}
