@@ -6,7 +6,6 @@ from typing import Annotated
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from psap.errors import InvalidInput
 from psap.http.body import request_bytes
 from psap.http.resolver import create_resolver, current_principal, lambda_handler
 from psap.media import ingest
@@ -70,13 +69,7 @@ def upload_radio_traffic(
 def upload_radio_traffic_json() -> Response[str]:
     principal = current_principal(app)
     request = app.current_event
-    if request.query_string_parameters:
-        # The raw form's parameters sent here would otherwise be dropped without a word.
-        names = ", ".join(sorted(request.query_string_parameters))[:200]
-        raise InvalidInput(
-            f"This operation takes no query parameters ({names}): give eventId or "
-            "incidentNumber, channel and recordingStartedAt in the JSON body"
-        )
+    # Query parameters are refused before this runs (Operation.no_query).
     outcome = ingest.upload_radio_traffic_json(
         principal.tenant_id,
         body=request_bytes(request.body, request.is_base64_encoded),

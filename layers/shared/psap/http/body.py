@@ -7,7 +7,9 @@ model sees the body. In this order:
 2. at most `max_bytes` bytes (else 413, PAYLOAD_TOO_LARGE);
 3. the bytes are UTF-8 (else 400, INVALID_ENCODING, naming the byte);
 4. JSON media types: nested at most psap.text.MAX_JSON_DEPTH levels, checked by a linear scan
-   before any recursive parse (else 400, TOO_DEEP), then valid JSON (else 400, INVALID_JSON);
+   before any recursive parse (else 400, TOO_DEEP), then valid JSON (else 400, INVALID_JSON)
+   and an object (or null, the same as no body), as every JSON body of the API is (else 400,
+   INVALID_JSON: an optional body of another JSON type would otherwise pass for no body);
 5. the text policy (psap.text) on every string and key of a JSON body, on every line of a
    text body (else 400, INVALID_TEXT, naming the field or line).
 
@@ -133,10 +135,20 @@ def _check_json(text: str) -> None:
         raise TooDeep(f"The request body is {error}") from error
     except ValueError as error:
         raise InvalidJson(f"The request body is not valid JSON: {error}") from error
+    if document is not None and not isinstance(document, dict):
+        raise InvalidJson(f"The request body must be a JSON object, not {_json_type(document)}")
     try:
         check_document(document)
     except TextRefused as refused:
         raise InvalidText(f"Invalid field '{refused.path}': {refused.problem}") from refused
+
+
+def _json_type(document: object) -> str:
+    if isinstance(document, bool):
+        return "a boolean"
+    if isinstance(document, list):
+        return "an array"
+    return "a string" if isinstance(document, str) else "a number"
 
 
 def _check_lines(text: str) -> None:

@@ -68,6 +68,9 @@ class Operation:
     # Re-read the credential (strongly consistent) before acting, so a revoked or expired
     # one is refused at once rather than after the authorizer's cache (ReauthorizeEvery).
     rechecks_credential: bool = False
+    # An operation that declares no query parameter, and where a client could mean one (a
+    # sibling operation takes them): any query parameter is 400 with this hint, never dropped.
+    no_query: str | None = None
 
     @property
     def max_body_bytes(self) -> int | None:
@@ -140,7 +143,10 @@ OPERATIONS: dict[tuple[str, str], Operation] = {
         "uploadRadioTraffic", (P.MANAGE_EVENTS,), body=RADIO_TRAFFIC_FILE_BODY
     ),
     ("POST", RADIO_TRAFFIC_JSON_PATH): Operation(
-        "uploadRadioTrafficJson", (P.MANAGE_EVENTS,), body=RADIO_TRAFFIC_JSON_BODY
+        "uploadRadioTrafficJson",
+        (P.MANAGE_EVENTS,),
+        body=RADIO_TRAFFIC_JSON_BODY,
+        no_query="give eventId or incidentNumber, channel and recordingStartedAt in the JSON body",
     ),
     ("GET", "/api/v1/external/mcp/resources/media/{mediaId}"): Operation(
         "getMedia", (P.BROWSE_EVENTS, P.MANAGE_EVENTS)

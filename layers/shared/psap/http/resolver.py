@@ -21,7 +21,13 @@ from psap.audit.sending import emit
 from psap.auth.store import credential_in_force
 from psap.clock import utc_now
 from psap.console.paths import api_resource, is_console_api
-from psap.errors import DomainError, InvalidParameter, NotAuthenticated, StoreUnavailable
+from psap.errors import (
+    DomainError,
+    InvalidInput,
+    InvalidParameter,
+    NotAuthenticated,
+    StoreUnavailable,
+)
 from psap.http.body import decode_body
 from psap.http.errors import install_error_handlers, status_for
 from psap.http.limit_fields import with_rate_limit_policy
@@ -167,6 +173,8 @@ def _answer(
 ) -> dict[str, Any]:
     try:
         check_parameters(event)
+        if operation.no_query is not None:
+            refuse_query(event, operation.no_query)
         if operation.body is not None:
             # Refused before Powertools parses and validates a body of any size or depth.
             text = decode_body(event, operation.body)
@@ -185,6 +193,16 @@ def check_parameters(event: dict[str, Any]) -> None:
                 problem = text_problem(str(name)) or text_problem(str(value))
                 if problem is not None:
                     raise InvalidParameter(str(name)[:100], problem)
+
+
+def refuse_query(event: dict[str, Any], hint: str) -> None:
+    """400 for an operation that takes no query parameter: dropped, it would look accepted."""
+    names = sorted(event.get("multiValueQueryStringParameters") or {}) or sorted(
+        event.get("queryStringParameters") or {}
+    )
+    if names:
+        listed = ", ".join(str(name) for name in names)[:200]
+        raise InvalidInput(f"This operation takes no query parameters ({listed}): {hint}")
 
 
 def lambda_handler(app: APIGatewayRestResolver) -> LambdaHandler:
