@@ -25,6 +25,7 @@ from werkzeug.serving import make_server
 from local import (
     iam_enforcement,
     moto_dynamodb_items,
+    moto_fair_queues,
     moto_keepalive,
     moto_kms_keys,
     moto_queries,
@@ -168,6 +169,7 @@ class EmbeddedAws:
         # After moto_queries: it wraps the Query that moto_queries installs.
         partition_capacity.install()
         moto_usage_plans.install()
+        moto_fair_queues.install()
         if self._requested_port:
             _ensure_free(self._host, self._requested_port)
         server = _MotoServer(self._host, self._requested_port)

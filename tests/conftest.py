@@ -35,7 +35,7 @@ from moto.core.custom_responses_mock import reset_responses_mock
 from moto.core.models import responses_mock
 from moto.server import ThreadedMotoServer
 
-from local import iam, iam_enforcement, partition_capacity
+from local import iam, iam_enforcement, moto_fair_queues, partition_capacity
 from local.aws import (
     OPERATOR_CREDENTIALS,
     bucket_encryption_rules,
@@ -57,6 +57,8 @@ from tests.support.embedded_aws import TemplateResources
 pytest_plugins = ("tests.support.spec_marker", "tests.support.one_stack_worker")
 
 ROOT = Path(__file__).resolve().parent.parent
+# Standard queues deliver as SQS fair queues do, in every test's moto as in the local stack.
+moto_fair_queues.install()
 TEMPLATE: StackTemplate = load_template()
 # Powertools Metrics reads its namespace when psap.observability is first imported, which can
 # be while test modules are collected, before any fixture sets the environment. Without one,

@@ -9,7 +9,7 @@ model sees the body. In this order:
 4. JSON media types: nested at most psap.text.MAX_JSON_DEPTH levels, checked by a linear scan
    before any recursive parse (else 400, TOO_DEEP), then valid JSON (else 400, INVALID_JSON)
    and an object (or null, the same as no body), as every JSON body of the API is (else 400,
-   INVALID_JSON: an optional body of another JSON type would otherwise pass for no body);
+   INVALID_INPUT: an optional body of another JSON type would otherwise pass for no body);
 5. the text policy (psap.text) on every string and key of a JSON body, on every line of a
    text body (else 400, INVALID_TEXT, naming the field or line).
 
@@ -136,7 +136,7 @@ def _check_json(text: str) -> None:
     except ValueError as error:
         raise InvalidJson(f"The request body is not valid JSON: {error}") from error
     if document is not None and not isinstance(document, dict):
-        raise InvalidJson(f"The request body must be a JSON object, not {_json_type(document)}")
+        raise InvalidInput(f"The request body must be a JSON object, not {_json_type(document)}")
     try:
         check_document(document)
     except TextRefused as refused:
