@@ -37,7 +37,7 @@ from typing import Any, Final
 from werkzeug.exceptions import HTTPException
 
 from local import key_enforcement, s3_post_policy
-from local.template import ACCOUNT_ID, REGION
+from local.template import ACCOUNT_ID, REGION, log_group_arn
 
 _TRANSACTION_ACTIONS: Final = {
     "Put": "PutItem",
@@ -307,7 +307,7 @@ def _authorize_log_group_key(response: Any) -> None:
     needs = key_enforcement.logs_needs(str(response._get_action()), body)
     if not needs:
         return
-    group = key_enforcement.log_group_arn(str(body.get("logGroupName") or ""))
+    group = log_group_arn(str(body.get("logGroupName") or ""))
     try:
         key_enforcement.service_authorize(
             key_enforcement.LOGS_PRINCIPAL,

@@ -76,6 +76,8 @@ _LOGS_ACTIONS: Final[Mapping[str, tuple[str, ...]]] = {
     "FilterLogEvents": ("kms:Decrypt",),
 }
 LOGS_PRINCIPAL: Final = f"logs.{REGION}.amazonaws.com"
+# CloudWatch alarms publish to their SNS topics as this service principal.
+ALARMS_PRINCIPAL: Final = "cloudwatch.amazonaws.com"
 
 
 class KeyRefusal(Exception):
@@ -165,6 +167,17 @@ def sns_needs(action: str, topic_arn: str) -> list[tuple[str, str]]:
     return [(kms_action, key) for kms_action in _SNS_ACTIONS[action]] if key else []
 
 
+def authorize_alarm_publish(topic_arn: str, alarm_arn: str) -> None:
+    """Raises KeyRefusal if the topic's key policy does not let CloudWatch alarms publish to
+    it: on AWS the alarm's notification would be lost, silently."""
+    service_authorize(
+        ALARMS_PRINCIPAL,
+        sns_needs("Publish", topic_arn),
+        encryption_context={"aws:sns:topicArn": topic_arn},
+        source={"aws:SourceAccount": ACCOUNT_ID, "aws:SourceArn": alarm_arn},
+    )
+
+
 def logs_needs(action: str, request: Mapping[str, Any]) -> list[tuple[str, str]]:
     """(kms action, key ARN) CloudWatch Logs itself needs for one request (its JSON body)."""
     from moto.logs.models import logs_backends  # noqa: PLC0415
@@ -177,10 +190,6 @@ def logs_needs(action: str, request: Mapping[str, Any]) -> list[tuple[str, str]]
         named_key = getattr(group, "kms_key_id", None)
     key = _customer_key(named_key)
     return [(kms_action, key) for kms_action in _LOGS_ACTIONS[action]] if key else []
-
-
-def log_group_arn(name: str) -> str:
-    return f"arn:aws:logs:{REGION}:{ACCOUNT_ID}:log-group:{name}"
 
 
 def _customer_key(key_id: Any) -> str | None:

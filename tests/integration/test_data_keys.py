@@ -11,8 +11,9 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from local import iam, iam_enforcement
-from local.template import ACCOUNT_ID
+from local import iam, iam_enforcement, key_enforcement
+from local.aws import alarm_arn, create_log_groups, create_topics
+from local.template import ACCOUNT_ID, TemplateError
 from psap.webhooks.secrets import ConnectorSecrets, create_secret, secret_name
 from tests.conftest import TEMPLATE
 
@@ -350,6 +351,63 @@ def test_log_events_are_refused_once_the_groups_key_no_longer_lets_cloudwatch_lo
     with pytest.raises(ClientError) as refused:
         writer.put_log_events(logGroupName=group, logStreamName="probe", logEvents=event)
     assert _refusal(refused)[0] == "AccessDeniedException"
+
+
+def test_every_functions_log_group_is_made_under_a_key_that_takes_its_logs(aws: None) -> None:
+    # Given the template's log groups, made in the embedded AWS as the local stack makes them
+    create_log_groups(TEMPLATE, None)
+    logs = _operator("logs")
+    made = {group["logGroupName"]: group for group in logs.describe_log_groups()["logGroups"]}
+    # When each function's log lines go to its group (LoggingConfig.LogGroup)
+    for function in TEMPLATE.functions.values():
+        group = made[function.log_group]
+        stream = function.logical_id
+        logs.create_log_stream(logGroupName=function.log_group, logStreamName=stream)
+        logs.put_log_events(
+            logGroupName=function.log_group,
+            logStreamName=stream,
+            logEvents=[{"timestamp": 1_700_000_000_000, "message": "probe"}],
+        )
+        # Then every group is encrypted with the operations key, which takes its lines
+        assert group["kmsKeyId"] == OPERATIONS_KEY.arn, function.logical_id
+
+
+def test_a_key_policy_without_its_logs_statement_stops_the_stack_making_the_groups(
+    aws: None,
+) -> None:
+    # Given the operations key's policy without the statement for CloudWatch Logs
+    _key_policy_without(OPERATIONS_KEY, "LogsEncryptThisStacksLogGroups")
+    # When the local stack makes the template's log groups, then it stops, naming the group
+    with pytest.raises(TemplateError, match=r"FunctionLogGroup: .*not allowed to be used"):
+        create_log_groups(TEMPLATE, None)
+
+
+def test_every_alarm_may_publish_to_the_encrypted_operator_topic(aws: None) -> None:
+    # Given the operators' topic, made under its key as the local stack makes it
+    create_topics(TEMPLATE, None)
+    topic = TEMPLATE.topics["OperatorAlarmTopic"]
+    attributes = _operator("sns").get_topic_attributes(TopicArn=topic.arn)["Attributes"]
+    assert attributes["KmsMasterKeyId"] == OPERATIONS_KEY.arn
+    # When each alarm that names it publishes, as cloudwatch.amazonaws.com
+    assert len(topic.alarms) >= 10
+    for alarm in topic.alarms:
+        # Then the key policy lets it (a refusal raises here)
+        key_enforcement.authorize_alarm_publish(topic.arn, alarm_arn(alarm))
+
+
+def test_a_topic_key_that_does_not_let_alarms_publish_stops_the_stack(aws: None) -> None:
+    # Given the operations key's policy without the statement for CloudWatch alarms
+    _key_policy_without(OPERATIONS_KEY, "AlarmsPublishToTheEncryptedTopic")
+    # When the local stack makes the topic, then it stops, naming an alarm that would be lost
+    with pytest.raises(TemplateError, match="publishes to OperatorAlarmTopic, whose key"):
+        create_topics(TEMPLATE, None)
+    # And the decision itself names the service and the action refused
+    with pytest.raises(key_enforcement.KeyRefusal) as refused:
+        key_enforcement.authorize_alarm_publish(
+            TEMPLATE.topics["OperatorAlarmTopic"].arn, alarm_arn("probe")
+        )
+    assert refused.value.caller == "cloudwatch.amazonaws.com"
+    assert refused.value.action == "kms:GenerateDataKey"
 
 
 def _allows(statement: Any, action: str) -> bool:
