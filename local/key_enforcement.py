@@ -140,20 +140,19 @@ def secretsmanager_needs(action: str, request: Mapping[str, Any]) -> list[tuple[
 
     if action not in _SECRETS_ACTIONS:
         return []
-    named_key = request.get("KmsKeyId")
-    if action in {"CreateSecret", "UpdateSecret"}:
-        if request.get("SecretString") is None and request.get("SecretBinary") is None:
-            return []
-        if action == "CreateSecret":
-            # Without KmsKeyId, Secrets Manager uses its AWS-managed aws/secretsmanager.
-            key = _customer_key(named_key)
-            return [(kms_action, key) for kms_action in _SECRETS_ACTIONS[action]] if key else []
-    if not named_key:
+    stores_value = (
+        request.get("SecretString") is not None or request.get("SecretBinary") is not None
+    )
+    if action in {"CreateSecret", "UpdateSecret"} and not stores_value:
+        return []
+    key_id = request.get("KmsKeyId")
+    # A new secret without KmsKeyId is under Secrets Manager's AWS-managed key.
+    if not key_id and action != "CreateSecret":
         secret = secretsmanager_backends[ACCOUNT_ID][REGION].secrets.get(
             str(request.get("SecretId") or "")
         )
-        named_key = getattr(secret, "kms_key_id", None)
-    key = _customer_key(named_key)
+        key_id = getattr(secret, "kms_key_id", None)
+    key = _customer_key(key_id)
     return [(kms_action, key) for kms_action in _SECRETS_ACTIONS[action]] if key else []
 
 
