@@ -18,12 +18,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 import boto3
+from botocore.exceptions import ClientError
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 from moto.server import ThreadedMotoServer
 from werkzeug.serving import make_server
 
 from local import (
     iam_enforcement,
+    key_enforcement,
     moto_dynamodb_items,
     moto_fair_queues,
     moto_keepalive,
@@ -36,7 +38,7 @@ from local import (
 from local.iam import OPERATOR_ACCESS_KEY_ID, OPERATOR_SECRET_ACCESS_KEY
 from local.moto_s3 import store_put_bodies_verbatim
 from local.moto_transactions import back_up_only_touched_items
-from local.template import ACCOUNT_ID, REGION, Bucket, StackTemplate, Table
+from local.template import ACCOUNT_ID, REGION, Bucket, StackTemplate, Table, TemplateError
 
 if TYPE_CHECKING:
     from mypy_boto3_apigateway.client import APIGatewayClient
@@ -202,11 +204,17 @@ class CreatedResources:
     secrets: int
     # Usage plan logical id -> the id the embedded AWS gave it.
     usage_plans: dict[str, str] = field(default_factory=dict)
+    log_groups: int = 0
+    topics: int = 0
 
     def summary(self, template_name: str) -> str:
         parts = [f"{self.tables} tables", f"{self.queues} queues", f"{self.buckets} buckets"]
         if self.secrets:
             parts.append(f"{self.secrets} secrets")
+        if self.log_groups:
+            parts.append(f"{self.log_groups} log groups")
+        if self.topics:
+            parts.append(f"{self.topics} topics")
         if self.usage_plans:
             parts.append(f"{len(self.usage_plans)} usage plans")
         return f"created {', '.join(parts)} from {template_name}"
@@ -307,13 +315,59 @@ def create_resources(template: StackTemplate, endpoint_url: str) -> CreatedResou
         # A generated secret only needs to exist locally; its value is set by whoever uses it.
         value = secret.properties.get("SecretString", "{}")
         secrets.create_secret(Name=secret.name, SecretString=str(value))
+    create_log_groups(template, endpoint_url)
+    create_topics(template, endpoint_url)
     return CreatedResources(
         tables=len(template.tables),
         queues=len(template.queues),
         buckets=len(template.buckets),
         secrets=len(template.secrets),
         usage_plans=create_usage_plans(template, endpoint_url),
+        log_groups=len(template.log_groups),
+        topics=len(template.topics),
     )
+
+
+def create_log_groups(template: StackTemplate, endpoint_url: str | None) -> None:
+    """The template's log groups under their keys. The embedded AWS refuses a group whose
+    key policy does not let CloudWatch Logs use the key for it, as AWS does: the stack
+    stops at start rather than run with logs AWS would not take."""
+    logs: Any = boto3.client("logs", **_client_options(endpoint_url))  # type: ignore[call-overload,arg-type]
+    for group in template.log_groups.values():
+        key = group.properties.get("KmsKeyId")
+        try:
+            logs.create_log_group(
+                logGroupName=group.name, **({"kmsKeyId": str(key)} if key else {})
+            )
+        except ClientError as error:
+            raise TemplateError(f"{group.logical_id}: {error}") from error
+        if group.properties.get("RetentionInDays"):
+            days = int(group.properties["RetentionInDays"])
+            logs.put_retention_policy(logGroupName=group.name, retentionInDays=days)
+
+
+def create_topics(template: StackTemplate, endpoint_url: str | None) -> None:
+    """The template's SNS topics, each encrypted with its key (KmsMasterKeyId).
+
+    An alarm publishes as cloudwatch.amazonaws.com, which only the topic key's policy can
+    allow; on AWS a notification it refuses is lost without a word, so here the stack stops
+    at start instead (TemplateError, naming the alarm, topic and key)."""
+    sns: Any = boto3.client("sns", **_client_options(endpoint_url))  # type: ignore[call-overload,arg-type]
+    for topic in template.topics.values():
+        key = topic.properties.get("KmsMasterKeyId")
+        sns.create_topic(Name=topic.name, Attributes={"KmsMasterKeyId": str(key)} if key else {})
+        for alarm in topic.alarms:
+            try:
+                key_enforcement.authorize_alarm_publish(topic.arn, alarm_arn(alarm))
+            except key_enforcement.KeyRefusal as refusal:
+                raise TemplateError(
+                    f"{alarm} publishes to {topic.logical_id}, whose key {refusal.key_arn}"
+                    f" does not allow {refusal.caller} {refusal.action}"
+                ) from refusal
+
+
+def alarm_arn(name: str) -> str:
+    return f"arn:aws:cloudwatch:{REGION}:{ACCOUNT_ID}:alarm:{name}"
 
 
 def bucket_encryption_rules(bucket: Bucket) -> list[Any]:

@@ -7,7 +7,8 @@ authentication mode), but it leaves gaps that would let code pass here and fail 
   policy template) matches nothing; and a transaction is authorized as one action,
   `TransactWriteItems`, where AWS checks each item's own action (PutItem, UpdateItem,
   DeleteItem, ConditionCheckItem) on its table. Batch calls are likewise checked per table.
-- Secrets Manager is authorized against "*" instead of the secret's ARN.
+- Secrets Manager is authorized against "*" instead of the secret's ARN, and SNS's
+  Publish against "*" instead of the topic's ARN.
 - SQS's batch calls are authorized as SendMessageBatch/DeleteMessageBatch, which are not IAM
   actions: AWS checks sqs:SendMessage and sqs:DeleteMessage.
 - A presigned S3 URL has no Authorization header, which moto's check cannot read. Here its
@@ -16,6 +17,9 @@ authentication mode), but it leaves gaps that would let code pass here and fail 
 - A browser-form upload (a presigned POST) is stored by moto whatever its policy says. Here
   its signature, expiry and conditions, `content-length-range` included, are judged as S3
   judges them (local.s3_post_policy), then the signer's policies applied.
+- A store's customer-managed key is not checked at all: here the caller's right to use it
+  is (local.key_enforcement), and CloudWatch Logs' own right to a log group's key, whoever
+  calls, even before enforcement is on (AWS checks it for the service, not the caller).
 
 `install()` patches these in (idempotent); `enforcing()` turns enforcement on for a block,
 `paused()` off (for setup that acts as the Lambda service, such as assuming roles).
@@ -26,14 +30,14 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from werkzeug.exceptions import HTTPException
 
 from local import key_enforcement, s3_post_policy
-from local.template import ACCOUNT_ID, REGION
+from local.template import ACCOUNT_ID, REGION, log_group_arn
 
 _TRANSACTION_ACTIONS: Final = {
     "Put": "PutItem",
@@ -58,10 +62,12 @@ def install() -> None:
     for_s3 = ActionAuthenticatorMixin._authenticate_and_authorize_s3_action
 
     def authorize_normal(self: Any, resource: str = "*") -> None:
+        service = type(self).__module__.split(".")[1]
+        if service == "logs":
+            _authorize_log_group_key(self)
         if not _enforced():
             _count_unauthenticated()
             return
-        service = type(self).__module__.split(".")[1]
         if service == "dynamodb":
             _authorize_each(self, _dynamodb_checks(self))
         elif service == "secretsmanager":
@@ -69,6 +75,9 @@ def install() -> None:
         elif service == "sqs":
             action = self._get_action()
             _authorize_each(self, [(_SQS_ACTIONS.get(action, action), resource)])
+        elif service == "sns" and self._get_action() in {"Publish", "PublishBatch"}:
+            topic = self._get_param("TopicArn") or self._get_param("TargetArn") or "*"
+            _authorize_each(self, [("Publish", str(topic))])
         elif service == "apigateway":
             # API Gateway's management API (usage plans and keys: the operator's) is authorized
             # by HTTP method on its path. moto cannot recompute botocore's signature for this
@@ -180,6 +189,7 @@ def _check(request: Any, resource: str) -> None:
 # XML, which their clients cannot read: the error code would be lost).
 _JSON_ERRORS: Final = {
     "dynamodb": "com.amazonaws.dynamodb.v20120810#",
+    "logs": "",
     "secretsmanager": "",
     "sqs": "com.amazonaws.sqs#",
 }
@@ -227,18 +237,10 @@ def _authorize_each(
             # moto checks one action per request; AWS checks each one this request needs.
             request._action = f"{service}:{action}"
             _check(request, resource)
-        needs = (
-            key_enforcement.dynamodb_needs(checks)
-            if service == "dynamodb"
-            else key_enforcement.sqs_needs(*checks[0])
-            if service == "sqs"
-            else []
-        )
-        _authorize_key_use(request._access_key, service, needs)
+        needs, context = _key_needs(response, service, checks)
+        _authorize_key_use(request._access_key, service, needs, encryption_context=context)
     except key_enforcement.KeyRefusal as refusal:
-        # DynamoDB answers AccessDeniedException; SQS its own KmsAccessDenied.
-        code = "KmsAccessDenied" if service == "sqs" else "AccessDenied"
-        raise _JsonRefusal(service, code, str(refusal)) from refusal
+        _refuse_key_use(service, refusal)
     except _RESTError as refusal:
         if service not in _JSON_ERRORS:
             raise
@@ -248,16 +250,79 @@ def _authorize_each(
         raise _JsonRefusal(service, refusal.error_type, message) from refusal
 
 
-def _authorize_key_use(access_key: Any, service: str, needs: list[tuple[str, str]]) -> None:
+def _key_needs(
+    response: Any, service: str, checks: list[tuple[str, str]]
+) -> tuple[list[tuple[str, str]], dict[str, str]]:
+    """The (kms action, key ARN) pairs of one request, and the encryption context the
+    service would give KMS."""
+    if service == "dynamodb":
+        return key_enforcement.dynamodb_needs(checks), {}
+    if service == "sqs":
+        return key_enforcement.sqs_needs(*checks[0]), {}
+    if service == "secretsmanager":
+        action, secret = checks[0]
+        needs = key_enforcement.secretsmanager_needs(action, _json_body(response))
+        return needs, {"SecretARN": secret}
+    if service == "sns":
+        action, topic = checks[0]
+        return key_enforcement.sns_needs(action, topic), {"aws:sns:topicArn": topic}
+    return [], {}
+
+
+def _refuse_key_use(service: str, refusal: key_enforcement.KeyRefusal) -> None:
+    """Each service's own answer when the caller may not use the key (AWS's words)."""
+    from moto.core.exceptions import _RESTError  # noqa: PLC0415
+
+    if service == "sns":  # a query-protocol service: moto's XML error, status 400
+        raise _RESTError("KMSAccessDenied", str(refusal)) from refusal
+    if service == "secretsmanager":
+        raise _JsonRefusal(service, "AccessDenied", "Access to KMS is not allowed") from refusal
+    # DynamoDB answers AccessDeniedException; SQS its own KmsAccessDenied.
+    code = "KmsAccessDenied" if service == "sqs" else "AccessDenied"
+    raise _JsonRefusal(service, code, str(refusal)) from refusal
+
+
+def _authorize_key_use(
+    access_key: Any,
+    service: str,
+    needs: list[tuple[str, str]],
+    *,
+    encryption_context: Mapping[str, str] | None = None,
+) -> None:
     """The caller's right to use the keys of the stores it touches (local.key_enforcement),
     told to the listeners like any other decision."""
     caller = str(access_key.arn)
     try:
-        key_enforcement.authorize(access_key, service, needs)
+        key_enforcement.authorize(access_key, service, needs, encryption_context=encryption_context)
     except key_enforcement.KeyRefusal as refusal:
         for listener in list(_listeners):
             listener(caller, refusal.action, refusal.key_arn, False)
         raise
+
+
+def _authorize_log_group_key(response: Any) -> None:
+    """CloudWatch Logs' own right to a log group's key, under the group's encryption
+    context; what the caller may do is not asked (local.key_enforcement)."""
+    body = _json_body(response)
+    needs = key_enforcement.logs_needs(str(response._get_action()), body)
+    if not needs:
+        return
+    group = log_group_arn(str(body.get("logGroupName") or ""))
+    try:
+        key_enforcement.service_authorize(
+            key_enforcement.LOGS_PRINCIPAL,
+            needs,
+            encryption_context={"aws:logs:arn": group},
+            source={"aws:SourceAccount": ACCOUNT_ID, "aws:SourceArn": group},
+        )
+    except key_enforcement.KeyRefusal as refusal:
+        for listener in list(_listeners):
+            listener(refusal.caller, refusal.action, refusal.key_arn, False)
+        raise _JsonRefusal(
+            "logs",
+            "AccessDenied",
+            f"The specified KMS key does not exist or is not allowed to be used with Arn '{group}'",
+        ) from refusal
 
 
 def _signer(response: Any) -> Any:

@@ -37,6 +37,9 @@ QUEUE_TYPE: Final = "AWS::SQS::Queue"
 BUCKET_TYPE: Final = "AWS::S3::Bucket"
 SECRETSMANAGER_TYPE: Final = "AWS::SecretsManager::Secret"
 KEY_TYPE: Final = "AWS::KMS::Key"
+LOG_GROUP_TYPE: Final = "AWS::Logs::LogGroup"
+TOPIC_TYPE: Final = "AWS::SNS::Topic"
+ALARM_TYPE: Final = "AWS::CloudWatch::Alarm"
 ROLE_TYPE: Final = "AWS::IAM::Role"
 FUNCTION_TYPES: Final = frozenset({"AWS::Serverless::Function", "AWS::Lambda::Function"})
 API_TYPE: Final = "AWS::Serverless::Api"
@@ -279,6 +282,28 @@ class Key:
 
 
 @dataclass(frozen=True)
+class LogGroup:
+    """An AWS::Logs::LogGroup (the functions' LoggingConfig.LogGroup among them)."""
+
+    logical_id: str
+    name: str
+    arn: str
+    # CloudFormation properties (KmsKeyId, RetentionInDays), resolved.
+    properties: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Topic:
+    logical_id: str
+    name: str
+    arn: str
+    # CloudFormation properties (KmsMasterKeyId), resolved.
+    properties: Mapping[str, Any]
+    # The alarms whose actions publish to it: CloudWatch does, as cloudwatch.amazonaws.com.
+    alarms: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class StackTemplate:
     path: Path
     stack_name: str
@@ -293,6 +318,8 @@ class StackTemplate:
     secrets: Mapping[str, Secret]
     usage_plans: Mapping[str, UsagePlan] = field(default_factory=dict)
     keys: Mapping[str, Key] = field(default_factory=dict)
+    log_groups: Mapping[str, LogGroup] = field(default_factory=dict)
+    topics: Mapping[str, Topic] = field(default_factory=dict)
 
     def api_events(self) -> Iterator[tuple[Function, ApiEvent]]:
         for function in self.functions.values():
@@ -325,6 +352,14 @@ def queue_arn(name: str) -> str:
 
 def table_arn(name: str) -> str:
     return f"arn:aws:dynamodb:{REGION}:{ACCOUNT_ID}:table/{name}"
+
+
+def log_group_arn(name: str) -> str:
+    return f"arn:aws:logs:{REGION}:{ACCOUNT_ID}:log-group:{name}"
+
+
+def topic_arn(name: str) -> str:
+    return f"arn:aws:sns:{REGION}:{ACCOUNT_ID}:{name}"
 
 
 def key_arn(key_id: str) -> str:
@@ -534,6 +569,7 @@ class Resolver:
             "AWS::Serverless::SimpleTable": "TableName",
             "AWS::Serverless::LayerVersion": "LayerName",
             "AWS::Logs::LogGroup": "LogGroupName",
+            "AWS::SNS::Topic": "TopicName",
         }.get(kind)
         if kind == KEY_TYPE:
             # A key id is a UUID; this one is fixed by the stack and the logical id.
@@ -603,6 +639,8 @@ class Resolver:
             return self.queue_url(name)
         if kind == API_TYPE:
             return local_api_id(name)
+        if kind == TOPIC_TYPE:
+            return topic_arn(self.physical_name(name))
         if kind in LAYER_TYPES:
             return f"arn:aws:lambda:{REGION}:{ACCOUNT_ID}:layer:{self.physical_name(name)}:1"
         return self.physical_name(name)
@@ -634,6 +672,10 @@ class Resolver:
             attributes = {"Id": name}
         elif kind == KEY_TYPE:
             attributes = {"Arn": key_arn(name), "KeyId": name}
+        elif kind == LOG_GROUP_TYPE:
+            attributes = {"Arn": f"{log_group_arn(name)}:*"}
+        elif kind == TOPIC_TYPE:
+            attributes = {"TopicArn": topic_arn(name), "TopicName": name}
         elif kind == ROLE_TYPE:
             attributes = {"Arn": role_arn(name), "RoleId": name}
         if attribute not in attributes:
@@ -815,6 +857,38 @@ class _TemplateBuilder:
                 logical_id: self._usage_plan(logical_id, apis)
                 for logical_id in self._of_types(USAGE_PLAN_TYPE)
             },
+            log_groups={
+                logical_id: LogGroup(
+                    logical_id=logical_id,
+                    name=self._resolver.physical_name(logical_id),
+                    arn=log_group_arn(self._resolver.physical_name(logical_id)),
+                    properties=self._resolved_properties(logical_id),
+                )
+                for logical_id in self._of_types(LOG_GROUP_TYPE)
+            },
+            topics={
+                logical_id: self._topic(logical_id) for logical_id in self._of_types(TOPIC_TYPE)
+            },
+        )
+
+    def _topic(self, logical_id: str) -> Topic:
+        name = self._resolver.physical_name(logical_id)
+        arn = topic_arn(name)
+        alarms = tuple(
+            alarm_id
+            for alarm_id in self._of_types(ALARM_TYPE)
+            if any(
+                arn
+                in self._resolver.resolve(self._resolver.properties(alarm_id).get(actions) or [])
+                for actions in ("AlarmActions", "OKActions", "InsufficientDataActions")
+            )
+        )
+        return Topic(
+            logical_id=logical_id,
+            name=name,
+            arn=arn,
+            properties=self._resolved_properties(logical_id),
+            alarms=alarms,
         )
 
     def _usage_plan(self, logical_id: str, apis: Mapping[str, RestApi]) -> UsagePlan:

@@ -277,3 +277,29 @@ def test_a_parameter_outside_its_allowed_values_stops_the_stack() -> None:
 def test_a_parameter_within_its_bounds_is_accepted() -> None:
     template = load_template(DEFAULT_TEMPLATE, parameter_overrides={"CadIntakeConcurrency": "100"})
     assert "CadIntakeFunction" in template.functions
+
+
+def test_log_groups_and_topics_carry_their_keys_and_the_alarms_that_publish() -> None:
+    # Given the project's template.yaml, read as plain YAML
+    resources = load_yaml(DEFAULT_TEMPLATE)["Resources"]
+    # When the local stack loads it
+    template = load_template(DEFAULT_TEMPLATE)
+    # Then every log group and topic is in the model with its key, and a topic knows every
+    # alarm that names it (!Ref of a topic is its ARN, as in CloudFormation)
+    groups = {key for key, value in resources.items() if value["Type"] == "AWS::Logs::LogGroup"}
+    assert set(template.log_groups) == groups
+    functions_group = template.log_groups["FunctionLogGroup"]
+    assert functions_group.arn == (
+        f"arn:aws:logs:us-east-1:123456789012:log-group:{functions_group.name}"
+    )
+    assert functions_group.properties["KmsKeyId"] == template.keys["OperationsKey"].arn
+    topic = template.topics["OperatorAlarmTopic"]
+    assert topic.arn == f"arn:aws:sns:us-east-1:123456789012:{topic.name}"
+    assert topic.properties["KmsMasterKeyId"] == template.keys["OperationsKey"].arn
+    alarms = {
+        key
+        for key, value in resources.items()
+        if value["Type"] == "AWS::CloudWatch::Alarm"
+        and {"Ref": "OperatorAlarmTopic"} in value["Properties"].get("AlarmActions", [])
+    }
+    assert alarms and set(topic.alarms) == alarms
