@@ -214,7 +214,7 @@ class CreatedResources:
         if self.log_groups:
             parts.append(f"{self.log_groups} log groups")
         if self.topics:
-            parts.append(f"{self.topics} topics")
+            parts.append(f"{self.topics} topic{'' if self.topics == 1 else 's'}")
         if self.usage_plans:
             parts.append(f"{len(self.usage_plans)} usage plans")
         return f"created {', '.join(parts)} from {template_name}"
