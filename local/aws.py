@@ -343,6 +343,9 @@ def create_keys(template: StackTemplate, endpoint_url: str | None) -> None:
         created = kms.create_key(
             Policy=json.dumps(properties["KeyPolicy"]),
             Description=str(properties.get("Description", key.logical_id)),
+            # An asymmetric signing key (the audit seals) keeps its spec and usage.
+            KeySpec=str(properties.get("KeySpec", "SYMMETRIC_DEFAULT")),
+            KeyUsage=str(properties.get("KeyUsage", "ENCRYPT_DECRYPT")),
         )["KeyMetadata"]["KeyId"]
         moved = backend.keys.pop(created)
         moved.id, moved.arn = key.key_id, key.arn

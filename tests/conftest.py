@@ -150,9 +150,12 @@ def _clear_clients() -> None:
     forget_registrations()
     # Imported here: psap.audit imports psap.observability, whose Metrics reads its namespace
     # at import, which must come after this module has set it (above).
+    from psap.audit.sealing import forget_marked_chains, kms
     from psap.audit.store import forget_marked_days
     from psap.webhooks.store.pointers import forget_marked_shards
 
+    kms.cache_clear()
+    forget_marked_chains()
     forget_marked_days()
     forget_marked_shards()
     forget_blocks()  # id blocks of the previous test's embedded AWS

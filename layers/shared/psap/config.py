@@ -68,6 +68,7 @@ class Settings:
     # The customer-managed key that encrypts connector secrets (None: Secrets Manager's own).
     connector_secret_key_arn: str | None = None
     audit_retention_days: int | None = None
+    audit_seal_key: str | None = None  # the KMS key that signs the audit digests
     audit_export_max_receives: int | None = None
     cad_intake_max_receives: int = 5
     index_refresh_seconds: float = 30.0  # how long a warm container serves a search index
@@ -109,6 +110,7 @@ class Settings:
             connector_secret_prefix=read.name("CONNECTOR_SECRET_PREFIX"),
             connector_secret_key_arn=read.name("CONNECTOR_SECRET_KEY_ARN"),
             audit_retention_days=read.whole_number("AUDIT_RETENTION_DAYS"),
+            audit_seal_key=read.name("AUDIT_SEAL_KEY"),
             audit_export_max_receives=read.whole_number("AUDIT_EXPORT_MAX_RECEIVES"),
             cad_intake_max_receives=read.count(
                 "CAD_INTAKE_MAX_RECEIVES", cls.cad_intake_max_receives
@@ -288,6 +290,11 @@ def audit_table() -> str:
 def audit_retention_days() -> int:
     """How long an audit record is kept (its TTL); the template's AuditRetentionDays."""
     return _required(settings().audit_retention_days, "AUDIT_RETENTION_DAYS")
+
+
+def audit_seal_key() -> str:
+    """The asymmetric KMS key whose signature seals the audit digests (psap.audit.sealing)."""
+    return _required(settings().audit_seal_key, "AUDIT_SEAL_KEY")
 
 
 def audit_export_bucket() -> str:
