@@ -286,12 +286,7 @@ def create_resources(template: StackTemplate, endpoint_url: str) -> CreatedResou
     s3 = s3_client(endpoint_url)
     for bucket in template.buckets.values():
         # us-east-1 is the one region where CreateBucket takes no LocationConstraint.
-        s3.create_bucket(Bucket=bucket.name)
-        versioning = bucket.properties.get("VersioningConfiguration")
-        if versioning:
-            s3.put_bucket_versioning(
-                Bucket=bucket.name, VersioningConfiguration={"Status": versioning["Status"]}
-            )
+        create_bucket(s3, bucket)
         rules = bucket_encryption_rules(bucket)
         if rules:
             s3.put_bucket_encryption(
@@ -312,6 +307,34 @@ def create_resources(template: StackTemplate, endpoint_url: str) -> CreatedResou
         secrets=len(template.secrets),
         usage_plans=create_usage_plans(template, endpoint_url),
     )
+
+
+def create_bucket(s3: Any, bucket: Bucket, *, versioned: bool = True) -> None:
+    """The bucket, with its Object Lock (write-once; it versions the bucket itself) and,
+    unless `versioned` is False, its versioning, as the template says."""
+    locked = _true(bucket.properties.get("ObjectLockEnabled", False))
+    s3.create_bucket(Bucket=bucket.name, ObjectLockEnabledForBucket=locked)
+    lock = bucket.properties.get("ObjectLockConfiguration")
+    if locked and lock:
+        _put_object_lock(s3, bucket.name, lock)
+    versioning = bucket.properties.get("VersioningConfiguration")
+    if versioning and versioned:
+        s3.put_bucket_versioning(
+            Bucket=bucket.name, VersioningConfiguration={"Status": versioning["Status"]}
+        )
+
+
+def _put_object_lock(s3: Any, name: str, lock: Mapping[str, Any]) -> None:
+    """The bucket's default retention (the audit archive's write-once rule), as CloudFormation
+    spells it; retention periods are whole numbers in the API."""
+    retention = dict((lock.get("Rule") or {}).get("DefaultRetention") or {})
+    for period in ("Days", "Years"):
+        if period in retention:
+            retention[period] = int(retention[period])
+    configuration: dict[str, Any] = {"ObjectLockEnabled": "Enabled"}
+    if retention:
+        configuration["Rule"] = {"DefaultRetention": retention}
+    s3.put_object_lock_configuration(Bucket=name, ObjectLockConfiguration=configuration)
 
 
 def bucket_encryption_rules(bucket: Bucket) -> list[Any]:

@@ -39,6 +39,7 @@ from local import iam, iam_enforcement, partition_capacity
 from local.aws import (
     OPERATOR_CREDENTIALS,
     bucket_encryption_rules,
+    create_bucket,
     create_keys,
     serialize_dynamodb_requests,
     table_definition,
@@ -315,7 +316,8 @@ def _create_resources(endpoint_url: str | None = None) -> None:
                 QueueUrl=queue.url, Attributes={"RedrivePolicy": json.dumps(policy)}
             )
     for bucket in TEMPLATE.buckets.values():
-        s3().create_bucket(Bucket=bucket.name)
+        # Object Lock as declared; versioning left off, as these tests always had it.
+        create_bucket(s3(), bucket, versioned=False)
         rules = bucket_encryption_rules(bucket)
         if rules:
             s3().put_bucket_encryption(

@@ -31,9 +31,6 @@ SEALED = period_of(NOW) + PERIOD + SEAL_GRACE + timedelta(seconds=1)
 @pytest.fixture(autouse=True)
 def _audit_functions_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     set_function_environment(monkeypatch)
-    monkeypatch.setenv(
-        "AUDIT_SEAL_KEY", TEMPLATE.functions["AuditSealerFunction"].environment["AUDIT_SEAL_KEY"]
-    )
 
 
 def _append(tenant: int, count: int, prefix: str = "req") -> None:
@@ -99,7 +96,10 @@ def _rewrite_chain(tenant: int, seq: int, **changes: Any) -> None:
 
 @pytest.fixture
 def one_shard(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every record in shard 0, and the writer's clock at NOW: its markers fall in NOW's
+    period whenever the test runs."""
     monkeypatch.setattr(audit_store, "shard_of", lambda _request_id: 0)
+    monkeypatch.setattr(audit_store, "utc_now", lambda: NOW)
     yield
 
 
@@ -249,3 +249,58 @@ def test_the_sealer_reads_only_the_chains_that_advanced(
     # Then it signed the period with records once, and no digest for the empty ones
     assert len(first.sealed) == 1
     assert (again.sealed, again.empty) == ([], 2)
+
+
+# ---------------------------------------------------------------- the write-once archive
+
+
+def _archive_messages() -> list[dict[str, Any]]:
+    from psap.config import audit_archive_queue_url
+    from psap.storage.sqs import sqs
+
+    bodies = []
+    while (
+        messages := sqs()
+        .receive_message(QueueUrl=audit_archive_queue_url(), MaxNumberOfMessages=10)
+        .get("Messages")
+    ):
+        for message in messages:
+            bodies.append(json.loads(message["Body"]))
+            sqs().delete_message(
+                QueueUrl=audit_archive_queue_url(), ReceiptHandle=message["ReceiptHandle"]
+            )
+    return bodies
+
+
+def test_each_sealed_period_is_archived_write_once_with_its_seal_and_digest(
+    aws: None, one_shard: None, call_as_function: Callable[..., Any]
+) -> None:
+    from psap.audit.archive import ArchiveMessage, archive_key, archive_seal
+    from psap.storage.s3 import s3
+
+    # Given three sealed records of tenant 48
+    _append(48, 3)
+    _seal(call_as_function)
+    first = _archive_messages()
+    # When the archiver copies each seal the sealer queued
+    assert [m["tenantId"] for m in first] == [48]
+    messages = [ArchiveMessage.model_validate(m) for m in first]
+    counts = [call_as_function("AuditArchiverFunction", archive_seal, m) for m in messages]
+    # Then the archive holds the period's records, chained, with the seal and the digest
+    assert counts == [3]
+    bucket = TEMPLATE.buckets["AuditArchiveBucket"].name
+    key = archive_key(messages[0])
+    lines = [
+        json.loads(line)
+        for line in s3().get_object(Bucket=bucket, Key=key)["Body"].read().decode().splitlines()
+    ]
+    assert [line["chain"]["seq"] for line in lines[:3]] == [1, 2, 3]
+    assert "seal" in lines[3] and "digest" in lines[4]
+    assert lines[3]["seal"]["heads"][0]["hash"] == lines[2]["chain"]["hash"]
+    # And the object is locked in compliance mode for the retention: no one deletes it
+    head = s3().head_object(Bucket=bucket, Key=key)
+    assert head["ObjectLockMode"] == "COMPLIANCE"
+    assert head["ObjectLockRetainUntilDate"] >= NOW + timedelta(days=364)
+    version = s3().list_object_versions(Bucket=bucket, Prefix=key)["Versions"][0]["VersionId"]
+    with paused(), pytest.raises(ClientError):
+        s3().delete_object(Bucket=bucket, Key=key, VersionId=version)

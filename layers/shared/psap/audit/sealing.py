@@ -10,6 +10,12 @@ Layout, in the audit table beside the chains (docs/security.md, "Audit"):
   AUDITDIGEST                     / HEAD         the last period sealed and its digest's hash
   T#{t}#AUDITSEAL#{yyyy-mm-dd}    / {period}     the tenant's heads of that day's chains in
                                                   the digest, and the leaf's Merkle path
+  T#{t}#AUDITSEALED#{yyyy-mm-dd}  / {shard}      how far each chain of the day is sealed:
+                                                  where the next period's archive starts
+
+Each seal's head also names `after`, the chain's position sealed before: the records of
+(after, seq] are what the period added, and the archiver (psap.audit.archive) copies them
+with the seal and the digest to the write-once archive bucket, one message per seal.
 
 The markers are spread over MARKER_BUCKETS keys per period: a period's busiest key takes
 1/MARKER_BUCKETS of the chains that advanced (at most SHARDS per tenant and day), so even
@@ -42,10 +48,11 @@ from psap.audit.seals import (
     signed_text,
 )
 from psap.clock import format_timestamp, parse_timestamp, utc_now
-from psap.config import audit_table, client_options
+from psap.config import audit_archive_queue_url, audit_table, client_options
 from psap.storage.aws_errors import translated
 from psap.storage.dynamodb import dynamodb, read_item
 from psap.storage.queries import query_pages
+from psap.storage.sqs import send_messages
 
 MARKER_BUCKETS: Final = 8
 # Markers are read within minutes of their period; a week covers any sealer outage.
@@ -207,12 +214,20 @@ def _seal(
     if not marked:
         return None
     heads: dict[tuple[int, date], list[dict[str, Any]]] = {}
+    sealed_before: dict[tuple[int, date], dict[str, int]] = {}
     for chain in sorted(marked, key=lambda entry: entry.chain_key):
+        owner = (chain.tenant_id, chain.day)
+        if owner not in sealed_before:
+            sealed_before[owner] = _sealed_positions(*owner)
         seq, hash_ = _head_of(chain.chain_key)
-        if seq:
-            heads.setdefault((chain.tenant_id, chain.day), []).append(
-                {"id": _chain_id_of(chain.chain_key), "seq": seq, "hash": hash_}
+        chain_id = _chain_id_of(chain.chain_key)
+        after = sealed_before[owner].get(chain_id, 0)
+        if seq > after:
+            heads.setdefault(owner, []).append(
+                {"id": chain_id, "seq": seq, "hash": hash_, "after": after}
             )
+    if not heads:
+        return None
     # After the heads are read: an export asked for later holds every one of them.
     sealed_at = format_timestamp(utc_now())
     owners = sorted(heads)
@@ -252,8 +267,59 @@ def _seal(
                 "expiresAt": expires,
             }
         )
+    # Before the digest: a run that stops after it has sent them (a retry sends them again,
+    # and the archiver's copy of a seal is the same object written once more).
+    send_messages(
+        audit_archive_queue_url(),
+        [
+            {"period": body["period"], "tenantId": tenant, "day": day.isoformat()}
+            for tenant, day in owners
+        ],
+    )
     _put({**_digest_key(period), "digest": {"S": canonical(body)}, "expiresAt": expires}, new=True)
+    for (tenant, day), owned in heads.items():
+        for head in owned:
+            _put(
+                {
+                    "pk": {"S": _sealed_pk(tenant, day)},
+                    "sk": {"S": str(head["id"]).rsplit("/", 1)[-1]},
+                    "chain": {"S": str(head["id"])},
+                    "seq": {"N": str(head["seq"])},
+                    "expiresAt": expires,
+                }
+            )
     return body
+
+
+def _sealed_pk(tenant_id: int, day: date) -> str:
+    return f"T#{tenant_id}#AUDITSEALED#{day.isoformat()}"
+
+
+def _sealed_positions(tenant_id: int, day: date) -> dict[str, int]:
+    """chain id -> the position sealed last, for the tenant's chains of the day (at most
+    SHARDS small items)."""
+    request = {
+        "TableName": _table(),
+        "KeyConditionExpression": "pk = :pk",
+        "ExpressionAttributeValues": {":pk": {"S": _sealed_pk(tenant_id, day)}},
+        "ConsistentRead": True,
+    }
+    return {
+        item["chain"]["S"]: int(item["seq"]["N"])
+        for items in query_pages(request, f"audit sealed positions of tenant {tenant_id}")
+        for item in items
+    }
+
+
+def read_digest(period: datetime) -> dict[str, Any] | None:
+    stored = read_item(_table(), _digest_key(period), "audit digest")
+    return None if stored is None else cast(dict[str, Any], json.loads(str(stored["digest"])))
+
+
+def read_seal(tenant_id: int, day: date, period: datetime) -> dict[str, Any] | None:
+    key = {"pk": {"S": _seal_pk(tenant_id, day)}, "sk": {"S": period_text(period)}}
+    stored = read_item(_table(), key, "audit seal")
+    return None if stored is None else cast(dict[str, Any], json.loads(str(stored["seal"])))
 
 
 def _put(item: dict[str, Any], *, new: bool = False) -> None:

@@ -1,0 +1,91 @@
+"""The write-once archive: each tenant's sealed records of a period, with their seal and
+digest, in an S3 bucket under Object Lock, so the trail outlives the table's TTL, its
+35-day backups and anyone who can rewrite the table.
+
+One object per seal, `tenants/{t}/{yyyy-mm-dd}/{period}.ndjson`: for each chain the seal
+names, its records (after, seq] as an export writes them (`{...record, "chain": {...}}`,
+the first one's `prev` the hash of the record sealed before), then `{"seal": ...}` and
+`{"digest": ...}`. The bucket's default retention (COMPLIANCE, AuditRetentionDays) applies
+to every object version: nobody, the account root included, deletes or overwrites one
+before it ends; writing the same object again adds a version.
+"""
+
+import json
+from datetime import date
+from typing import Any, Final
+
+from psap.audit.chain import Link, record_line
+from psap.audit.sealing import read_digest, read_seal
+from psap.audit.seals import parse_period
+from psap.audit.store import chain_key
+from psap.config import audit_archive_bucket, audit_table
+from psap.errors import StoreUnavailable
+from psap.models import WireModel
+from psap.storage.queries import query_pages
+from psap.storage.s3 import put_object
+
+_PAGE: Final = 500
+
+
+class ArchiveMessage(WireModel):
+    """What the archive queue carries: one tenant's seal of one period (psap.audit.sealing)."""
+
+    period: str
+    tenant_id: int
+    day: date
+
+
+def archive_key(message: ArchiveMessage) -> str:
+    return f"tenants/{message.tenant_id}/{message.day.isoformat()}/{message.period}.ndjson"
+
+
+def archive_seal(message: ArchiveMessage) -> int:
+    """Writes the seal's object; returns how many records it holds. Raises StoreUnavailable
+    while the period's digest is not stored yet (the sealer sends before it writes it)."""
+    period = parse_period(message.period)
+    digest = read_digest(period)
+    seal = read_seal(message.tenant_id, message.day, period)
+    if digest is None or seal is None:
+        raise StoreUnavailable(
+            f"audit seal {message.period} of tenant {message.tenant_id}: not yet"
+        )
+    lines: list[dict[str, Any]] = []
+    for head in seal["heads"]:
+        lines.extend(_segment(message.tenant_id, message.day, head))
+    lines += [{"seal": seal}, {"digest": digest}]
+    text = "".join(
+        json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n" for line in lines
+    )
+    put_object(
+        audit_archive_bucket(),
+        archive_key(message),
+        text.encode("utf-8"),
+        content_type="application/x-ndjson",
+    )
+    return len(lines) - 2
+
+
+def _segment(tenant_id: int, day: date, head: dict[str, Any]) -> list[dict[str, Any]]:
+    chain = str(head["id"])
+    shard = int(chain.rsplit("/", 1)[-1])
+    request = {
+        "TableName": audit_table(),
+        "KeyConditionExpression": "pk = :pk AND sk BETWEEN :first AND :last",
+        "ExpressionAttributeValues": {
+            ":pk": {"S": chain_key(tenant_id, day, shard)},
+            ":first": {"S": f"{int(head.get('after', 0)) + 1:012d}"},
+            ":last": {"S": f"{int(head['seq']):012d}"},
+        },
+        "ExpressionAttributeNames": {"#record": "record", "#hash": "hash"},
+        "ProjectionExpression": "#record, sk, prev, #hash",
+        "ConsistentRead": True,
+        "Limit": _PAGE,
+    }
+    return [
+        record_line(
+            json.loads(item["record"]["S"]),
+            Link(chain, int(item["sk"]["S"]), item["prev"]["S"], item["hash"]["S"]),
+        )
+        for items in query_pages(request, f"audit chain {chain}")
+        for item in items
+    ]
