@@ -16,6 +16,7 @@ goes to the stack's audit queue, as the API's records do; the tenant is the comm
 """
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -99,7 +100,7 @@ def audit_verify(arguments: argparse.Namespace) -> None:
         key_id = arguments.key_id or (str(digests[0].get("keyId")) if digests else None)
         sealed = SealCheck()
         if digests or seals:
-            check = _signature_check(arguments.public_key, key_id)
+            check = _signature_check(arguments, key_id)
             sealed = check_seals(digests, seals, signature_valid=check, key_id=key_id)
         with path.open(encoding="utf-8") as lines:
             verified = verify_lines(lines, sealed=sealed.positions())
@@ -138,16 +139,33 @@ def _seal_lines(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
     return digests, seals
 
 
+def _public_key(arguments: argparse.Namespace, key_id: str) -> bytes:
+    """The key's public key (DER) from KMS: as this process reaches AWS, or else from the
+    stack the CLI's options name (the local stack's state file by default)."""
+    from tools.admin import UsageError, configure_target  # noqa: PLC0415 - admin imports this
+
+    try:
+        return bytes(
+            boto3.client("kms", **client_options()).get_public_key(KeyId=key_id)["PublicKey"]
+        )
+    except Exception:
+        with contextlib.suppress(UsageError):
+            configure_target(arguments)
+        return bytes(
+            boto3.client("kms", **client_options()).get_public_key(KeyId=key_id)["PublicKey"]
+        )
+
+
 def _signature_check(
-    public_key_file: str | None, key_id: str | None
+    arguments: argparse.Namespace, key_id: str | None
 ) -> Callable[[bytes, bytes], bool]:
     """An ECDSA P-256 / SHA-256 check with the sealing key's public key."""
     from cryptography.exceptions import InvalidSignature  # noqa: PLC0415 - verify only
     from cryptography.hazmat.primitives import hashes, serialization  # noqa: PLC0415
     from cryptography.hazmat.primitives.asymmetric import ec  # noqa: PLC0415
 
-    if public_key_file is not None:
-        raw = Path(public_key_file).read_bytes()
+    if arguments.public_key is not None:
+        raw = Path(arguments.public_key).read_bytes()
         loaded = (
             serialization.load_pem_public_key(raw)
             if raw.lstrip().startswith(b"-----")
@@ -157,8 +175,7 @@ def _signature_check(
         if key_id is None:
             raise ExportTampered("no key id to fetch the public key of: pass --public-key")
         try:
-            kms = boto3.client("kms", **client_options())
-            der = kms.get_public_key(KeyId=key_id)["PublicKey"]
+            der = _public_key(arguments, key_id)
         except Exception as error:
             raise ExportTampered(
                 f"cannot get the public key of {key_id} ({error}): pass --public-key"

@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
 
 from local.iam_enforcement import paused
 from psap.audit import store as audit_store
@@ -127,6 +129,21 @@ def test_an_export_of_sealed_chains_verifies_with_the_sealing_key(
     assert "not yet sealed" not in printed.out
     # And the file names no other tenant's chain
     assert '"42/' not in path.read_text()
+    # And it verifies offline with the public key in a file (DER, as `aws kms get-public-key`
+    # gives it), the key pinned; another key's public key fails it
+    der = tmp_path / "seal.der"
+    der.write_bytes(kms().get_public_key(KeyId=audit_seal_key())["PublicKey"])
+    key_arn = kms().describe_key(KeyId=audit_seal_key())["KeyMetadata"]["Arn"]
+    pinned = ["--public-key", str(der), "--key-id", key_arn]
+    assert verify_main([str(path), *pinned]) == 0, capsys.readouterr().err
+    other = tmp_path / "other.pem"
+    other.write_bytes(
+        ec.generate_private_key(ec.SECP256R1())
+        .public_key()
+        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    )
+    assert verify_main([str(path), "--public-key", str(other)]) == 1
+    assert "signature does not verify" in capsys.readouterr().err
 
 
 def test_a_chain_rewritten_with_correct_hashes_fails_on_its_seal(
