@@ -321,3 +321,21 @@ def test_each_sealed_period_is_archived_write_once_with_its_seal_and_digest(
     version = s3().list_object_versions(Bucket=bucket, Prefix=key)["Versions"][0]["VersionId"]
     with paused(), pytest.raises(ClientError):
         s3().delete_object(Bucket=bucket, Key=key, VersionId=version)
+
+
+def test_an_archive_message_waits_for_its_digest_and_is_dropped_once_the_sealer_passed(
+    aws: None, one_shard: None, call_as_function: Callable[..., Any]
+) -> None:
+    from psap.audit.archive import ArchiveMessage, archive_seal
+    from psap.audit.seals import period_text
+    from psap.errors import StoreUnavailable
+
+    # Given a message for a period the sealer has not reached
+    message = ArchiveMessage(period=period_text(period_of(NOW)), tenant_id=49, day=NOW.date())
+    # When the archiver takes it, Then it fails, so SQS gives it again later
+    with pytest.raises(StoreUnavailable, match="not sealed yet"):
+        call_as_function("AuditArchiverFunction", archive_seal, message)
+    # And once the sealer has passed that period (in which tenant 49 wrote nothing), the
+    # message has nothing to archive and is done
+    _seal(call_as_function)
+    assert call_as_function("AuditArchiverFunction", archive_seal, message) == 0

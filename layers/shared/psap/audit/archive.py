@@ -15,12 +15,13 @@ from datetime import date
 from typing import Any, Final
 
 from psap.audit.chain import Link, record_line
-from psap.audit.sealing import read_digest, read_seal
+from psap.audit.sealing import read_digest, read_seal, sealed_through
 from psap.audit.seals import parse_period
 from psap.audit.store import chain_key
 from psap.config import audit_archive_bucket, audit_table
 from psap.errors import StoreUnavailable
 from psap.models import WireModel
+from psap.observability import logger
 from psap.storage.queries import query_pages
 from psap.storage.s3 import put_object
 
@@ -41,14 +42,22 @@ def archive_key(message: ArchiveMessage) -> str:
 
 def archive_seal(message: ArchiveMessage) -> int:
     """Writes the seal's object; returns how many records it holds. Raises StoreUnavailable
-    while the period's digest is not stored yet (the sealer sends before it writes it)."""
+    while the period's digest is not stored yet (the sealer sends before it writes it); a
+    period the sealer has passed without that digest or seal has nothing to archive (0)."""
     period = parse_period(message.period)
     digest = read_digest(period)
-    seal = read_seal(message.tenant_id, message.day, period)
+    seal = read_seal(message.tenant_id, message.day, period) if digest is not None else None
     if digest is None or seal is None:
-        raise StoreUnavailable(
-            f"audit seal {message.period} of tenant {message.tenant_id}: not yet"
+        through = sealed_through()
+        if digest is None and (through is None or through < period):
+            raise StoreUnavailable(
+                f"audit seal {message.period} of tenant {message.tenant_id}: not sealed yet"
+            )
+        logger.warning(
+            "audit seal without its digest or seal: nothing to archive",
+            extra={"period": message.period, "tenant_id": message.tenant_id},
         )
+        return 0
     lines: list[dict[str, Any]] = []
     for head in seal["heads"]:
         lines.extend(_segment(message.tenant_id, message.day, head))

@@ -311,6 +311,12 @@ def _sealed_positions(tenant_id: int, day: date) -> dict[str, int]:
     }
 
 
+def sealed_through() -> datetime | None:
+    """The last period the sealer has finished (with a digest or none), if it ever ran."""
+    head = read_item(_table(), _head_key(), "audit digest head")
+    return None if head is None else parse_period(str(head["period"]))
+
+
 def read_digest(period: datetime) -> dict[str, Any] | None:
     stored = read_item(_table(), _digest_key(period), "audit digest")
     return None if stored is None else cast(dict[str, Any], json.loads(str(stored["digest"])))
