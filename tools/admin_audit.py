@@ -140,20 +140,24 @@ def _seal_lines(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]
 
 
 def _public_key(arguments: argparse.Namespace, key_id: str) -> bytes:
-    """The key's public key (DER) from KMS: as this process reaches AWS, or else from the
-    stack the CLI's options name (the local stack's state file by default)."""
-    from tools.admin import UsageError, configure_target  # noqa: PLC0415 - admin imports this
+    """The key's public key (DER) from KMS: from the stack the CLI names (`--stack-name`, or
+    the local stack's state file by $PSAP_LOCAL_STATE_FILE), else as this process reaches
+    AWS, and failing that from the local stack's default state file."""
+    from tools.admin import STATE_FILE_VARIABLE, UsageError, configure_target  # noqa: PLC0415
 
+    def fetch() -> bytes:
+        kms = boto3.client("kms", **client_options())
+        return bytes(kms.get_public_key(KeyId=key_id)["PublicKey"])
+
+    if getattr(arguments, "stack_name", None) or os.environ.get(STATE_FILE_VARIABLE):
+        configure_target(arguments)
+        return fetch()
     try:
-        return bytes(
-            boto3.client("kms", **client_options()).get_public_key(KeyId=key_id)["PublicKey"]
-        )
+        return fetch()
     except Exception:
         with contextlib.suppress(UsageError):
             configure_target(arguments)
-        return bytes(
-            boto3.client("kms", **client_options()).get_public_key(KeyId=key_id)["PublicKey"]
-        )
+        return fetch()
 
 
 def _signature_check(

@@ -11,13 +11,14 @@ before it ends; writing the same object again adds a version.
 """
 
 import json
-from datetime import date
+from datetime import date, timedelta
 from typing import Any, Final
 
 from psap.audit.chain import Link, record_line
 from psap.audit.sealing import read_digest, read_seal, sealed_through
 from psap.audit.seals import parse_period
 from psap.audit.store import chain_key
+from psap.clock import utc_now
 from psap.config import audit_archive_bucket, audit_table
 from psap.errors import StoreUnavailable
 from psap.models import WireModel
@@ -26,6 +27,10 @@ from psap.storage.queries import query_pages
 from psap.storage.s3 import put_object
 
 _PAGE: Final = 500
+# A digest is written within the sealer's run that sent the message (its Timeout: 120 s);
+# a run that stopped before it is retried by the next tick, 5 minutes on. An hour without
+# it: the period has nothing to archive under that message (a later run sent its own).
+_WAIT_FOR_DIGEST: Final = timedelta(hours=1)
 
 
 class ArchiveMessage(WireModel):
@@ -43,13 +48,15 @@ def archive_key(message: ArchiveMessage) -> str:
 def archive_seal(message: ArchiveMessage) -> int:
     """Writes the seal's object; returns how many records it holds. Raises StoreUnavailable
     while the period's digest is not stored yet (the sealer sends before it writes it); a
-    period the sealer has passed without that digest or seal has nothing to archive (0)."""
+    period the sealer has passed, or long ago, without that digest or seal has nothing to
+    archive (0)."""
     period = parse_period(message.period)
     digest = read_digest(period)
     seal = read_seal(message.tenant_id, message.day, period) if digest is not None else None
     if digest is None or seal is None:
         through = sealed_through()
-        if digest is None and (through is None or through < period):
+        passed = through is not None and through >= period
+        if digest is None and not passed and utc_now() - period < _WAIT_FOR_DIGEST:
             raise StoreUnavailable(
                 f"audit seal {message.period} of tenant {message.tenant_id}: not sealed yet"
             )
