@@ -352,28 +352,10 @@ def create_role(
     )
 
 
-# KMS calls a function makes itself (not through a store): moto authorizes them against
-# resource "*", so a statement scoped to the key's ARN would match nothing here. Such a
-# statement is widened to "*" in the embedded AWS only; the template keeps the ARN.
-_DIRECT_KMS_ACTIONS: Final = frozenset({"kms:Sign", "kms:Verify", "kms:GetPublicKey"})
-
-
-def _as_moto_authorizes(statement: Mapping[str, Any]) -> Mapping[str, Any]:
-    actions = _listed(statement, "Action")
-    if actions and set(actions) <= _DIRECT_KMS_ACTIONS:
-        return {**statement, "Resource": "*"}
-    return statement
-
-
 def _without_actions(document: Mapping[str, Any], removed: set[str]) -> dict[str, Any]:
     # SAM writes policy-template documents without a Version, which AWS reads as 2008-10-17
     # and moto refuses; the two versions differ only in policy variables, which none uses.
     document = {"Version": "2012-10-17", **document}
-    statements = document.get("Statement", [])
-    document["Statement"] = [
-        _as_moto_authorizes(statement)
-        for statement in (statements if isinstance(statements, list) else [statements])
-    ]
     if not removed:
         return document
     statements = document.get("Statement", [])
