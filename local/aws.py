@@ -296,12 +296,7 @@ def create_resources(template: StackTemplate, endpoint_url: str) -> CreatedResou
     s3 = s3_client(endpoint_url)
     for bucket in template.buckets.values():
         # us-east-1 is the one region where CreateBucket takes no LocationConstraint.
-        s3.create_bucket(Bucket=bucket.name)
-        versioning = bucket.properties.get("VersioningConfiguration")
-        if versioning:
-            s3.put_bucket_versioning(
-                Bucket=bucket.name, VersioningConfiguration={"Status": versioning["Status"]}
-            )
+        create_bucket(s3, bucket)
         rules = bucket_encryption_rules(bucket)
         if rules:
             s3.put_bucket_encryption(
@@ -370,6 +365,34 @@ def alarm_arn(name: str) -> str:
     return f"arn:aws:cloudwatch:{REGION}:{ACCOUNT_ID}:alarm:{name}"
 
 
+def create_bucket(s3: Any, bucket: Bucket, *, versioned: bool = True) -> None:
+    """The bucket, with its Object Lock (write-once; it versions the bucket itself) and,
+    unless `versioned` is False, its versioning, as the template says."""
+    locked = _true(bucket.properties.get("ObjectLockEnabled", False))
+    s3.create_bucket(Bucket=bucket.name, ObjectLockEnabledForBucket=locked)
+    lock = bucket.properties.get("ObjectLockConfiguration")
+    if locked and lock:
+        _put_object_lock(s3, bucket.name, lock)
+    versioning = bucket.properties.get("VersioningConfiguration")
+    if versioning and versioned:
+        s3.put_bucket_versioning(
+            Bucket=bucket.name, VersioningConfiguration={"Status": versioning["Status"]}
+        )
+
+
+def _put_object_lock(s3: Any, name: str, lock: Mapping[str, Any]) -> None:
+    """The bucket's default retention (the audit archive's write-once rule), as CloudFormation
+    spells it; retention periods are whole numbers in the API."""
+    retention = dict((lock.get("Rule") or {}).get("DefaultRetention") or {})
+    for period in ("Days", "Years"):
+        if period in retention:
+            retention[period] = int(retention[period])
+    configuration: dict[str, Any] = {"ObjectLockEnabled": "Enabled"}
+    if retention:
+        configuration["Rule"] = {"DefaultRetention": retention}
+    s3.put_object_lock_configuration(Bucket=name, ObjectLockConfiguration=configuration)
+
+
 def bucket_encryption_rules(bucket: Bucket) -> list[Any]:
     """PutBucketEncryption's rules from AWS::S3::Bucket's BucketEncryption (CloudFormation
     spells the default `ServerSideEncryptionByDefault`, the API `Apply...`)."""
@@ -399,6 +422,9 @@ def create_keys(template: StackTemplate, endpoint_url: str | None) -> None:
         created = kms.create_key(
             Policy=json.dumps(properties["KeyPolicy"]),
             Description=str(properties.get("Description", key.logical_id)),
+            # An asymmetric signing key (the audit seals) keeps its spec and usage.
+            KeySpec=str(properties.get("KeySpec", "SYMMETRIC_DEFAULT")),
+            KeyUsage=str(properties.get("KeyUsage", "ENCRYPT_DECRYPT")),
         )["KeyMetadata"]["KeyId"]
         moved = backend.keys.pop(created)
         moved.id, moved.arn = key.key_id, key.arn

@@ -1,4 +1,5 @@
-"""moto's KMS keys without the RSA key a symmetric key never uses.
+"""moto's KMS keys without the RSA key a symmetric key never uses, and its signing calls
+authorized on their key.
 
 moto gives every new KMS key a 2,048-bit RSA private key for Sign and Verify, whatever its
 spec: about a quarter of a second of CPU per key. KMS refuses Sign and Verify on a
@@ -6,11 +7,16 @@ symmetric key, so the stack's keys (all SYMMETRIC_DEFAULT) never use it; the tes
 creates the template's keys for every test, and the local stack at each start. Here a
 symmetric key's private key is made on first use only (never, in practice); asymmetric
 keys are made as before.
+
+moto authorizes a KMS call against resource "*", where AWS checks the key's ARN: a role's
+`kms:Sign` scoped to its key (the audit sealer's) would match nothing. Sign, Verify and
+GetPublicKey are authorized here against the ARN of the key they name.
 """
 
 from typing import Any
 
 _SYMMETRIC = "SYMMETRIC_DEFAULT"
+_KEY_ACTIONS = frozenset({"Sign", "Verify", "GetPublicKey"})
 
 
 class _OnFirstUse:
@@ -43,3 +49,19 @@ def install() -> None:
 
     models.generate_private_key = generate_private_key
     models._psap_lazy_private_keys = True
+    _authorize_on_the_key()
+
+
+def _authorize_on_the_key() -> None:
+    from moto.kms.responses import KmsResponse  # noqa: PLC0415 - only where AWS is embedded
+
+    def determine_resource(self: Any) -> str:
+        if self._get_action() not in _KEY_ACTIONS:
+            return "*"
+        try:
+            return str(self.kms_backend.describe_key(self._get_param("KeyId")).arn)
+        except Exception:
+            return "*"  # an unknown key: KMS answers NotFound after the check
+
+    responses: Any = KmsResponse
+    responses._determine_resource = determine_resource

@@ -39,6 +39,7 @@ from local import iam, iam_enforcement, moto_fair_queues, partition_capacity
 from local.aws import (
     OPERATOR_CREDENTIALS,
     bucket_encryption_rules,
+    create_bucket,
     create_keys,
     serialize_dynamodb_requests,
     table_definition,
@@ -152,9 +153,12 @@ def _clear_clients() -> None:
     forget_registrations()
     # Imported here: psap.audit imports psap.observability, whose Metrics reads its namespace
     # at import, which must come after this module has set it (above).
+    from psap.audit.sealing import forget_marked_chains, kms
     from psap.audit.store import forget_marked_days
     from psap.webhooks.store.pointers import forget_marked_shards
 
+    kms.cache_clear()
+    forget_marked_chains()
     forget_marked_days()
     forget_marked_shards()
     forget_blocks()  # id blocks of the previous test's embedded AWS
@@ -314,7 +318,8 @@ def _create_resources(endpoint_url: str | None = None) -> None:
                 QueueUrl=queue.url, Attributes={"RedrivePolicy": json.dumps(policy)}
             )
     for bucket in TEMPLATE.buckets.values():
-        s3().create_bucket(Bucket=bucket.name)
+        # Object Lock as declared; versioning left off, as these tests always had it.
+        create_bucket(s3(), bucket, versioned=False)
         rules = bucket_encryption_rules(bucket)
         if rules:
             s3().put_bucket_encryption(

@@ -166,6 +166,8 @@ def keys_without_rotation(template: Mapping[str, Any]) -> list[str]:
         f"{logical_id}: a key without EnableKeyRotation"
         for logical_id, resource in _resources(template, KEY)
         if _properties(resource).get("EnableKeyRotation") is not True
+        # KMS rotates symmetric keys only; a signing key's spec says it is asymmetric.
+        and _properties(resource).get("KeySpec", "SYMMETRIC_DEFAULT") == "SYMMETRIC_DEFAULT"
     ]
 
 

@@ -4,6 +4,7 @@ downloaded through its presigned URL from the embedded S3; `psap-admin audit ver
 it, and names the first bad line of a copy with one record altered, removed or added."""
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -93,14 +94,18 @@ def test_a_call_is_audited_and_exported_through_a_presigned_url(stack: dict[str,
         assert {record["tenantId"] for record in other} <= {stack["tenants"][1]["id"]}
 
 
-def _verify(path: Path) -> subprocess.CompletedProcess[str]:
-    # The installed command, as an auditor runs it (no stack needed).
+def _verify(path: Path, state_file: Path) -> subprocess.CompletedProcess[str]:
+    # The installed command, as an auditor runs it. A file the stack's sealer has sealed
+    # (every five minutes) is checked with the sealing key's public key, from the stack.
     command = [str(Path(sys.executable).parent / "psap-admin"), "audit", "verify", str(path)]
-    return subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    environment = {**os.environ, "PSAP_LOCAL_STATE_FILE": str(state_file)}
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=60, check=False, env=environment
+    )
 
 
 def test_a_refused_login_is_in_the_export_whose_chains_verify_until_one_record_changes(
-    stack: dict[str, Any], tmp_path: Path
+    stack: dict[str, Any], stack_state_file: Path, tmp_path: Path
 ) -> None:
     # Given a partner credential of tenant 0, revoked, then used on the data interface
     # (its authorizer reads it and refuses it: a refusal of a known credential). A token
@@ -153,7 +158,7 @@ def test_a_refused_login_is_in_the_export_whose_chains_verify_until_one_record_c
     lines = text.splitlines()
     intact = tmp_path / "intact.ndjson"
     intact.write_text(text, encoding="utf-8")
-    verified = _verify(intact)
+    verified = _verify(intact, stack_state_file)
     assert verified.returncode == 0, verified.stderr
     # (the refusal's own line: the revocation's record names the credential too, with a 200)
     index = next(i for i, line in enumerate(lines) if json.loads(line) == record)
@@ -169,7 +174,7 @@ def test_a_refused_login_is_in_the_export_whose_chains_verify_until_one_record_c
     for name, copy in copies.items():
         path = tmp_path / f"{name}.ndjson"
         path.write_text("\n".join(copy) + "\n", encoding="utf-8")
-        outcome = _verify(path)
+        outcome = _verify(path, stack_state_file)
         assert outcome.returncode == 1, (name, outcome.stdout)
         assert f"line {index + 1} " in outcome.stderr or f"line {index + 2} " in outcome.stderr, (
             name,

@@ -99,10 +99,13 @@ def test_no_role_may_batch_write_update_or_delete_audit_records() -> None:
     audit_arn = table_arn(TEMPLATE.physical_resources()["AuditTable"])
     # When the actions each role allows on the audit table are listed
     granted = _granted(audit_arn, "dynamodb")
-    # Then the writer may put (and read a chain's head), the export worker may read, and no
-    # role has anything else: no BatchWriteItem, UpdateItem, DeleteItem, PartiQL or wildcard
+    # Then the writer may put (and read a chain's head), the sealer may put its digests (and
+    # read heads), the archiver and the export worker may read, and no role has anything: no
+    # BatchWriteItem, UpdateItem, DeleteItem, PartiQL or wildcard
     assert granted == {
         "AuditWriterFunction": {"dynamodb:PutItem", "dynamodb:Query", "dynamodb:GetItem"},
+        "AuditSealerFunction": {"dynamodb:PutItem", "dynamodb:Query", "dynamodb:GetItem"},
+        "AuditArchiverFunction": {"dynamodb:Query", "dynamodb:GetItem"},
         "AuditExportWorkerFunction": {"dynamodb:Query"},
     }
     # And no other IAM resource of the translated template grants on the audit table

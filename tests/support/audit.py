@@ -21,6 +21,8 @@ AUDIT_FUNCTIONS = {
     "audit_export_get": "AuditExportGetFunction",
     "audit_export_worker": "AuditExportWorkerFunction",
     "audit_writer": "AuditWriterFunction",
+    "audit_sealer": "AuditSealerFunction",
+    "audit_archiver": "AuditArchiverFunction",
 }
 
 

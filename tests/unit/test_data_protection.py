@@ -52,6 +52,7 @@ def test_the_template_keeps_every_data_protection_rule(translated: dict[str, Any
 
 
 def test_every_store_is_encrypted_by_one_of_four_keys(translated: dict[str, Any]) -> None:
+    # (A fifth key encrypts nothing: the audit seal key signs the audit digests.)
     # Given the stores of each kind the stack holds
     stores = {
         kind: _of_type(translated, kind)
@@ -66,7 +67,9 @@ def test_every_store_is_encrypted_by_one_of_four_keys(translated: dict[str, Any]
         "AuditKey",
         "SecretsKey",
         "OperationsKey",
+        "AuditSealKey",
     }
+    assert "AuditSealKey" not in keys.values()
     assert keys["IncidentUploadBucket"] == "TenantDataKey"
     assert keys["AuditTable"] == "AuditKey"
     assert keys["FunctionLogGroup"] == keys["OperatorAlarmTopic"] == "OperationsKey"
@@ -153,6 +156,16 @@ def test_a_queue_or_log_group_on_an_aws_key_breaks_the_rule(translated: dict[str
 def test_a_key_without_rotation_breaks_the_rule(translated: dict[str, Any]) -> None:
     translated["Resources"]["AuditKey"]["Properties"]["EnableKeyRotation"] = False
     assert keys_without_rotation(translated) == ["AuditKey: a key without EnableKeyRotation"]
+
+
+def test_an_asymmetric_signing_key_needs_no_rotation(translated: dict[str, Any]) -> None:
+    # KMS cannot rotate an asymmetric key; the audit seal key's spec says it is one
+    seal_key = translated["Resources"]["AuditSealKey"]["Properties"]
+    assert seal_key["KeySpec"] == "ECC_NIST_P256"
+    assert "EnableKeyRotation" not in seal_key
+    assert keys_without_rotation(translated) == []
+    seal_key["KeySpec"] = "SYMMETRIC_DEFAULT"
+    assert keys_without_rotation(translated) == ["AuditSealKey: a key without EnableKeyRotation"]
 
 
 def test_a_role_left_out_of_its_keys_users_breaks_the_rule(translated: dict[str, Any]) -> None:

@@ -68,6 +68,9 @@ class Settings:
     # The customer-managed key that encrypts connector secrets (None: Secrets Manager's own).
     connector_secret_key_arn: str | None = None
     audit_retention_days: int | None = None
+    audit_seal_key: str | None = None  # the KMS key that signs the audit digests
+    audit_archive_bucket: str | None = None
+    audit_archive_queue_url: str | None = None
     audit_export_max_receives: int | None = None
     cad_intake_max_receives: int = 5
     index_refresh_seconds: float = 30.0  # how long a warm container serves a search index
@@ -109,6 +112,9 @@ class Settings:
             connector_secret_prefix=read.name("CONNECTOR_SECRET_PREFIX"),
             connector_secret_key_arn=read.name("CONNECTOR_SECRET_KEY_ARN"),
             audit_retention_days=read.whole_number("AUDIT_RETENTION_DAYS"),
+            audit_seal_key=read.name("AUDIT_SEAL_KEY"),
+            audit_archive_bucket=read.name("AUDIT_ARCHIVE_BUCKET"),
+            audit_archive_queue_url=read.name("AUDIT_ARCHIVE_QUEUE_URL"),
             audit_export_max_receives=read.whole_number("AUDIT_EXPORT_MAX_RECEIVES"),
             cad_intake_max_receives=read.count(
                 "CAD_INTAKE_MAX_RECEIVES", cls.cad_intake_max_receives
@@ -288,6 +294,21 @@ def audit_table() -> str:
 def audit_retention_days() -> int:
     """How long an audit record is kept (its TTL); the template's AuditRetentionDays."""
     return _required(settings().audit_retention_days, "AUDIT_RETENTION_DAYS")
+
+
+def audit_seal_key() -> str:
+    """The asymmetric KMS key whose signature seals the audit digests (psap.audit.sealing)."""
+    return _required(settings().audit_seal_key, "AUDIT_SEAL_KEY")
+
+
+def audit_archive_bucket() -> str:
+    """The write-once archive of sealed audit records (Object Lock, kept on stack deletion)."""
+    return _required(settings().audit_archive_bucket, "AUDIT_ARCHIVE_BUCKET")
+
+
+def audit_archive_queue_url() -> str:
+    """The archiver's queue: one message per tenant's seal of a period."""
+    return _required(settings().audit_archive_queue_url, "AUDIT_ARCHIVE_QUEUE_URL")
 
 
 def audit_export_bucket() -> str:

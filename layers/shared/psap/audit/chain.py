@@ -9,8 +9,9 @@ inserting a record breaks every later link of its chain.
 An NDJSON export carries each chain it touches whole: the records asked for as
 `{...record, "chain": {id, seq, prev, hash}}`, the others as `{"chain": {...}, "omitted":
 true}` (their link, not their content), and one `{"chainHead": {id, seq, hash}}` line after
-the chain's last record. `verify_lines` checks a file without any store or key. Standard
-library only: the authorizer and the admin CLI import it.
+the chain's last record. `verify_lines` checks a file without any store or key; given the
+positions the file's signed seals name (psap.audit.seals), it also checks that the chains
+still hold them. Standard library only: the authorizer and the admin CLI import it.
 """
 
 import hashlib
@@ -80,22 +81,33 @@ class _ChainState:
     closed: bool = False
 
 
+# Lines of an export that are not chains: the signed digests and the tenant's seals
+# (psap.audit.seals), checked apart.
+SEAL_LINES: Final = ("digest", "seal")
+
+
 @dataclass
 class Verified:
     records: int = 0
     omitted: int = 0
     chains: dict[str, _ChainState] = field(default_factory=dict)
+    unsealed: dict[str, int] = field(default_factory=dict)  # chain -> records after its seal
 
 
-def verify_lines(lines: Iterable[str]) -> Verified:
+def verify_lines(
+    lines: Iterable[str], *, sealed: Mapping[str, Mapping[int, str]] | None = None
+) -> Verified:
     """Checks every link and head of an NDJSON export; raises BrokenChain at the first
-    line that does not hold (an altered, removed or added record)."""
+    line that does not hold (an altered, removed or added record). With `sealed` (chain ->
+    {seq: hash} from the file's verified seals), every sealed position must be in the file
+    with that hash: a chain rewritten, even with correct links, fails there."""
     result = Verified()
+    sealed = sealed or {}
     number = 0
     for number, text in enumerate(lines, start=1):
         if not text.strip():
             continue
-        _verify_line(result, number, text)
+        _verify_line(result, number, text, sealed=sealed)
     for chain, state in result.chains.items():
         if not state.closed:
             raise BrokenChain(
@@ -103,16 +115,34 @@ def verify_lines(lines: Iterable[str]) -> Verified:
                 f"chain {chain}",
                 f"no chainHead line after record {state.seq}: the chain's end was cut",
             )
+    for chain, positions in sealed.items():
+        last_sealed = max(positions)
+        found = result.chains.get(chain)
+        if found is None or found.seq < last_sealed:
+            ends = "has no record of it" if found is None else f"ends it at {found.seq}"
+            raise BrokenChain(
+                number + 1,
+                f"chain {chain}",
+                f"sealed up to record {last_sealed}, the file {ends}: records removed",
+            )
+    for chain, state in result.chains.items():
+        last_sealed = max(sealed.get(chain, {0: ""}))
+        if state.seq > last_sealed:
+            result.unsealed[chain] = state.seq - last_sealed
     return result
 
 
-def _verify_line(result: Verified, number: int, text: str) -> None:
+def _verify_line(
+    result: Verified, number: int, text: str, *, sealed: Mapping[str, Mapping[int, str]]
+) -> None:
     try:
         line = json.loads(text)
     except ValueError as error:
         raise BrokenChain(number, "not JSON", str(error)) from error
     if not isinstance(line, dict):
         raise BrokenChain(number, "not an object", "every line is a JSON object")
+    if any(name in line for name in SEAL_LINES):
+        return
     if "chainHead" in line:
         _verify_head(result, number, line["chainHead"])
         return
@@ -136,6 +166,11 @@ def _verify_line(result: Verified, number: int, text: str) -> None:
         if link_hash(chain, seq, str(link["prev"]), record=record) != link["hash"]:
             raise BrokenChain(number, what, "its content does not match its hash: altered")
         result.records += 1
+    expected = sealed.get(chain, {}).get(seq)
+    if expected is not None and expected != link["hash"]:
+        raise BrokenChain(
+            number, what, "not the link its signed seal names: the chain was rewritten"
+        )
     state.seq, state.hash = seq, str(link["hash"])
 
 

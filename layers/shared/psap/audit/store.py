@@ -12,6 +12,8 @@ Layout (every key begins with the tenant; docs/design.md, "Audit records"):
                                                     record): what a tenant's offboarding
                                                     reads instead of every day of retention
 
+and the markers, digests and seals that sign the chains (psap.audit.sealing).
+
 A record is appended by one transaction of two PutItems, each `attribute_not_exists`: the
 next position of its chain, and its request id. Nothing is ever updated or deleted (the
 writer's role has PutItem alone; template.yaml). A position taken by another writer is read
@@ -28,7 +30,8 @@ from typing import Any, Final
 
 from psap.audit.chain import GENESIS, SHARDS, Link, chain_id, link_hash, shard_of
 from psap.audit.recording import AuditRecord, audit_line
-from psap.clock import format_timestamp
+from psap.audit.sealing import mark_advanced
+from psap.clock import format_timestamp, utc_now
 from psap.config import audit_table
 from psap.errors import StoreUnavailable
 from psap.storage.aws_errors import TransactionCancelled, translated
@@ -143,6 +146,8 @@ class RecordAppender:
         position = _position(record)
         day = record.time.date()
         _mark_day(record.tenant_id, day, _epoch(record.time + self._retention + timedelta(days=1)))
+        # Before the append, as the day: the sealer then finds the chain (psap.audit.sealing).
+        mark_advanced(position.pk, tenant_id=record.tenant_id, day=day, now=utc_now())
         text = audit_line(record)
         for _ in range(_APPEND_ATTEMPTS):
             seq, prev = self._heads.get(position.pk) or _head(position.pk)

@@ -12,6 +12,7 @@ from psap.audit.exports.checkpoint import Checkpoint
 from psap.audit.exports.formats import CSV_COLUMNS, content_type, csv_rows, ndjson_line, page_text
 from psap.audit.exports.jobs import job_key, object_key, read_export
 from psap.audit.exports.models import AuditExport, ExportFormat, ExportMessage, ExportState
+from psap.audit.sealing import seal_lines
 from psap.audit.store import ChainPosition, RecordFilter, chain_pages_from
 from psap.clock import format_timestamp, utc_now
 from psap.config import audit_export_bucket, audit_export_queue_url, tenant_data_table
@@ -145,6 +146,13 @@ class _Run:
                     return StepOutcome.HANDED_OVER
         if checkpoint.last is not None and export.format is ExportFormat.NDJSON:
             buffer.extend(ndjson_line(head_line(checkpoint.last)).encode("utf-8"))
+        if export.format is ExportFormat.NDJSON:
+            # The signed digests and the tenant's seals as they stood when the export was
+            # asked for: every head they name was in the table before the first page was read.
+            for line in seal_lines(
+                self.tenant_id, export.start.date(), last_day, before=export.created_at
+            ):
+                buffer.extend(ndjson_line(line).encode("utf-8"))
         if buffer or not checkpoint.parts:
             self._put_part(upload, checkpoint, bytes(buffer))
         upload.complete(checkpoint.parts)

@@ -1,0 +1,417 @@
+"""Where the audit trail's signed digests live, how the sealer makes them, and what an
+export reads of them (psap.audit.seals says what they are).
+
+Layout, in the audit table beside the chains (docs/security.md, "Audit"):
+
+  AUDITADV#{period}#{b}           / {chain key}  a chain that advanced in the period: the
+                                                  writer's marker, once per warm writer,
+                                                  chain and period, before the append
+  AUDITDIGEST#{yyyy-mm-dd}        / {period}     the period's signed digest (`digest`, JSON)
+  AUDITDIGEST                     / HEAD         the last period sealed and its digest's hash
+  T#{t}#AUDITSEAL#{yyyy-mm-dd}    / {period}     the tenant's heads of that day's chains in
+                                                  the digest, and the leaf's Merkle path
+  T#{t}#AUDITSEALED#{yyyy-mm-dd}  / {shard}      how far each chain of the day is sealed:
+                                                  where the next period's archive starts
+
+Each seal's head also names `after`, the chain's position sealed before: the records of
+(after, seq] are what the period added, and the archiver (psap.audit.archive) copies them
+with the seal and the digest to the write-once archive bucket, one message per seal.
+
+The markers are spread over MARKER_BUCKETS keys per period: a period's busiest key takes
+1/MARKER_BUCKETS of the chains that advanced (at most SHARDS per tenant and day), so even
+5 000 busy tenants (80 000 chains) are ~33 writes/s a key over a period. The sealer reads
+only what changed: the period's markers and one head per marked chain, never the tenants.
+"""
+
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from functools import cache
+from typing import Any, Final, cast
+
+import botocore.session
+
+from psap.audit.chain import GENESIS, canonical
+from psap.audit.seals import (
+    PERIOD,
+    SEAL_GRACE,
+    SIGNING_ALGORITHM,
+    digest_hash,
+    encode_signature,
+    leaf_hash,
+    merkle_root_and_paths,
+    parse_period,
+    period_of,
+    period_text,
+    signed_text,
+)
+from psap.clock import format_timestamp, parse_timestamp, utc_now
+from psap.config import audit_archive_queue_url, audit_table, client_options
+from psap.storage.aws_errors import translated
+from psap.storage.dynamodb import dynamodb, read_item
+from psap.storage.queries import query_pages
+from psap.storage.sqs import send_messages
+
+MARKER_BUCKETS: Final = 8
+# Markers are read within minutes of their period; a week covers any sealer outage.
+_MARKER_LIFE: Final = timedelta(days=7)
+# A run seals at most this many periods (four hours): after an outage it catches up in
+# bounded steps, one schedule tick after another.
+MAX_PERIODS_PER_RUN: Final = 48
+_HEAD_PK: Final = "AUDITDIGEST"
+_HEAD_SK: Final = "HEAD"
+_NEW: Final = "attribute_not_exists(pk)"
+
+
+def _table() -> str:
+    return audit_table()
+
+
+# ---------------------------------------------------------------- the writer's markers
+
+
+def _marker_pk(period: datetime, chain_key: str) -> str:
+    bucket = int.from_bytes(hashlib.sha256(chain_key.encode()).digest()[:4], "big")
+    return f"AUDITADV#{period_text(period)}#{bucket % MARKER_BUCKETS}"
+
+
+# (chain key, period) markers this warm writer wrote. Bounded; forgetting costs one write.
+_MARKED_MAX: Final = 10_000
+_marked: set[tuple[str, datetime]] = set()
+
+
+def mark_advanced(chain_key: str, *, tenant_id: int, day: date, now: datetime) -> None:
+    """Notes that the chain advances in the period of `now`, before the append: the sealer
+    reads the chain's head after the period (and SEAL_GRACE), so the append is in it."""
+    period = period_of(now)
+    if (chain_key, period) in _marked:
+        return
+    item = {
+        "pk": {"S": _marker_pk(period, chain_key)},
+        "sk": {"S": chain_key},
+        "tenantId": {"N": str(tenant_id)},
+        "day": {"S": day.isoformat()},
+        "expiresAt": {"N": str(int((period + _MARKER_LIFE).timestamp()))},
+    }
+    with translated("audit chain marker write failed"):
+        try:
+            dynamodb().put_item(TableName=_table(), Item=item, ConditionExpression=_NEW)
+        except dynamodb().exceptions.ConditionalCheckFailedException:
+            pass  # another writer marked it this period
+    if len(_marked) >= _MARKED_MAX:
+        _marked.clear()
+    _marked.add((chain_key, period))
+
+
+def forget_marked_chains() -> None:
+    """For tests: a fresh table needs its markers written again."""
+    _marked.clear()
+
+
+@dataclass(frozen=True)
+class _Marked:
+    chain_key: str
+    tenant_id: int
+    day: date
+
+
+def _marked_in(period: datetime) -> list[_Marked]:
+    marked: list[_Marked] = []
+    for bucket in range(MARKER_BUCKETS):
+        request = {
+            "TableName": _table(),
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": f"AUDITADV#{period_text(period)}#{bucket}"}},
+            "ConsistentRead": True,
+        }
+        for items in query_pages(request, f"audit markers of {period_text(period)}"):
+            marked.extend(
+                _Marked(
+                    item["sk"]["S"],
+                    int(item["tenantId"]["N"]),
+                    date.fromisoformat(item["day"]["S"]),
+                )
+                for item in items
+            )
+    return marked
+
+
+def _chain_id_of(chain_key: str) -> str:
+    """T#{t}#DAY#{day}#S#{shard} -> {t}/{day}/{shard} (psap.audit.chain.chain_id)."""
+    _, tenant, _, day, _, shard = chain_key.split("#")
+    return f"{tenant}/{day}/{shard}"
+
+
+def _head_of(chain_key: str) -> tuple[int, str]:
+    with translated(f"audit chain {chain_key}"):
+        answer = dynamodb().query(
+            TableName=_table(),
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": chain_key}},
+            ProjectionExpression="sk, #hash",
+            ExpressionAttributeNames={"#hash": "hash"},
+            ScanIndexForward=False,
+            Limit=1,
+            ConsistentRead=True,
+        )
+    items = answer.get("Items", [])
+    if not items:
+        return 0, GENESIS
+    return int(items[0]["sk"]["S"]), str(items[0]["hash"]["S"])
+
+
+# ---------------------------------------------------------------- the sealer
+
+
+@cache
+def kms() -> Any:
+    """One client per warm container, created on first use (after a test's moto is up).
+    Untyped: the project carries no KMS stubs for one call."""
+    return botocore.session.get_session().create_client("kms", **client_options())
+
+
+@dataclass(frozen=True)
+class SealRun:
+    sealed: list[str]  # the periods given a digest
+    empty: int  # periods in which no chain advanced (no digest, nothing signed)
+
+
+def seal_due(now: datetime, *, key_id: str, retention_days: int) -> SealRun:
+    """Seals every period that ended SEAL_GRACE ago and is not sealed yet, oldest first, at
+    most MAX_PERIODS_PER_RUN. The first run starts at the last closed period."""
+    last_closed = period_of(now - SEAL_GRACE) - PERIOD
+    head = read_item(_table(), _head_key(), "audit digest head")
+    period = parse_period(str(head["period"])) + PERIOD if head else last_closed
+    prev = str(head["hash"]) if head else GENESIS
+    sealed: list[str] = []
+    empty = 0
+    for _ in range(MAX_PERIODS_PER_RUN):
+        if period > last_closed:
+            break
+        digest = _seal(period, prev, key_id=key_id, retention_days=retention_days)
+        if digest is None:
+            empty += 1
+        else:
+            prev = digest_hash(digest)
+            sealed.append(period_text(period))
+        _put_head(period, prev, after=head)
+        head = {"period": period_text(period), "hash": prev}
+        period += PERIOD
+    return SealRun(sealed, empty)
+
+
+def _seal(
+    period: datetime, prev: str, *, key_id: str, retention_days: int
+) -> dict[str, Any] | None:
+    """The period's digest, written with its seals (seals first: a stored digest means
+    all its seals are stored); an earlier run's digest when that run stopped after it."""
+    stored = read_item(_table(), _digest_key(period), "audit digest")
+    if stored is not None:
+        return cast(dict[str, Any], json.loads(str(stored["digest"])))
+    marked = _marked_in(period)
+    if not marked:
+        return None
+    heads: dict[tuple[int, date], list[dict[str, Any]]] = {}
+    sealed_before: dict[tuple[int, date], dict[str, int]] = {}
+    for chain in sorted(marked, key=lambda entry: entry.chain_key):
+        owner = (chain.tenant_id, chain.day)
+        if owner not in sealed_before:
+            sealed_before[owner] = _sealed_positions(*owner)
+        seq, hash_ = _head_of(chain.chain_key)
+        chain_id = _chain_id_of(chain.chain_key)
+        after = sealed_before[owner].get(chain_id, 0)
+        if seq > after:
+            heads.setdefault(owner, []).append(
+                {"id": chain_id, "seq": seq, "hash": hash_, "after": after}
+            )
+    if not heads:
+        return None
+    # After the heads are read: an export asked for later holds every one of them.
+    sealed_at = format_timestamp(utc_now())
+    owners = sorted(heads)
+    leaves = [leaf_hash(tenant, day, heads[(tenant, day)]) for tenant, day in owners]
+    root, paths = merkle_root_and_paths(leaves)
+    body: dict[str, Any] = {
+        "period": period_text(period),
+        "prev": prev,
+        "root": root,
+        "leaves": len(leaves),
+        "keyId": key_id,
+        "algorithm": SIGNING_ALGORITHM,
+    }
+    with translated("audit digest signing failed"):
+        signature = kms().sign(
+            KeyId=key_id,
+            Message=signed_text(body),
+            MessageType="RAW",
+            SigningAlgorithm=SIGNING_ALGORITHM,
+        )["Signature"]
+    body["signature"] = encode_signature(signature)
+    expires = {"N": str(int((period + timedelta(days=retention_days + 1)).timestamp()))}
+    for (tenant, day), path in zip(owners, paths, strict=True):
+        seal = {
+            "period": body["period"],
+            "tenant": tenant,
+            "day": day.isoformat(),
+            "heads": sorted(heads[(tenant, day)], key=lambda head: str(head["id"])),
+            "path": path,
+        }
+        _put(
+            {
+                "pk": {"S": _seal_pk(tenant, day)},
+                "sk": {"S": body["period"]},
+                "seal": {"S": canonical(seal)},
+                "sealedAt": {"S": sealed_at},
+                "expiresAt": expires,
+            }
+        )
+    # Before the digest: a run that stops after it has sent them (a retry sends them again,
+    # and the archiver's copy of a seal is the same object written once more).
+    send_messages(
+        audit_archive_queue_url(),
+        [
+            {"period": body["period"], "tenantId": tenant, "day": day.isoformat()}
+            for tenant, day in owners
+        ],
+    )
+    _put({**_digest_key(period), "digest": {"S": canonical(body)}, "expiresAt": expires}, new=True)
+    for (tenant, day), owned in heads.items():
+        for head in owned:
+            _put(
+                {
+                    "pk": {"S": _sealed_pk(tenant, day)},
+                    "sk": {"S": str(head["id"]).rsplit("/", 1)[-1]},
+                    "chain": {"S": str(head["id"])},
+                    "seq": {"N": str(head["seq"])},
+                    "expiresAt": expires,
+                }
+            )
+    return body
+
+
+def _sealed_pk(tenant_id: int, day: date) -> str:
+    return f"T#{tenant_id}#AUDITSEALED#{day.isoformat()}"
+
+
+def _sealed_positions(tenant_id: int, day: date) -> dict[str, int]:
+    """chain id -> the position sealed last, for the tenant's chains of the day (at most
+    SHARDS small items)."""
+    request = {
+        "TableName": _table(),
+        "KeyConditionExpression": "pk = :pk",
+        "ExpressionAttributeValues": {":pk": {"S": _sealed_pk(tenant_id, day)}},
+        "ConsistentRead": True,
+    }
+    return {
+        item["chain"]["S"]: int(item["seq"]["N"])
+        for items in query_pages(request, f"audit sealed positions of tenant {tenant_id}")
+        for item in items
+    }
+
+
+def sealed_through() -> datetime | None:
+    """The last period the sealer has finished (with a digest or none), if it ever ran."""
+    head = read_item(_table(), _head_key(), "audit digest head")
+    return None if head is None else parse_period(str(head["period"]))
+
+
+def read_digest(period: datetime) -> dict[str, Any] | None:
+    stored = read_item(_table(), _digest_key(period), "audit digest")
+    return None if stored is None else cast(dict[str, Any], json.loads(str(stored["digest"])))
+
+
+def read_seal(tenant_id: int, day: date, period: datetime) -> dict[str, Any] | None:
+    key = {"pk": {"S": _seal_pk(tenant_id, day)}, "sk": {"S": period_text(period)}}
+    stored = read_item(_table(), key, "audit seal")
+    return None if stored is None else cast(dict[str, Any], json.loads(str(stored["seal"])))
+
+
+def _put(item: dict[str, Any], *, new: bool = False) -> None:
+    request: dict[str, Any] = {"TableName": _table(), "Item": item}
+    if new:
+        request["ConditionExpression"] = _NEW
+    with translated("audit digest write failed"):
+        dynamodb().put_item(**request)
+
+
+def _head_key() -> dict[str, dict[str, str]]:
+    return {"pk": {"S": _HEAD_PK}, "sk": {"S": _HEAD_SK}}
+
+
+def _put_head(period: datetime, digest: str, *, after: Mapping[str, Any] | None) -> None:
+    """Moves the pointer on from the one this run read: two runs never both advance it."""
+    request: dict[str, Any] = {
+        "TableName": _table(),
+        "Item": {**_head_key(), "period": {"S": period_text(period)}, "hash": {"S": digest}},
+    }
+    if after is None:
+        request["ConditionExpression"] = _NEW
+    else:
+        request["ConditionExpression"] = "#period = :after"
+        request["ExpressionAttributeNames"] = {"#period": "period"}
+        request["ExpressionAttributeValues"] = {":after": {"S": str(after["period"])}}
+    with translated("audit digest head write failed"):
+        dynamodb().put_item(**request)
+
+
+def _digest_pk(day: date) -> str:
+    return f"{_HEAD_PK}#{day.isoformat()}"
+
+
+def _digest_key(period: datetime) -> dict[str, dict[str, str]]:
+    return {"pk": {"S": _digest_pk(period.date())}, "sk": {"S": period_text(period)}}
+
+
+def _seal_pk(tenant_id: int, day: date) -> str:
+    return f"T#{tenant_id}#AUDITSEAL#{day.isoformat()}"
+
+
+# ---------------------------------------------------------------- what an export carries
+
+
+def seal_lines(
+    tenant_id: int, first_day: date, last_day: date, *, before: datetime
+) -> Iterator[dict[str, Any]]:
+    """The digests and the tenant's seals that vouch for its chains of the days, as sealed
+    before `before` (when the export was asked for: every head they name is in the file):
+    every seal of those days, then the digests from the first seal's period to the last's,
+    all of them, so the verifier sees that none is missing."""
+    seals: list[dict[str, Any]] = []
+    day = first_day
+    while day <= last_day:
+        request = {
+            "TableName": _table(),
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": _seal_pk(tenant_id, day)}},
+        }
+        for items in query_pages(request, f"audit seals of tenant {tenant_id}"):
+            seals.extend(
+                json.loads(item["seal"]["S"])
+                for item in items
+                if parse_timestamp(item["sealedAt"]["S"]) < before
+            )
+        day += timedelta(days=1)
+    if not seals:
+        return
+    periods = sorted({str(seal["period"]) for seal in seals})
+    yield from ({"digest": digest} for digest in _digests_between(periods[0], periods[-1]))
+    yield from ({"seal": seal} for seal in seals)
+
+
+def _digests_between(first: str, last: str) -> Iterator[dict[str, Any]]:
+    day, last_day = parse_period(first).date(), parse_period(last).date()
+    while day <= last_day:
+        request = {
+            "TableName": _table(),
+            "KeyConditionExpression": "pk = :pk AND sk BETWEEN :first AND :last",
+            "ExpressionAttributeValues": {
+                ":pk": {"S": _digest_pk(day)},
+                ":first": {"S": first},
+                ":last": {"S": last},
+            },
+        }
+        for items in query_pages(request, "audit digests"):
+            yield from (cast(dict[str, Any], json.loads(item["digest"]["S"])) for item in items)
+        day += timedelta(days=1)
