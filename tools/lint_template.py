@@ -142,6 +142,7 @@ CAPPED_CONCURRENCY: tuple[str, ...] = (
     "ResourceCenterSearchFunction",
     "McpFunction",
     "AuditExportCreateFunction",
+    "AdminTenantExportCreateFunction",
     "AuditExportWorkerFunction",
     "IncidentUploadFunction",
     "IncidentUploadCreateFunction",
