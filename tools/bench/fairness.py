@@ -312,7 +312,8 @@ def run(_options: Options) -> list[Row]:
                 *("--budget", budget, "--rate", str(rate), "--burst", str(burst)),
             )
         time.sleep(3)  # the gateway re-reads the usage plans within 2 s
-        _phase(base, steady, None, flood_process=flood_process)  # warm B's functions
+        # Warms B's functions (A's searches run in one of them).
+        _phase(base, steady, None, flood_process=flood_process)
         progress("warmed up")
         alone, alone_cad, _, _ = _phase(base, steady, None, flood_process=flood_process)
         progress(f"tenant B alone: p95 {alone.p95_ms():.0f} ms")
