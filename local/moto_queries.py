@@ -8,9 +8,10 @@ partitions), and a bench of a 100 000-entry tenant spent seconds per Query.
 While this is installed, a table Query is handed to moto's own Query with a view of the table
 holding only the items moto would look at: the partition's items after ExclusiveStartKey, in
 key order, up to the one after `Limit` items matched the key condition (matched with moto's
-own compare). moto then pages, counts (ScannedCount), projects and serializes exactly as
+own compare); in reverse order (ScanIndexForward false) the same from the partition's end
+backwards. moto then pages, counts (ScannedCount), projects and serializes exactly as
 always (without a Limit the view is the rest of the partition: still not the table).
-Index queries, reverse order, legacy filters and unknown arguments go to moto untouched.
+Index queries, legacy filters and unknown arguments go to moto untouched.
 
 The view is swapped into the table for the call, which is safe only while no other request
 can read the table: the installed query takes this path only inside a request the embedded
@@ -91,7 +92,6 @@ def _indexed_query(
             and hash_key is not None
             and self.range_key_attr
             and (limit is None or isinstance(limit, int))  # None: no Limit, the rest of it
-            and scan_index_forward
             and set(rest) <= {"hash_key_conditions", "range_key_conditions"}
             and all(condition[0] == self.range_key_attr for condition in range_conditions)
             and len(range_conditions) <= 1
@@ -105,12 +105,23 @@ def _indexed_query(
             keys = sorted(partition)
             if sorted_keys is not None:
                 sorted_keys[(id(self), hash_key)] = keys
-        first = 0
-        if exclusive_start_key:
-            first = bisect.bisect_right(keys, DynamoType(exclusive_start_key[self.range_key_attr]))
+        if scan_index_forward:
+            first = 0
+            if exclusive_start_key:
+                start = DynamoType(exclusive_start_key[self.range_key_attr])
+                first = bisect.bisect_right(keys, start)
+            order: Iterator[Any] = itertools.islice(keys, first, None)
+        else:
+            # Newest first (a chain's head, a latest-N page): the view is taken from the end,
+            # so reading the last item of a partition costs one item, as on DynamoDB.
+            last = len(keys)
+            if exclusive_start_key:
+                start = DynamoType(exclusive_start_key[self.range_key_attr])
+                last = bisect.bisect_left(keys, start)
+            order = (keys[position] for position in range(last - 1, -1, -1))
         window: dict[Any, Any] = {}
         matched = 0
-        for key in itertools.islice(keys, first, None):
+        for key in order:
             item = partition[key]
             window[key] = item
             if range_comparison is None or item.range_key.compare(range_comparison, range_objs):

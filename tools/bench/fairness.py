@@ -8,10 +8,11 @@ two tenants with psap-admin, gives tenant A small search and bulk budgets, then:
 2. the same while tenant A sends searches and exports at its budgets: what A may do;
 3. the same while tenant A floods at about ten times its budgets: B's p95 again, B's
    refusals and failures, B's CAD acceptance, and A's accepted searches per second against
-   its budget. The target compares 3. with 2.: what the flood beyond A's budget costs B.
-   On Lambda, A's accepted searches run in environments of their own; here they share this
-   machine's two cores with B's, so 1. -> 2. is a cost of the machine, not of the design
-   (printed beside it: 1. -> 3.);
+   its budget. Two targets: 3. against 2. (what the flood beyond A's budget costs B) and
+   3. against 1. (the issue's literal one: B beside the flood against B alone). On Lambda,
+   A's accepted searches run in environments of their own; here they share this machine's
+   two cores, and the embedded AWS, with B's (docs/limits.md, "One tenant cannot starve
+   another");
 3. a flood of random tokens, from one source address and from many (loopback addresses
    127.0.0.x: the gateway sees each as its own source, as API Gateway sees client IPs): the
    DynamoDB reads per refusal, from the authorizers' own log lines (CredentialReads).
@@ -24,6 +25,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import json
+import multiprocessing
 import os
 import re
 import secrets
@@ -175,22 +177,52 @@ def _flood(base: str, tenant: Tenant, tally: Tally, *, until: float, factor: flo
             time.sleep(max(0.0, interval - (time.perf_counter() - started)))
 
 
+def _flood_client(
+    base: str, tenant: Tenant, *, until: float, factor: float
+) -> tuple[list[int], list[float]]:
+    """Tenant A's whole flood (FLOOD_THREADS threads), run in a process of its own: on the
+    internet A's client is another machine, so B's client must not wait for the GIL of a
+    process busy sending A's requests and reading its 429s. (statuses, latencies)"""
+    tally = Tally()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=FLOOD_THREADS) as pool:
+        jobs = [
+            pool.submit(_flood, base, tenant, tally, until=until, factor=factor)
+            for _ in range(FLOOD_THREADS)
+        ]
+        for job in jobs:
+            job.result()
+    return tally.statuses, tally.latencies
+
+
 def _phase(
-    base: str, steady: Tenant, flooder: Tenant | None, *, factor: float = FLOOD_FACTOR
+    base: str,
+    steady: Tenant,
+    flooder: Tenant | None,
+    *,
+    flood_process: concurrent.futures.Executor,
+    factor: float = FLOOD_FACTOR,
 ) -> tuple[Tally, Tally, Tally, float]:
     b_calls, b_cad, a_calls = Tally(), Tally(), Tally()
     started = time.monotonic()
-    until = started + PHASE_SECONDS
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1 + FLOOD_THREADS) as pool:
-        jobs = [pool.submit(_steady, base, steady, b_calls, cad=b_cad, until=until)]
-        if flooder is not None:
-            jobs += [
-                pool.submit(_flood, base, flooder, a_calls, until=until, factor=factor)
-                for _ in range(FLOOD_THREADS)
-            ]
-        for job in jobs:
-            job.result()
+    until = started + PHASE_SECONDS  # CLOCK_MONOTONIC: the same clock in every process
+    flood = (
+        flood_process.submit(_flood_client, base, flooder, until=until, factor=factor)
+        if flooder is not None
+        else None
+    )
+    _steady(base, steady, b_calls, cad=b_cad, until=until)
+    if flood is not None:
+        a_calls.statuses, a_calls.latencies = flood.result()
     return b_calls, b_cad, a_calls, time.monotonic() - started
+
+
+@contextlib.contextmanager
+def _flood_process() -> Iterator[concurrent.futures.Executor]:
+    """One process for A's client, started (and its imports done) before any phase."""
+    context = multiprocessing.get_context("spawn")  # fork is unsafe in a threaded process
+    with concurrent.futures.ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+        pool.submit(time.sleep, 0).result()
+        yield pool
 
 
 def _random_token() -> str:
@@ -269,7 +301,7 @@ def _stack(progress: Progress) -> Iterator[RunningStack]:
 
 def run(_options: Options) -> list[Row]:
     progress = Progress("fairness")
-    with _stack(progress) as stack:
+    with _stack(progress) as stack, _flood_process() as flood_process:
         base = str(stack.state["baseUrl"])
         steady = _tenant(stack, "Fairness: the steady one")
         flooder = _tenant(stack, "Fairness: the flood")
@@ -280,13 +312,18 @@ def run(_options: Options) -> list[Row]:
                 *("--budget", budget, "--rate", str(rate), "--burst", str(burst)),
             )
         time.sleep(3)  # the gateway re-reads the usage plans within 2 s
-        _phase(base, steady, None)  # warm every function B and A use
+        # Warms B's functions (A's searches run in one of them).
+        _phase(base, steady, None, flood_process=flood_process)
         progress("warmed up")
-        alone, alone_cad, _, _ = _phase(base, steady, None)
+        alone, alone_cad, _, _ = _phase(base, steady, None, flood_process=flood_process)
         progress(f"tenant B alone: p95 {alone.p95_ms():.0f} ms")
-        beside, beside_cad, _, _ = _phase(base, steady, flooder, factor=1.0)
+        beside, beside_cad, _, _ = _phase(
+            base, steady, flooder, flood_process=flood_process, factor=1.0
+        )
         progress(f"tenant B beside A at its budget: p95 {beside.p95_ms():.0f} ms")
-        flooded, flooded_cad, flood, seconds = _phase(base, steady, flooder)
+        flooded, flooded_cad, flood, seconds = _phase(
+            base, steady, flooder, flood_process=flood_process
+        )
         progress(f"tenant B during A's flood: p95 {flooded.p95_ms():.0f} ms")
         searches = [status for status in flood.statuses if status > 0]
         accepted_rate = searches.count(200) / seconds
@@ -309,7 +346,8 @@ def run(_options: Options) -> list[Row]:
             f"{alone.p95_ms():.0f} / {beside.p95_ms():.0f} / {flooded.p95_ms():.0f} ms",
         ),
         Row("tenant B p95, A flooding / A at its budget", f"{ratio:.2f}", "<= 1.5", ratio <= 1.5),
-        Row("tenant B p95, A flooding / B alone (this machine's 2 cores)", f"{machine:.2f}"),
+        # The issue's literal target: B beside A's flood against B alone, in this run.
+        Row("tenant B p95, A flooding / B alone", f"{machine:.2f}", "<= 1.5", machine <= 1.5),
         Row(
             "tenant B answers 429 or 5xx (every phase)",
             str(sum(1 for status in b_statuses if status == 429 or status >= 500)),
