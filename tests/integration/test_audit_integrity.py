@@ -99,20 +99,38 @@ def test_no_role_may_batch_write_update_or_delete_audit_records() -> None:
     audit_arn = table_arn(TEMPLATE.physical_resources()["AuditTable"])
     # When the actions each role allows on the audit table are listed
     granted = _granted(audit_arn, "dynamodb")
-    # Then the writer may put (and read a chain's head), the sealer may put its digests (and
-    # read heads), the archiver and the export worker may read, and no role has anything: no
-    # BatchWriteItem, UpdateItem, DeleteItem, PartiQL or wildcard
+    # Then the writer alone may put (and read a chain's head); the sealer reads the markers
+    # and the heads, the archiver and the export worker read the chains; no role has
+    # anything else: no BatchWriteItem, UpdateItem, DeleteItem, PartiQL or wildcard
     assert granted == {
         "AuditWriterFunction": {"dynamodb:PutItem", "dynamodb:Query", "dynamodb:GetItem"},
-        "AuditSealerFunction": {"dynamodb:PutItem", "dynamodb:Query", "dynamodb:GetItem"},
+        "AuditSealerFunction": {"dynamodb:Query", "dynamodb:GetItem"},
         "AuditArchiverFunction": {"dynamodb:Query", "dynamodb:GetItem"},
         "AuditExportWorkerFunction": {"dynamodb:Query"},
+    }
+    assert {function_id for function_id, actions in granted.items() if actions - READS} == {
+        "AuditWriterFunction"
     }
     # And no other IAM resource of the translated template grants on the audit table
     translated = translated_template()["Resources"]
     for logical_id, resource in translated.items():
         if resource["Type"] in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy", "AWS::IAM::User"):
             assert "AuditTable" not in json.dumps(resource), logical_id
+
+
+def test_only_the_sealer_writes_the_seal_table_and_the_readers_only_read() -> None:
+    # Given every function's role as SAM translates it
+    seal_arn = table_arn(TEMPLATE.physical_resources()["AuditSealTable"])
+    # When the actions each role allows on the seal table are listed
+    granted = _granted(seal_arn, "dynamodb")
+    # Then the sealer puts its digests, seals and positions (and reads them back), the
+    # archiver gets a digest and a seal, the export worker queries a tenant's seals and the
+    # digests: nothing else, and no other role
+    assert granted == {
+        "AuditSealerFunction": {"dynamodb:PutItem", "dynamodb:Query", "dynamodb:GetItem"},
+        "AuditArchiverFunction": {"dynamodb:GetItem"},
+        "AuditExportWorkerFunction": {"dynamodb:Query"},
+    }
 
 
 def test_only_the_api_entrypoints_and_the_authorizers_may_send_audit_records() -> None:
