@@ -19,7 +19,7 @@ from psap.audit import store as audit_store
 from psap.audit.chain import link_hash
 from psap.audit.sealing import kms, seal_due
 from psap.audit.seals import PERIOD, SEAL_GRACE, period_of
-from psap.config import audit_seal_key, audit_table
+from psap.config import audit_seal_key, audit_seal_table, audit_table
 from psap.storage.dynamodb import dynamodb
 from tests.support.audit import TEMPLATE, audit_record, set_function_environment
 from tests.support.harness import HandlerHarness
@@ -266,6 +266,42 @@ def test_the_sealer_reads_only_the_chains_that_advanced(
     # Then it signed the period with records once, and no digest for the empty ones
     assert len(first.sealed) == 1
     assert (again.sealed, again.empty) == ([], 2)
+
+
+def _kinds(table: str) -> set[str]:
+    """AUDITDIGEST, AUDITSEAL, DAY (a record), ...: what the table's keys name."""
+    with paused():
+        items = dynamodb().scan(TableName=table)["Items"]
+    return {
+        pk.split("#")[2] if pk.startswith("T#") else pk.split("#")[0]
+        for pk in (item["pk"]["S"] for item in items)
+    }
+
+
+def test_the_sealer_writes_its_own_table_and_cannot_overwrite_an_audit_record(
+    aws: None, one_shard: None, call_as_function: Callable[..., Any]
+) -> None:
+    # Given a sealed chain of two records
+    _append(50, 2)
+    _seal(call_as_function)
+    # Then the digest head, the digest, the seal and the sealed position are in the seal
+    # table; the audit table keeps the records and the writer's markers, none of those
+    assert _kinds(audit_seal_table()) == {"AUDITDIGEST", "AUDITSEAL", "AUDITSEALED"}
+    assert _kinds(audit_table()).isdisjoint({"AUDITDIGEST", "AUDITSEAL", "AUDITSEALED"})
+    assert {"AUDITADV", "DAY"} <= _kinds(audit_table())
+    # When the sealer's role puts over record 1 of the chain
+    record = {
+        "pk": {"S": audit_store.chain_key(50, NOW.date(), 0)},
+        "sk": {"S": f"{1:012d}"},
+        "record": {"S": "{}"},
+    }
+    with pytest.raises(ClientError) as refused:
+        call_as_function(
+            "AuditSealerFunction",
+            lambda: dynamodb().put_item(TableName=audit_table(), Item=record),
+        )
+    # Then IAM refuses it: only the writer's role puts into the audit table
+    assert "AccessDenied" in str(refused.value)
 
 
 # ---------------------------------------------------------------- the write-once archive

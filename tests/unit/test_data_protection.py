@@ -71,7 +71,7 @@ def test_every_store_is_encrypted_by_one_of_four_keys(translated: dict[str, Any]
     }
     assert "AuditSealKey" not in keys.values()
     assert keys["IncidentUploadBucket"] == "TenantDataKey"
-    assert keys["AuditTable"] == "AuditKey"
+    assert keys["AuditTable"] == keys["AuditSealTable"] == "AuditKey"
     assert keys["FunctionLogGroup"] == keys["OperatorAlarmTopic"] == "OperationsKey"
 
 

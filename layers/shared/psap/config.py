@@ -50,6 +50,7 @@ class Settings:
     cad_table: str | None = None
     resource_center_table: str | None = None
     audit_table: str | None = None
+    audit_seal_table: str | None = None
     knowledge_content_bucket: str | None = None
     search_index_bucket: str | None = None
     audit_export_bucket: str | None = None
@@ -95,6 +96,7 @@ class Settings:
             cad_table=read.name("CAD_TABLE"),
             resource_center_table=read.name("RESOURCE_CENTER_TABLE"),
             audit_table=read.name("AUDIT_TABLE"),
+            audit_seal_table=read.name("AUDIT_SEAL_TABLE"),
             knowledge_content_bucket=read.name("KNOWLEDGE_CONTENT_BUCKET"),
             search_index_bucket=read.name("SEARCH_INDEX_BUCKET"),
             audit_export_bucket=read.name("AUDIT_EXPORT_BUCKET"),
@@ -289,6 +291,12 @@ def search_index_queue_url() -> str:
 def audit_table() -> str:
     """The audit records (append-only; written by the audit writer only)."""
     return _required(settings().audit_table, "AUDIT_TABLE")
+
+
+def audit_seal_table() -> str:
+    """The sealer's digests, seals and sealed positions (written by the sealer only), apart
+    from the audit records so that no role but the writer may put into AuditTable."""
+    return _required(settings().audit_seal_table, "AUDIT_SEAL_TABLE")
 
 
 def audit_retention_days() -> int:

@@ -1,11 +1,16 @@
 """Where the audit trail's signed digests live, how the sealer makes them, and what an
 export reads of them (psap.audit.seals says what they are).
 
-Layout, in the audit table beside the chains (docs/security.md, "Audit"):
+Layout (docs/security.md, "Audit"). In the audit table, beside the chains, written by the
+writer alone:
 
   AUDITADV#{period}#{b}           / {chain key}  a chain that advanced in the period: the
                                                   writer's marker, once per warm writer,
                                                   chain and period, before the append
+
+In the seal table (AuditSealTable), written by the sealer alone: its role may only read
+the audit table, so it cannot overwrite a record however it is misused:
+
   AUDITDIGEST#{yyyy-mm-dd}        / {period}     the period's signed digest (`digest`, JSON)
   AUDITDIGEST                     / HEAD         the last period sealed and its digest's hash
   T#{t}#AUDITSEAL#{yyyy-mm-dd}    / {period}     the tenant's heads of that day's chains in
@@ -48,7 +53,7 @@ from psap.audit.seals import (
     signed_text,
 )
 from psap.clock import format_timestamp, parse_timestamp, utc_now
-from psap.config import audit_archive_queue_url, audit_table, client_options
+from psap.config import audit_archive_queue_url, audit_seal_table, audit_table, client_options
 from psap.storage.aws_errors import translated
 from psap.storage.dynamodb import dynamodb, read_item
 from psap.storage.queries import query_pages
@@ -66,7 +71,13 @@ _NEW: Final = "attribute_not_exists(pk)"
 
 
 def _table() -> str:
+    """The audit records and the writer's markers: the sealer only reads them."""
     return audit_table()
+
+
+def _seal_table() -> str:
+    """The digests, the seals and the sealed positions: the sealer's own."""
+    return audit_seal_table()
 
 
 # ---------------------------------------------------------------- the writer's markers
@@ -182,7 +193,7 @@ def seal_due(now: datetime, *, key_id: str, retention_days: int) -> SealRun:
     """Seals every period that ended SEAL_GRACE ago and is not sealed yet, oldest first, at
     most MAX_PERIODS_PER_RUN. The first run starts at the last closed period."""
     last_closed = period_of(now - SEAL_GRACE) - PERIOD
-    head = read_item(_table(), _head_key(), "audit digest head")
+    head = read_item(_seal_table(), _head_key(), "audit digest head")
     period = parse_period(str(head["period"])) + PERIOD if head else last_closed
     prev = str(head["hash"]) if head else GENESIS
     sealed: list[str] = []
@@ -207,7 +218,7 @@ def _seal(
 ) -> dict[str, Any] | None:
     """The period's digest, written with its seals (seals first: a stored digest means
     all its seals are stored); an earlier run's digest when that run stopped after it."""
-    stored = read_item(_table(), _digest_key(period), "audit digest")
+    stored = read_item(_seal_table(), _digest_key(period), "audit digest")
     if stored is not None:
         return cast(dict[str, Any], json.loads(str(stored["digest"])))
     marked = _marked_in(period)
@@ -299,7 +310,7 @@ def _sealed_positions(tenant_id: int, day: date) -> dict[str, int]:
     """chain id -> the position sealed last, for the tenant's chains of the day (at most
     SHARDS small items)."""
     request = {
-        "TableName": _table(),
+        "TableName": _seal_table(),
         "KeyConditionExpression": "pk = :pk",
         "ExpressionAttributeValues": {":pk": {"S": _sealed_pk(tenant_id, day)}},
         "ConsistentRead": True,
@@ -313,23 +324,23 @@ def _sealed_positions(tenant_id: int, day: date) -> dict[str, int]:
 
 def sealed_through() -> datetime | None:
     """The last period the sealer has finished (with a digest or none), if it ever ran."""
-    head = read_item(_table(), _head_key(), "audit digest head")
+    head = read_item(_seal_table(), _head_key(), "audit digest head")
     return None if head is None else parse_period(str(head["period"]))
 
 
 def read_digest(period: datetime) -> dict[str, Any] | None:
-    stored = read_item(_table(), _digest_key(period), "audit digest")
+    stored = read_item(_seal_table(), _digest_key(period), "audit digest")
     return None if stored is None else cast(dict[str, Any], json.loads(str(stored["digest"])))
 
 
 def read_seal(tenant_id: int, day: date, period: datetime) -> dict[str, Any] | None:
     key = {"pk": {"S": _seal_pk(tenant_id, day)}, "sk": {"S": period_text(period)}}
-    stored = read_item(_table(), key, "audit seal")
+    stored = read_item(_seal_table(), key, "audit seal")
     return None if stored is None else cast(dict[str, Any], json.loads(str(stored["seal"])))
 
 
 def _put(item: dict[str, Any], *, new: bool = False) -> None:
-    request: dict[str, Any] = {"TableName": _table(), "Item": item}
+    request: dict[str, Any] = {"TableName": _seal_table(), "Item": item}
     if new:
         request["ConditionExpression"] = _NEW
     with translated("audit digest write failed"):
@@ -343,7 +354,7 @@ def _head_key() -> dict[str, dict[str, str]]:
 def _put_head(period: datetime, digest: str, *, after: Mapping[str, Any] | None) -> None:
     """Moves the pointer on from the one this run read: two runs never both advance it."""
     request: dict[str, Any] = {
-        "TableName": _table(),
+        "TableName": _seal_table(),
         "Item": {**_head_key(), "period": {"S": period_text(period)}, "hash": {"S": digest}},
     }
     if after is None:
@@ -382,7 +393,7 @@ def seal_lines(
     day = first_day
     while day <= last_day:
         request = {
-            "TableName": _table(),
+            "TableName": _seal_table(),
             "KeyConditionExpression": "pk = :pk",
             "ExpressionAttributeValues": {":pk": {"S": _seal_pk(tenant_id, day)}},
         }
@@ -404,7 +415,7 @@ def _digests_between(first: str, last: str) -> Iterator[dict[str, Any]]:
     day, last_day = parse_period(first).date(), parse_period(last).date()
     while day <= last_day:
         request = {
-            "TableName": _table(),
+            "TableName": _seal_table(),
             "KeyConditionExpression": "pk = :pk AND sk BETWEEN :first AND :last",
             "ExpressionAttributeValues": {
                 ":pk": {"S": _digest_pk(day)},
