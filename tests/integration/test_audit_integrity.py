@@ -127,7 +127,12 @@ def test_only_the_sealer_writes_the_seal_table_and_the_readers_only_read() -> No
     # archiver gets a digest and a seal, the export worker queries a tenant's seals and the
     # digests: nothing else, and no other role
     assert granted == {
-        "AuditSealerFunction": {"dynamodb:PutItem", "dynamodb:Query", "dynamodb:GetItem"},
+        "AuditSealerFunction": {
+            "dynamodb:PutItem",
+            "dynamodb:ConditionCheckItem",
+            "dynamodb:Query",
+            "dynamodb:GetItem",
+        },
         "AuditArchiverFunction": {"dynamodb:GetItem"},
         "AuditExportWorkerFunction": {"dynamodb:Query"},
     }

@@ -18,7 +18,7 @@ from local.iam_enforcement import paused
 from psap.audit import store as audit_store
 from psap.audit.chain import link_hash
 from psap.audit.sealing import kms, seal_due
-from psap.audit.seals import PERIOD, SEAL_GRACE, period_of
+from psap.audit.seals import PERIOD, SEAL_GRACE, period_of, period_text
 from psap.config import audit_seal_key, audit_seal_table, audit_table
 from psap.storage.dynamodb import dynamodb
 from tests.support.audit import TEMPLATE, audit_record, set_function_environment
@@ -286,7 +286,7 @@ def test_the_sealer_writes_its_own_table_and_cannot_overwrite_an_audit_record(
     _seal(call_as_function)
     # Then the digest head, the digest, the seal and the sealed position are in the seal
     # table; the audit table keeps the records and the writer's markers, none of those
-    assert _kinds(audit_seal_table()) == {"AUDITDIGEST", "AUDITSEAL", "AUDITSEALED"}
+    assert _kinds(audit_seal_table()) == {"AUDITDIGEST", "AUDITSEAL", "AUDITSEALED", "AUDITCLAIM"}
     assert _kinds(audit_table()).isdisjoint({"AUDITDIGEST", "AUDITSEAL", "AUDITSEALED"})
     assert {"AUDITADV", "DAY"} <= _kinds(audit_table())
     # When the sealer's role puts over record 1 of the chain
@@ -302,6 +302,45 @@ def test_the_sealer_writes_its_own_table_and_cannot_overwrite_an_audit_record(
         )
     # Then IAM refuses it: only the writer's role puts into the audit table
     assert "AccessDenied" in str(refused.value)
+
+
+def test_a_run_beside_one_that_holds_the_period_leaves_its_seals_alone(
+    aws: None,
+    one_shard: None,
+    call_as_function: Callable[..., Any],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from psap.audit import sealing
+    from psap.errors import StoreUnavailable
+    from psap.storage.sqs import send_messages as queue_up
+
+    def queue_down(*_args: Any) -> None:
+        raise StoreUnavailable("archive queue down")
+
+    # Given a run that wrote tenant 51's seal of two records and stopped before the digest
+    _append(51, 2)
+    monkeypatch.setattr(sealing, "send_messages", queue_down)
+    with pytest.raises(StoreUnavailable):
+        _seal(call_as_function)
+    monkeypatch.setattr(sealing, "send_messages", queue_up)
+    _append(51, 1, prefix="later")
+    # When a second run starts while the first could still be running
+    beside = _seal(call_as_function)
+    # Then it seals nothing of the period and leaves the first run's seal as it was
+    assert (beside.sealed, beside.empty) == ([], 0)
+    seal = call_as_function(
+        "AuditSealerFunction", sealing.read_seal, 51, NOW.date(), period_of(NOW)
+    )
+    assert [head["seq"] for head in seal["heads"]] == [2]
+    # And a run after the first one's claim has lapsed seals the period whole: the export
+    # verifies, its seal naming the chain's head then
+    later = _seal(call_as_function, SEALED + timedelta(minutes=4))
+    assert period_text(period_of(NOW)) in later.sealed
+    assert verify_main([str(_export(51, tmp_path)), "--require-sealed"]) == 0, (
+        capsys.readouterr().err
+    )
 
 
 # ---------------------------------------------------------------- the write-once archive

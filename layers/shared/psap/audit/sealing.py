@@ -17,6 +17,9 @@ the audit table, so it cannot overwrite a record however it is misused:
                                                   the digest, and the leaf's Merkle path
   T#{t}#AUDITSEALED#{yyyy-mm-dd}  / {shard}      how far each chain of the day is sealed:
                                                   where the next period's archive starts
+  AUDITCLAIM                      / {period}     the run sealing the period: its seals,
+                                                  digest and positions are written only
+                                                  while the claim is that run's
 
 Each seal's head also names `after`, the chain's position sealed before: the records of
 (after, seq] are what the period added, and the archiver (psap.audit.archive) copies them
@@ -30,6 +33,7 @@ only what changed: the period's markers and one head per marked chain, never the
 
 import hashlib
 import json
+import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -54,8 +58,9 @@ from psap.audit.seals import (
 )
 from psap.clock import format_timestamp, parse_timestamp, utc_now
 from psap.config import audit_archive_queue_url, audit_seal_table, audit_table, client_options
-from psap.storage.aws_errors import translated
-from psap.storage.dynamodb import dynamodb, read_item
+from psap.observability import logger
+from psap.storage.aws_errors import ConditionFailed, translated
+from psap.storage.dynamodb import dynamodb, read_item, transact_write
 from psap.storage.queries import query_pages
 from psap.storage.sqs import send_messages
 
@@ -68,6 +73,9 @@ MAX_PERIODS_PER_RUN: Final = 48
 _HEAD_PK: Final = "AUDITDIGEST"
 _HEAD_SK: Final = "HEAD"
 _NEW: Final = "attribute_not_exists(pk)"
+_CLAIM_PK: Final = "AUDITCLAIM"
+# A claim this old was made by a run that has ended: the sealer's Timeout is 120 s.
+_CLAIM_LIFE: Final = timedelta(seconds=180)
 
 
 def _table() -> str:
@@ -196,12 +204,20 @@ def seal_due(now: datetime, *, key_id: str, retention_days: int) -> SealRun:
     head = read_item(_seal_table(), _head_key(), "audit digest head")
     period = parse_period(str(head["period"])) + PERIOD if head else last_closed
     prev = str(head["hash"]) if head else GENESIS
+    run = _Run(uuid.uuid4().hex, now)
     sealed: list[str] = []
     empty = 0
     for _ in range(MAX_PERIODS_PER_RUN):
         if period > last_closed:
             break
-        digest = _seal(period, prev, key_id=key_id, retention_days=retention_days)
+        try:
+            digest = _seal(period, prev, run, key_id=key_id, retention_days=retention_days)
+        except _ClaimLost:
+            # Another run seals the period: its seals are not overwritten by this one's.
+            logger.warning(
+                "audit period sealed by another run", extra={"period": period_text(period)}
+            )
+            break
         if digest is None:
             empty += 1
         else:
@@ -213,8 +229,48 @@ def seal_due(now: datetime, *, key_id: str, retention_days: int) -> SealRun:
     return SealRun(sealed, empty)
 
 
+@dataclass(frozen=True)
+class _Run:
+    """One sealer run: what its claims name."""
+
+    id: str
+    now: datetime
+
+
+class _ClaimLost(Exception):
+    """Another run holds the period (or took it over): this run writes nothing more of it."""
+
+
+def _claim_key(period: datetime) -> dict[str, dict[str, str]]:
+    return {"pk": {"S": _CLAIM_PK}, "sk": {"S": period_text(period)}}
+
+
+def _claim(period: datetime, run: _Run) -> None:
+    """Makes the period this run's before it signs: two runs sealing one period at once
+    (a manual invoke beside the schedule) would otherwise mix their seals, and a seal
+    that is not its digest's fails every export of it. A run that stopped (an error, its
+    Timeout) leaves its claim; the next one takes it over once it is _CLAIM_LIFE old."""
+    stale = int((run.now - _CLAIM_LIFE).timestamp())
+    item = {
+        **_claim_key(period),
+        "run": {"S": run.id},
+        "claimedAt": {"N": str(int(run.now.timestamp()))},
+        "expiresAt": {"N": str(int((period + _MARKER_LIFE).timestamp()))},
+    }
+    try:
+        with translated("audit period claim failed"):
+            dynamodb().put_item(
+                TableName=_seal_table(),
+                Item=item,
+                ConditionExpression=f"{_NEW} OR claimedAt < :stale",
+                ExpressionAttributeValues={":stale": {"N": str(stale)}},
+            )
+    except ConditionFailed as error:
+        raise _ClaimLost(period_text(period)) from error
+
+
 def _seal(
-    period: datetime, prev: str, *, key_id: str, retention_days: int
+    period: datetime, prev: str, run: _Run, *, key_id: str, retention_days: int
 ) -> dict[str, Any] | None:
     """The period's digest, written with its seals (seals first: a stored digest means
     all its seals are stored); an earlier run's digest when that run stopped after it."""
@@ -239,6 +295,7 @@ def _seal(
             )
     if not heads:
         return None
+    _claim(period, run)
     # After the heads are read: an export asked for later holds every one of them.
     sealed_at = format_timestamp(utc_now())
     owners = sorted(heads)
@@ -276,7 +333,9 @@ def _seal(
                 "seal": {"S": canonical(seal)},
                 "sealedAt": {"S": sealed_at},
                 "expiresAt": expires,
-            }
+            },
+            period,
+            run,
         )
     # Before the digest: a run that stops after it has sent them (a retry sends them again,
     # and the archiver's copy of a seal is the same object written once more).
@@ -287,7 +346,12 @@ def _seal(
             for tenant, day in owners
         ],
     )
-    _put({**_digest_key(period), "digest": {"S": canonical(body)}, "expiresAt": expires}, new=True)
+    _put(
+        {**_digest_key(period), "digest": {"S": canonical(body)}, "expiresAt": expires},
+        period,
+        run,
+        new=True,
+    )
     for (tenant, day), owned in heads.items():
         for head in owned:
             _put(
@@ -297,7 +361,9 @@ def _seal(
                     "chain": {"S": str(head["id"])},
                     "seq": {"N": str(head["seq"])},
                     "expiresAt": expires,
-                }
+                },
+                period,
+                run,
             )
     return body
 
@@ -339,12 +405,23 @@ def read_seal(tenant_id: int, day: date, period: datetime) -> dict[str, Any] | N
     return None if stored is None else cast(dict[str, Any], json.loads(str(stored["seal"])))
 
 
-def _put(item: dict[str, Any], *, new: bool = False) -> None:
-    request: dict[str, Any] = {"TableName": _seal_table(), "Item": item}
+def _put(item: dict[str, Any], period: datetime, run: _Run, *, new: bool = False) -> None:
+    """Writes the item while the period's claim is still this run's, in one transaction
+    with the claim's check: a run whose claim was taken over stops at its next write."""
+    put: dict[str, Any] = {"TableName": _seal_table(), "Item": item}
     if new:
-        request["ConditionExpression"] = _NEW
-    with translated("audit digest write failed"):
-        dynamodb().put_item(**request)
+        put["ConditionExpression"] = _NEW
+    check = {
+        "TableName": _seal_table(),
+        "Key": _claim_key(period),
+        "ConditionExpression": "#run = :run",
+        "ExpressionAttributeNames": {"#run": "run"},
+        "ExpressionAttributeValues": {":run": {"S": run.id}},
+    }
+    transact_write(
+        [{"ConditionCheck": check}, {"Put": put}],
+        on_cancel=lambda _codes: _ClaimLost(period_text(period)),
+    )
 
 
 def _head_key() -> dict[str, dict[str, str]]:
