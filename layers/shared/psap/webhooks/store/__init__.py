@@ -93,9 +93,11 @@ from psap.webhooks.store.log import (
 from psap.webhooks.store.stats import (
     LATENCY_BOUNDS_MS,
     LATENCY_BUCKETS,
+    STATS_SHARDS,
     AttemptTally,
     HourStats,
     add_to_stats,
+    hour_of,
     hourly_stats,
     latency_percentile,
 )
@@ -107,6 +109,7 @@ __all__ = [
     "LATENCY_BUCKETS",
     "LEASE_SECONDS",
     "LOST_MESSAGE_GRACE",
+    "STATS_SHARDS",
     "TENANT_DIRECTORY",
     "AttemptResult",
     "AttemptTally",
@@ -139,6 +142,7 @@ __all__ = [
     "get_job",
     "held_deliveries",
     "hold",
+    "hour_of",
     "hourly_stats",
     "latency_percentile",
     "list_attempts",
