@@ -1,6 +1,7 @@
 """A connector's charts (docs/console.md): the hourly rollup the dispatcher writes beside each
-attempt, the admin API's answer read from it with one Query, and the signature headers each
-attempt record keeps. Functions run in-process on moto; webhooks go to a real receiver."""
+attempt, the admin API's answer read from it with one Query per shard, and the signature
+headers each attempt record keeps. Functions run in-process on moto; webhooks go to a real
+receiver."""
 
 import uuid
 from collections import Counter
@@ -80,7 +81,7 @@ def test_an_attempt_keeps_the_signature_headers_it_sent_and_never_the_bearer(
     assert BEARER not in str(attempt.model_dump())
 
 
-def test_the_api_answers_counts_and_percentiles_from_one_query_per_window(
+def test_the_api_answers_counts_and_percentiles_from_one_query_per_shard_and_window(
     admin: AdminApi,
 ) -> None:
     # Given a connector with known attempts: this hour 90 fast (40 ms) and 10 slow (2.5 s),
