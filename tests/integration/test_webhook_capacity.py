@@ -428,6 +428,32 @@ def test_a_release_stops_when_the_connector_is_disabled_again_and_keeps_the_rest
     assert {store.get_delivery(TENANT, d).status for d in held} == {DeliveryStatus.HELD}
 
 
+def test_a_step_reads_its_job_by_key_and_a_step_queued_without_its_start_still_runs(
+    cad_aws: None, receiver: Receiver, fake_clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(jobs, "JOB_STEP", 2)
+    # Given a release of three held deliveries
+    connector = add_connector(receiver.url)
+    set_connector_status(connector, ConnectorStatus.DISABLED)
+    for index in range(3):
+        broadcast_update(f"seed-{index}")
+    set_connector_status(connector, ConnectorStatus.ACTIVE)
+    (first,) = drain("DeliveryJobQueue")
+    # When its first step runs
+    with CountingReads() as reads:
+        jobs.run_step(jobs.JobStep.model_validate(first), fake_clock.now)
+    # Then it read its job and its connector by key, one page of the held list, and each
+    # delivery it re-armed: not a Query of the connector's jobs
+    assert Counter(reads.calls) == Counter({"GetItem": 2 + 2, "Query": 1})
+    # And a step whose message was queued before messages named the job's start still runs
+    (second,) = drain("DeliveryJobQueue")
+    assert "startedAt" in second
+    del second["startedAt"]
+    done = jobs.run_step(jobs.JobStep.model_validate(second), fake_clock.now)
+    assert done is not None
+    assert (done.state, done.released) == (DeliveryJobState.DONE, 3)
+
+
 def test_the_admin_api_recover_answers_with_a_job_and_the_connector_shows_its_progress(
     cad: CadFunctions, receiver: Receiver, fake_clock: Clock
 ) -> None:
