@@ -1,13 +1,17 @@
 """A connector's charts (docs/console.md): the hourly rollup the dispatcher writes beside each
-attempt, the admin API's answer read from it with one Query, and the signature headers each
-attempt record keeps. Functions run in-process on moto; webhooks go to a real receiver."""
+attempt, the admin API's answer read from it with one Query per shard, and the signature
+headers each attempt record keeps. Functions run in-process on moto; webhooks go to a real
+receiver."""
 
+import uuid
+from collections import Counter
 from datetime import timedelta
 from typing import Any
 
 import pytest
 
 from psap import clock
+from psap.config import cad_table
 from psap.storage.dynamodb import dynamodb
 from psap.webhooks import store
 from psap.webhooks.connector_stats import StatsWindow, connector_stats
@@ -77,7 +81,7 @@ def test_an_attempt_keeps_the_signature_headers_it_sent_and_never_the_bearer(
     assert BEARER not in str(attempt.model_dump())
 
 
-def test_the_api_answers_counts_and_percentiles_from_one_query_per_window(
+def test_the_api_answers_counts_and_percentiles_from_one_query_per_shard_and_window(
     admin: AdminApi,
 ) -> None:
     # Given a connector with known attempts: this hour 90 fast (40 ms) and 10 slow (2.5 s),
@@ -89,7 +93,12 @@ def test_the_api_answers_counts_and_percentiles_from_one_query_per_window(
     def add(tally: store.AttemptTally, latency_ms: int | None, at: Any, times: int = 1) -> None:
         for _ in range(times):
             store.add_to_stats(
-                admin.tenant, path["connectorId"], tally=tally, latency_ms=latency_ms, now=at
+                admin.tenant,
+                path["connectorId"],
+                delivery_id=f"dlv-{uuid.uuid4().hex}",
+                tally=tally,
+                latency_ms=latency_ms,
+                now=at,
             )
 
     add(store.AttemptTally.DELIVERED, 40, now, times=90)
@@ -106,9 +115,11 @@ def test_the_api_answers_counts_and_percentiles_from_one_query_per_window(
     day = admin.call("GET", STATS, path=path)
     day_queries = list(queries)
     week = admin.call("GET", STATS, path=path, query={"window": "7d"})
-    # Then each window is one Query, reading only the hours that had attempts
-    assert day_queries == [2]
-    assert queries == [2, 3]
+    # Then each window is one Query per shard, reading only the hours that had attempts
+    assert len(day_queries) == store.STATS_SHARDS
+    assert 2 <= sum(day_queries) <= 2 * store.STATS_SHARDS
+    assert len(queries) == 2 * store.STATS_SHARDS
+    assert sum(queries) - sum(day_queries) <= 3 * store.STATS_SHARDS
     # And the 24 hours hold this hour's and the last hour's attempts, one point per hour
     assert day.status == 200, day.body
     assert (day.body["delivered"], day.body["retrying"], day.body["dead"]) == (90, 10, 1)
@@ -143,3 +154,41 @@ def test_another_tenants_connector_has_no_stats(
     reply = admin.call("GET", STATS, path=path, tenant=admin_env[1])
     assert reply.status == 404
     assert set(reply.body) == {"info", "reason"}
+
+
+def test_a_busy_connectors_hour_is_spread_over_shards_and_an_hour_written_unsharded_is_read(
+    cad_aws: None, fake_clock: Clock
+) -> None:
+    # Given a connector's hour written before the rollup had shards (one key per connector)
+    connector_id = "con-busy"
+    unsharded = f"T#{TENANT}#CON#{connector_id}#STATS"
+    dynamodb().put_item(
+        TableName=cad_table(),
+        Item={
+            "pk": {"S": unsharded},
+            "sk": {"S": store.hour_of(fake_clock.now)},
+            "delivered": {"N": "5"},
+            "l00": {"N": "5"},
+        },
+    )
+    # When 400 more attempts are tallied in that hour (a retry storm's worth of a second)
+    for index in range(400):
+        store.add_to_stats(
+            TENANT,
+            connector_id,
+            delivery_id=f"dlv-{index:032x}",
+            tally=store.AttemptTally.DELIVERED,
+            latency_ms=20,
+            now=fake_clock.now,
+        )
+    # Then they are spread over every shard's key, none taking more than half
+    per_key = Counter[str]()
+    for item in dynamodb().scan(TableName=cad_table())["Items"]:
+        if item["pk"]["S"].startswith(unsharded):
+            per_key[item["pk"]["S"]] += int(item["delivered"]["N"])
+    assert len(per_key) == store.STATS_SHARDS
+    assert max(per_key.values()) < 400 / 2
+    # And the chart adds them all up, the hour written unsharded included
+    (hour,) = store.hourly_stats(TENANT, connector_id, hours=1, now=fake_clock.now)
+    assert hour.delivered == 405
+    assert hour.latency_buckets[0] == 405

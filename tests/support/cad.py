@@ -6,6 +6,7 @@ import base64
 import copy
 import json
 import time
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -168,9 +169,11 @@ class CadFunctions(HandlerHarness):
         result: dict[str, Any] = self.dispatcher(self._sqs_event(queue, bodies, 1), self.context)
         return result
 
-    def run_job_steps(self) -> list[float]:
+    def run_job_steps(self, after_each: Callable[[], object] | None = None) -> list[float]:
         """Runs DeliveryJobWorkerFunction on the delivery job queue, one step per event
-        (its BatchSize), until no step is left; returns each step's seconds."""
+        (its BatchSize), until no step is left, and `after_each` after each step (e.g. the
+        dispatcher on what it queued, as it runs beside the worker); returns each step's
+        seconds."""
         seconds: list[float] = []
         while queued := drain("DeliveryJobQueue"):
             for body in queued:
@@ -180,6 +183,8 @@ class CadFunctions(HandlerHarness):
                 )
                 seconds.append(time.perf_counter() - started)
                 assert answer == {"batchItemFailures": []}, answer
+                if after_each is not None:
+                    after_each()
         return seconds
 
     def run_dispatcher(self) -> list[dict[str, Any]]:

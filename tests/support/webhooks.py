@@ -72,18 +72,20 @@ def send_update(
     return delivery_id
 
 
+def an_update(seed: str, *, subject: str | None = None) -> WebhookUpdate:
+    """An update whose message is its seed, about `subject` (an incident number)."""
+    return WebhookUpdate(
+        UpdateKind.CONNECTOR_TEST,
+        ConnectorTest(connector_id="any", message=seed),
+        subject=subject,
+    )
+
+
 def broadcast_update(seed: str, *, subject: str | None = None, tenant: int = TENANT) -> str:
     """An update as the CAD worker emits it: to every connector of the tenant that wants it
     (the tests give each tenant one); the delivery's id."""
     (delivery_id,) = emit_update(
-        tenant,
-        WebhookUpdate(
-            UpdateKind.CONNECTOR_TEST,
-            ConnectorTest(connector_id="any", message=seed),
-            subject=subject,
-        ),
-        seed=seed,
-        now=clock.utc_now(),
+        tenant, an_update(seed, subject=subject), seed=seed, now=clock.utc_now()
     )
     return delivery_id
 

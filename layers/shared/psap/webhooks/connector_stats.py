@@ -49,7 +49,7 @@ class ConnectorStats(WireModel):
 def connector_stats(
     tenant_id: int, connector_id: str, *, window: StatsWindow, now: datetime
 ) -> ConnectorStats:
-    """A GetItem (404 for another tenant's or an unknown connector) and one Query."""
+    """A GetItem (404 for another tenant's or an unknown connector) and one Query per shard."""
     store.get_connector(tenant_id, connector_id)
     hours = store.hourly_stats(tenant_id, connector_id, hours=window.hours, now=now)
     total = [0] * store.LATENCY_BUCKETS

@@ -12,6 +12,8 @@ deliveries already there instead of sending the CAD a second copy with a new id.
 """
 
 import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from pydantic import Field
@@ -89,20 +91,15 @@ def emit_update(
     )
     if not connectors:
         return []
-    event = build_event(tenant_id, update, now=now).model_copy(
-        update={"id": f"evt-{_digest(tenant_id, seed, kind.value)}"}
-    )
-    body = serialize(event)
+    event_id, body = _event(tenant_id, update, seed=seed, now=now)
     delivery_ids: list[str] = []
     to_send: list[DispatchMessage] = []
     for connector in connectors:
-        delivery_id = f"dlv-{_digest(tenant_id, seed, kind.value, connector.connector_id)}"
-        status = store.create_delivery(
-            tenant_id,
-            store.NewDelivery(delivery_id, connector.connector_id, event.id, kind.value, body),
-            now,
-            held=not connector.active,
+        new = _new_delivery(
+            tenant_id, update, seed, connector_id=connector.connector_id, event=(event_id, body)
         )
+        delivery_id = new.delivery_id
+        status = store.create_delivery(tenant_id, new, now, held=not connector.active)
         if status is None:
             logger.info("delivery already existed", extra={"delivery_id": delivery_id})
         delivery_ids.append(delivery_id)
@@ -115,6 +112,58 @@ def emit_update(
     if to_send:
         send_messages(webhook_queue_url(), [message.body() for message in to_send])
     return delivery_ids
+
+
+def _event(tenant_id: int, update: WebhookUpdate, *, seed: str, now: datetime) -> tuple[str, bytes]:
+    """The update's event id (derived from its seed) and body, the same for every connector."""
+    event = build_event(tenant_id, update, now=now).model_copy(
+        update={"id": f"evt-{_digest(tenant_id, seed, update.kind.value)}"}
+    )
+    return event.id, serialize(event)
+
+
+def _new_delivery(
+    tenant_id: int, update: WebhookUpdate, seed: str, *, connector_id: str, event: tuple[str, bytes]
+) -> store.NewDelivery:
+    kind = update.kind.value
+    delivery_id = f"dlv-{_digest(tenant_id, seed, kind, connector_id)}"
+    return store.NewDelivery(delivery_id, connector_id, event[0], kind, event[1])
+
+
+@dataclass(frozen=True)
+class PastUpdate:
+    """An update produced at `at` while its connector was disabled, as `emit_update` would
+    have been given it."""
+
+    update: WebhookUpdate
+    seed: str
+    at: datetime
+
+
+def hold_backlog(tenant_id: int, connector_id: str, updates: Sequence[PastUpdate]) -> list[str]:
+    """Stores an outage's updates for one disabled connector as the held deliveries that
+    `emit_update` would have made of them one by one (same ids, bodies and items), written
+    in bulk; returns their ids. For loading a backlog (a test or bench of a release): the
+    service holds each update as it comes, in a transaction that checks the connector."""
+    connector = store.get_connector(tenant_id, connector_id)
+    if connector.active:
+        raise Conflict(f"Connector {connector_id} is active: nothing it is sent is held")
+    held = [
+        store.NewHeldDelivery(
+            _new_delivery(
+                tenant_id,
+                past.update,
+                past.seed,
+                connector_id=connector_id,
+                event=_event(tenant_id, past.update, seed=past.seed, now=past.at),
+            ),
+            past.at,
+        )
+        for past in updates
+        if connector.wants(past.update.kind.value)
+    ]
+    store.create_held_in_bulk(tenant_id, held)
+    return [one.delivery.delivery_id for one in held]
 
 
 def enqueue(message: DispatchMessage, delay_seconds: int = 0) -> None:

@@ -233,7 +233,7 @@ def dispatch(
             )
             _tally(
                 tenant_id,
-                delivery.connector_id,
+                delivery,
                 tally=store.AttemptTally.HELD,
                 latency_ms=None,
                 now=now,
@@ -281,7 +281,7 @@ def dispatch(
     fault_point("webhook.after_attempt_recorded")
     _tally(
         tenant_id,
-        connector.connector_id,
+        delivery,
         tally=_tally_of(status),
         latency_ms=outcome.latency_ms,
         now=finished,
@@ -330,7 +330,7 @@ def _tally_of(status: DeliveryStatus) -> store.AttemptTally:
 
 def _tally(
     tenant_id: int,
-    connector_id: str,
+    delivery: Delivery,
     *,
     tally: store.AttemptTally,
     latency_ms: int | None,
@@ -340,9 +340,18 @@ def _tally(
     outside its transaction: a transaction on the busy stats item would conflict with the
     connector's other attempts. A failed add costs one point of a chart, never a delivery."""
     try:
-        store.add_to_stats(tenant_id, connector_id, tally=tally, latency_ms=latency_ms, now=now)
+        store.add_to_stats(
+            tenant_id,
+            delivery.connector_id,
+            delivery_id=delivery.delivery_id,
+            tally=tally,
+            latency_ms=latency_ms,
+            now=now,
+        )
     except Exception:
-        logger.exception("connector stats not updated", extra={"connector_id": connector_id})
+        logger.exception(
+            "connector stats not updated", extra={"connector_id": delivery.connector_id}
+        )
 
 
 def _track_lane(connector: Connector, outcome: AttemptOutcome, now: datetime) -> bool:

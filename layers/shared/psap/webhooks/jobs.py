@@ -49,6 +49,9 @@ class JobStep(WireModel):
     connector_id: str
     job_id: str
     step: int
+    # The job's start, which with its id is the job record's key: the step reads the record
+    # with one GetItem. Absent from steps queued before it was sent (then: one Query).
+    started_at: datetime | None = None
 
 
 def start_release(tenant_id: int, connector_id: str, now: datetime) -> DeliveryJob:
@@ -97,7 +100,11 @@ def _start(
 
 def _queue_step(job: DeliveryJob, step: int) -> None:
     message = JobStep(
-        tenant_id=job.tenant_id, connector_id=job.connector_id, job_id=job.job_id, step=step
+        tenant_id=job.tenant_id,
+        connector_id=job.connector_id,
+        job_id=job.job_id,
+        step=step,
+        started_at=job.started_at,
     )
     send_message(delivery_job_queue_url(), message.model_dump(mode="json", by_alias=True))
 
@@ -111,7 +118,9 @@ def run_step(message: JobStep, now: datetime) -> DeliveryJob | None:
     """Runs one step of a job and queues the next; None when the message is stale (the job
     is gone, finished, or past this step)."""
     try:
-        job = store.get_job(message.tenant_id, message.connector_id, message.job_id)
+        job = store.get_job(
+            message.tenant_id, message.connector_id, message.job_id, started_at=message.started_at
+        )
     except NotFound:
         return None
     if job.state is not DeliveryJobState.RUNNING:

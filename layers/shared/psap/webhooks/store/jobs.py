@@ -18,24 +18,25 @@ from psap.storage.aws_errors import ConditionFailed, translated
 from psap.storage.dynamodb import dynamodb
 from psap.webhooks.models import DeliveryJob, DeliveryJobState
 from psap.webhooks.store.keys import _key, _table, expires_at_epoch
-from psap.webhooks.store.reads import _query_page
+from psap.webhooks.store.reads import _get, _query_page
 
 
 def _jobs_pk(tenant_id: int, connector_id: str) -> str:
     return f"T#{tenant_id}#CON#{connector_id}#JOB"
 
 
+def _job_sk(started_at: datetime, job_id: str) -> str:
+    return f"{format_timestamp(started_at)}#{job_id}"
+
+
 def _job_key(job: DeliveryJob) -> dict[str, dict[str, str]]:
-    return _key(
-        _jobs_pk(job.tenant_id, job.connector_id),
-        f"{format_timestamp(job.started_at)}#{job.job_id}",
-    )
+    return _key(_jobs_pk(job.tenant_id, job.connector_id), _job_sk(job.started_at, job.job_id))
 
 
 def put_new_job(job: DeliveryJob) -> None:
     item = {
         "pk": _jobs_pk(job.tenant_id, job.connector_id),
-        "sk": f"{format_timestamp(job.started_at)}#{job.job_id}",
+        "sk": _job_sk(job.started_at, job.job_id),
         **job.model_dump(mode="json", by_alias=True, exclude_none=True),
         "expiresAtEpoch": expires_at_epoch(job.started_at),
     }
@@ -45,8 +46,16 @@ def put_new_job(job: DeliveryJob) -> None:
         )
 
 
-def get_job(tenant_id: int, connector_id: str, job_id: str) -> DeliveryJob:
-    """A connector's job by id: one Query of the connector's few jobs, newest first."""
+def get_job(
+    tenant_id: int, connector_id: str, job_id: str, *, started_at: datetime | None = None
+) -> DeliveryJob:
+    """A connector's job by id: one GetItem when its start time is known (a step's message
+    names it), else one Query of the connector's few jobs, newest first."""
+    if started_at is not None:
+        item = _get(_key(_jobs_pk(tenant_id, connector_id), _job_sk(started_at, job_id)), True)
+        if item is None:
+            raise NotFound(f"Delivery job {job_id} does not exist")
+        return _job(item)
     for job in list_jobs(tenant_id, connector_id, limit=100):
         if job.job_id == job_id:
             return job
