@@ -422,7 +422,14 @@ def run(_options: Options) -> list[Row]:
         progress(f"(b) {TENANTS} tenants: throttled {report_b['throttled']}")
         enqueued, reads, units = _scheduler_run(stack)
         progress(f"(c) scheduler: {reads} reads, {units:g} RCU, {enqueued} enqueued")
-        throttle_lines = stack.log_file.read_text(errors="replace").count("DynamoDB throttled ")
+        throttled_lines = [
+            line
+            for line in stack.log_file.read_text(errors="replace").splitlines()
+            if "DynamoDB throttled " in line
+        ]
+        throttle_lines = len(throttled_lines)
+        for line in sorted({line[line.index("DynamoDB throttled ") :] for line in throttled_lines}):
+            progress(line[:200])  # the keys behind the count, between the phases too
     receiver.stop()
     throttled = sum(int(report["throttled"]) for report in (report_rest, report_a, report_b))
     failures = surge.lost + surge.doubled + spread.lost + spread.doubled + rest.lost + probed.lost
