@@ -93,6 +93,16 @@ def test_due_pointers_are_spread_over_minute_shards_not_one_key_per_tenant(
     assert max(due.values()) < 64 / 4
 
 
+def test_a_connector_create_writes_only_under_its_tenant(cad_aws: None, receiver: Receiver) -> None:
+    # When connectors are made for several tenants
+    for tenant in (TENANT, TENANT + 1, TENANT + 2):
+        add_connector(receiver.url, tenant)
+    # Then every item written begins with its tenant: none goes to a platform-wide key (the
+    # tenant directory took every tenant's creates on one partition)
+    written = [str(item["pk"]["S"]) for item in table_items()]
+    assert written and all(pk.startswith("T#") for pk in written), written
+
+
 class CountingQueries:
     """The DynamoDB client seen by the Query helper, counting its Query calls."""
 
@@ -280,8 +290,17 @@ def test_a_delivery_waiting_under_the_first_designs_per_tenant_key_is_moved_and_
     cad_aws: None, receiver: Receiver, fake_clock: Clock
 ) -> None:
     # Given a delivery whose next attempt waits under the per-tenant key of the first design
-    # (`T#{t}#DUE`, which no scheduler reads any more), with no message to carry it
+    # (`T#{t}#DUE`, which no scheduler reads any more), with no message to carry it; its
+    # connector was made then, so its tenant is in the tenant directory
     add_connector(receiver.url)
+    dynamodb().put_item(
+        TableName=cad_table(),
+        Item={
+            "pk": {"S": store.TENANT_DIRECTORY},
+            "sk": {"S": f"T#{TENANT:012d}"},
+            "tenantId": {"N": str(TENANT)},
+        },
+    )
     delivery_id = broadcast_update("seed-first-design")
     drain("WebhookQueue")
     key = {"pk": {"S": f"T#{TENANT}#DLV#{delivery_id}"}, "sk": {"S": "DELIVERY"}}

@@ -25,7 +25,7 @@ cursor and the tenant directory); the ceiling of each pattern is in docs/design.
   DUEMINUTES#{day}       / {minute}                   which shards of that minute were filed in
   DUECOUNT#{minute}#{shard:02d} / COUNT               how many pointers that shard may hold
   SCHEDULER#DUE          / CURSOR                     the first minute not yet finished
-  DIRECTORY#WEBHOOK_TENANTS / T#{t:012d}              tenants that have connectors
+  DIRECTORY#WEBHOOK_TENANTS / T#{t:012d}              tenants with pre-minute-index connectors
 
 A delivery, its pointers and its attempt records change in one transaction, conditioned on
 the lease the dispatcher took, so two dispatchers can never both record the same attempt.
@@ -43,7 +43,6 @@ from psap.webhooks.store.connectors import (
     put_new_connector,
     replace_connector,
     set_connector_status,
-    webhook_tenants,
 )
 from psap.webhooks.store.deliveries import (
     AttemptResult,
@@ -165,5 +164,4 @@ __all__ = [
     "replace_connector",
     "save_due_cursor",
     "set_connector_status",
-    "webhook_tenants",
 ]

@@ -13,7 +13,7 @@ from psap.webhooks.models import (
     ConnectorStatus,
 )
 from psap.webhooks.signing import SigningProfile
-from psap.webhooks.store.keys import TENANT_DIRECTORY, _connectors_pk, _key, _table
+from psap.webhooks.store.keys import _connectors_pk, _key, _table
 from psap.webhooks.store.reads import _get, _query_all, _update
 
 # ---------------------------------------------------------------- connectors
@@ -26,6 +26,10 @@ def _connector_item(connector: Connector) -> dict[str, Any]:
 
 
 def put_new_connector(connector: Connector) -> None:
+    """The connector, under its tenant's key only. The tenant directory (TENANT_DIRECTORY)
+    lists the tenants that had connectors before the due index moved to minutes, for the
+    move of their legacy pointers; a connector made since has none to move, and writing the
+    directory for it would put every tenant's connector creates on one platform-wide key."""
     transact_write(
         [
             {
@@ -33,18 +37,6 @@ def put_new_connector(connector: Connector) -> None:
                     "TableName": _table(),
                     "Item": _connector_item(connector),
                     "ConditionExpression": "attribute_not_exists(pk)",
-                }
-            },
-            {
-                "Put": {
-                    "TableName": _table(),
-                    "Item": to_item(
-                        {
-                            "pk": TENANT_DIRECTORY,
-                            "sk": f"T#{connector.tenant_id:012d}",
-                            "tenantId": connector.tenant_id,
-                        }
-                    ),
                 }
             },
         ],
@@ -120,12 +112,6 @@ def mark_connector_slow(tenant_id: int, connector_id: str, until: datetime | Non
         _update(key, "REMOVE slowUntil", {})
         return
     _update(key, "SET slowUntil = :until", {":until": {"S": format_timestamp(until)}})
-
-
-def webhook_tenants() -> list[int]:
-    return [
-        int(item["tenantId"]) for item in _query_all("pk = :p", {":p": {"S": TENANT_DIRECTORY}})
-    ]
 
 
 def _connector(item: Mapping[str, Any]) -> Connector:
