@@ -65,7 +65,11 @@ def test_the_sample_receiver_rejects_a_bad_signature_a_wrong_bearer_and_unknown_
 
 def test_the_webhook_scheduler_runs_every_minute_locally() -> None:
     events = schedule_events(DEFAULT_TEMPLATE, load_template())
-    assert [(e.function_id, e.period_seconds) for e in events] == [("WebhookSchedulerFunction", 60)]
+    # Every schedule of the template runs locally at its own rate: the audit sealer too.
+    assert sorted((e.function_id, e.period_seconds) for e in events) == [
+        ("AuditSealerFunction", 300),
+        ("WebhookSchedulerFunction", 60),
+    ]
 
 
 def test_the_schedule_driver_invokes_the_function_with_a_scheduled_event() -> None:
