@@ -153,7 +153,8 @@ def _clear_clients() -> None:
     forget_registrations()
     # Imported here: psap.audit imports psap.observability, whose Metrics reads its namespace
     # at import, which must come after this module has set it (above).
-    from psap.audit.sealing import forget_marked_chains, kms
+    from psap.audit.seal_markers import forget_marked_chains
+    from psap.audit.sealing import kms
     from psap.audit.store import forget_marked_days
     from psap.webhooks.store.pointers import forget_marked_shards
 

@@ -1,15 +1,10 @@
 """Where the audit trail's signed digests live, how the sealer makes them, and what an
 export reads of them (psap.audit.seals says what they are).
 
-Layout (docs/security.md, "Audit"). In the audit table, beside the chains, written by the
-writer alone:
-
-  AUDITADV#{period}#{b}           / {chain key}  a chain that advanced in the period: the
-                                                  writer's marker, once per warm writer,
-                                                  chain and period, before the append
-
-In the seal table (AuditSealTable), written by the sealer alone: its role may only read
-the audit table, so it cannot overwrite a record however it is misused:
+Layout (docs/security.md, "Audit"). The writer's markers of the chains that advanced in a
+period are in the audit table (psap.audit.seal_markers). In the seal table (AuditSealTable),
+written by the sealer alone (its role may only read the audit table, so it cannot overwrite
+a record however it is misused):
 
   AUDITDIGEST#{yyyy-mm-dd}        / {period}     the period's signed digest (`digest`, JSON)
   AUDITDIGEST                     / HEAD         the last period sealed and its digest's hash
@@ -25,13 +20,10 @@ Each seal's head also names `after`, the chain's position sealed before: the rec
 (after, seq] are what the period added, and the archiver (psap.audit.archive) copies them
 with the seal and the digest to the write-once archive bucket, one message per seal.
 
-The markers are spread over MARKER_BUCKETS keys per period: a period's busiest key takes
-1/MARKER_BUCKETS of the chains that advanced (at most SHARDS per tenant and day), so even
-5 000 busy tenants (80 000 chains) are ~33 writes/s a key over a period. The sealer reads
-only what changed: the period's markers and one head per marked chain, never the tenants.
+The sealer reads only what changed: the period's markers and one head per marked chain,
+never the tenants.
 """
 
-import hashlib
 import json
 import uuid
 from collections.abc import Iterator, Mapping
@@ -43,6 +35,7 @@ from typing import Any, Final, cast
 import botocore.session
 
 from psap.audit.chain import GENESIS, canonical
+from psap.audit.seal_markers import chain_id_of, head_of, marked_in
 from psap.audit.seals import (
     PERIOD,
     SEAL_GRACE,
@@ -64,9 +57,8 @@ from psap.storage.dynamodb import dynamodb, read_item, transact_write
 from psap.storage.queries import query_pages
 from psap.storage.sqs import send_messages
 
-MARKER_BUCKETS: Final = 8
-# Markers are read within minutes of their period; a week covers any sealer outage.
-_MARKER_LIFE: Final = timedelta(days=7)
+# A claim is read within minutes of its period; a week covers any sealer outage.
+_CLAIM_EXPIRY: Final = timedelta(days=7)
 # A run seals at most this many periods (four hours): after an outage it catches up in
 # bounded steps, one schedule tick after another.
 MAX_PERIODS_PER_RUN: Final = 48
@@ -86,99 +78,6 @@ def _table() -> str:
 def _seal_table() -> str:
     """The digests, the seals and the sealed positions: the sealer's own."""
     return audit_seal_table()
-
-
-# ---------------------------------------------------------------- the writer's markers
-
-
-def _marker_pk(period: datetime, chain_key: str) -> str:
-    bucket = int.from_bytes(hashlib.sha256(chain_key.encode()).digest()[:4], "big")
-    return f"AUDITADV#{period_text(period)}#{bucket % MARKER_BUCKETS}"
-
-
-# (chain key, period) markers this warm writer wrote. Bounded; forgetting costs one write.
-_MARKED_MAX: Final = 10_000
-_marked: set[tuple[str, datetime]] = set()
-
-
-def mark_advanced(chain_key: str, *, tenant_id: int, day: date, now: datetime) -> None:
-    """Notes that the chain advances in the period of `now`, before the append: the sealer
-    reads the chain's head after the period (and SEAL_GRACE), so the append is in it."""
-    period = period_of(now)
-    if (chain_key, period) in _marked:
-        return
-    item = {
-        "pk": {"S": _marker_pk(period, chain_key)},
-        "sk": {"S": chain_key},
-        "tenantId": {"N": str(tenant_id)},
-        "day": {"S": day.isoformat()},
-        "expiresAt": {"N": str(int((period + _MARKER_LIFE).timestamp()))},
-    }
-    with translated("audit chain marker write failed"):
-        try:
-            dynamodb().put_item(TableName=_table(), Item=item, ConditionExpression=_NEW)
-        except dynamodb().exceptions.ConditionalCheckFailedException:
-            pass  # another writer marked it this period
-    if len(_marked) >= _MARKED_MAX:
-        _marked.clear()
-    _marked.add((chain_key, period))
-
-
-def forget_marked_chains() -> None:
-    """For tests: a fresh table needs its markers written again."""
-    _marked.clear()
-
-
-@dataclass(frozen=True)
-class _Marked:
-    chain_key: str
-    tenant_id: int
-    day: date
-
-
-def _marked_in(period: datetime) -> list[_Marked]:
-    marked: list[_Marked] = []
-    for bucket in range(MARKER_BUCKETS):
-        request = {
-            "TableName": _table(),
-            "KeyConditionExpression": "pk = :pk",
-            "ExpressionAttributeValues": {":pk": {"S": f"AUDITADV#{period_text(period)}#{bucket}"}},
-            "ConsistentRead": True,
-        }
-        for items in query_pages(request, f"audit markers of {period_text(period)}"):
-            marked.extend(
-                _Marked(
-                    item["sk"]["S"],
-                    int(item["tenantId"]["N"]),
-                    date.fromisoformat(item["day"]["S"]),
-                )
-                for item in items
-            )
-    return marked
-
-
-def _chain_id_of(chain_key: str) -> str:
-    """T#{t}#DAY#{day}#S#{shard} -> {t}/{day}/{shard} (psap.audit.chain.chain_id)."""
-    _, tenant, _, day, _, shard = chain_key.split("#")
-    return f"{tenant}/{day}/{shard}"
-
-
-def _head_of(chain_key: str) -> tuple[int, str]:
-    with translated(f"audit chain {chain_key}"):
-        answer = dynamodb().query(
-            TableName=_table(),
-            KeyConditionExpression="pk = :pk",
-            ExpressionAttributeValues={":pk": {"S": chain_key}},
-            ProjectionExpression="sk, #hash",
-            ExpressionAttributeNames={"#hash": "hash"},
-            ScanIndexForward=False,
-            Limit=1,
-            ConsistentRead=True,
-        )
-    items = answer.get("Items", [])
-    if not items:
-        return 0, GENESIS
-    return int(items[0]["sk"]["S"]), str(items[0]["hash"]["S"])
 
 
 # ---------------------------------------------------------------- the sealer
@@ -255,7 +154,7 @@ def _claim(period: datetime, run: _Run) -> None:
         **_claim_key(period),
         "run": {"S": run.id},
         "claimedAt": {"N": str(int(run.now.timestamp()))},
-        "expiresAt": {"N": str(int((period + _MARKER_LIFE).timestamp()))},
+        "expiresAt": {"N": str(int((period + _CLAIM_EXPIRY).timestamp()))},
     }
     try:
         with translated("audit period claim failed"):
@@ -277,7 +176,7 @@ def _seal(
     stored = read_item(_seal_table(), _digest_key(period), "audit digest")
     if stored is not None:
         return cast(dict[str, Any], json.loads(str(stored["digest"])))
-    marked = _marked_in(period)
+    marked = marked_in(period)
     if not marked:
         return None
     heads: dict[tuple[int, date], list[dict[str, Any]]] = {}
@@ -286,8 +185,8 @@ def _seal(
         owner = (chain.tenant_id, chain.day)
         if owner not in sealed_before:
             sealed_before[owner] = _sealed_positions(*owner)
-        seq, hash_ = _head_of(chain.chain_key)
-        chain_id = _chain_id_of(chain.chain_key)
+        seq, hash_ = head_of(chain.chain_key)
+        chain_id = chain_id_of(chain.chain_key)
         after = sealed_before[owner].get(chain_id, 0)
         if seq > after:
             heads.setdefault(owner, []).append(

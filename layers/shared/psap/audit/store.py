@@ -30,7 +30,7 @@ from typing import Any, Final
 
 from psap.audit.chain import GENESIS, SHARDS, Link, chain_id, link_hash, shard_of
 from psap.audit.recording import AuditRecord, audit_line
-from psap.audit.sealing import mark_advanced
+from psap.audit.seal_markers import mark_advanced
 from psap.clock import format_timestamp, utc_now
 from psap.config import audit_table
 from psap.errors import StoreUnavailable
