@@ -106,6 +106,8 @@ def chain_id_of(chain_key: str) -> str:
 
 
 def head_of(chain_key: str) -> tuple[int, str]:
+    """The chain's last position and link (0 and GENESIS for a new chain): what the writer
+    appends after and what the sealer seals."""
     with translated(f"audit chain {chain_key}"):
         answer = dynamodb().query(
             TableName=_table(),

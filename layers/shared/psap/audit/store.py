@@ -28,9 +28,9 @@ from datetime import date, datetime, timedelta
 from enum import StrEnum
 from typing import Any, Final
 
-from psap.audit.chain import GENESIS, SHARDS, Link, chain_id, link_hash, shard_of
+from psap.audit.chain import SHARDS, Link, chain_id, link_hash, shard_of
 from psap.audit.recording import AuditRecord, audit_line
-from psap.audit.seal_markers import mark_advanced
+from psap.audit.seal_markers import head_of, mark_advanced
 from psap.clock import format_timestamp, utc_now
 from psap.config import audit_table
 from psap.errors import StoreUnavailable
@@ -150,7 +150,7 @@ class RecordAppender:
         mark_advanced(position.pk, tenant_id=record.tenant_id, day=day, now=utc_now())
         text = audit_line(record)
         for _ in range(_APPEND_ATTEMPTS):
-            seq, prev = self._heads.get(position.pk) or _head(position.pk)
+            seq, prev = self._heads.get(position.pk) or head_of(position.pk)
             hashed = link_hash(position.chain, seq + 1, prev, record=json.loads(text))
             link = Link(position.chain, seq + 1, prev, hashed)
             try:
@@ -205,25 +205,6 @@ def _epoch(moment: datetime) -> int:
 def append_records(records: Sequence[AuditRecord], retention_days: int) -> list[Appended]:
     appender = RecordAppender(retention_days)
     return [appender.append(record) for record in records]
-
-
-def _head(pk: str) -> tuple[int, str]:
-    """The chain's last position and link (0 and GENESIS for a new chain)."""
-    with translated(f"audit chain {pk}"):
-        answer = dynamodb().query(
-            TableName=_table(),
-            KeyConditionExpression="pk = :pk",
-            ExpressionAttributeValues={":pk": {"S": pk}},
-            ProjectionExpression="sk, #hash",
-            ExpressionAttributeNames={"#hash": "hash"},
-            ScanIndexForward=False,
-            Limit=1,
-            ConsistentRead=True,
-        )
-    items = answer.get("Items", [])
-    if not items:
-        return 0, GENESIS
-    return int(items[0]["sk"]["S"]), str(items[0]["hash"]["S"])
 
 
 def _replay_or_forgery(record: AuditRecord, text: str) -> Appended:
