@@ -156,16 +156,21 @@ class CountingReads:
         dynamodb().meta.events.unregister("before-call.dynamodb", self)
 
 
+def in_the_directory(tenant: int) -> None:
+    """The tenant directory's entry, as connector creates wrote it before the minute index."""
+    dynamodb().put_item(
+        TableName=cad_table(),
+        Item={
+            "pk": {"S": store.TENANT_DIRECTORY},
+            "sk": {"S": f"T#{tenant:012d}"},
+            "tenantId": {"N": str(tenant)},
+        },
+    )
+
+
 def many_tenants_in_the_directory(count: int) -> None:
     for tenant in range(1000, 1000 + count):
-        dynamodb().put_item(
-            TableName=cad_table(),
-            Item={
-                "pk": {"S": store.TENANT_DIRECTORY},
-                "sk": {"S": f"T#{tenant:012d}"},
-                "tenantId": {"N": str(tenant)},
-            },
-        )
+        in_the_directory(tenant)
 
 
 def test_the_scheduler_reads_a_few_items_per_due_delivery_however_many_minutes_it_covers(
@@ -293,14 +298,7 @@ def test_a_delivery_waiting_under_the_first_designs_per_tenant_key_is_moved_and_
     # (`T#{t}#DUE`, which no scheduler reads any more), with no message to carry it; its
     # connector was made then, so its tenant is in the tenant directory
     add_connector(receiver.url)
-    dynamodb().put_item(
-        TableName=cad_table(),
-        Item={
-            "pk": {"S": store.TENANT_DIRECTORY},
-            "sk": {"S": f"T#{TENANT:012d}"},
-            "tenantId": {"N": str(TENANT)},
-        },
-    )
+    in_the_directory(TENANT)
     delivery_id = broadcast_update("seed-first-design")
     drain("WebhookQueue")
     key = {"pk": {"S": f"T#{TENANT}#DLV#{delivery_id}"}, "sk": {"S": "DELIVERY"}}
